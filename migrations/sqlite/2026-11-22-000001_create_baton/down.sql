@@ -1,0 +1,9 @@
+DROP TABLE presences;
+DROP TABLE lock_events;
+DROP TABLE locks;
+DROP TABLE edgenotes;
+DROP TABLE cards;
+DROP TABLE pages;
+DROP TABLE memberships;
+DROP TABLE cases;
+DROP TABLE users;

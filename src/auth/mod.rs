@@ -1,0 +1,34 @@
+//! Who is calling: passwords, tokens, the request's actor, and what their
+//! role on a case lets them do.
+
+pub mod access;
+pub mod actor;
+pub mod jwt;
+pub mod password;
+
+pub use access::{Rank, Role};
+pub use actor::{Actor, Preconditions};
+pub use jwt::JwtKeys;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("Sign in first: send `Authorization: Bearer <token>` (get a token from POST /auth/login).")]
+    MissingToken,
+    #[error("Your session token is invalid or has expired; sign in again.")]
+    InvalidToken,
+    #[error("The user of this token no longer exists; sign in again.")]
+    UnknownUser,
+    #[error("Wrong email or password.")]
+    BadCredentials,
+    #[error("cannot sign tokens: {0}")]
+    Signing(String),
+}
+
+impl From<AuthError> for crate::error::AppError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::Signing(_) => crate::error::AppError::Unavailable(e.to_string()),
+            _ => crate::error::AppError::Unauthorized(e.to_string()),
+        }
+    }
+}

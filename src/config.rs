@@ -1,0 +1,95 @@
+//! Settings, read from the environment (and `.env`) or the command line.
+//! Every setting of the contract is here with its default.
+
+use std::time::Duration;
+
+use clap::Args;
+
+fn duration(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("{e}; write durations like 250ms, 5s or 30m"))?;
+    if d.is_zero() {
+        return Err("must be longer than zero".into());
+    }
+    Ok(d)
+}
+
+/// Where the data lives.
+#[derive(Args, Clone, Debug)]
+pub struct DatabaseSettings {
+    /// SQLite file (the default) or a postgres:// URL.
+    #[arg(long, env = "DATABASE_URL", default_value = "baton.sqlite3")]
+    pub database_url: String,
+
+    /// Connections in the pool.
+    #[arg(long, env = "BATON_DB_POOL_SIZE", default_value_t = 16)]
+    pub db_pool_size: u32,
+}
+
+/// Everything `baton serve` needs.
+#[derive(Args, Clone, Debug)]
+pub struct Settings {
+    #[command(flatten)]
+    pub database: DatabaseSettings,
+
+    /// Address to listen on.
+    #[arg(long, env = "BATON_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+
+    /// HS256 secret for the JWTs. Required unless --dev or --demo.
+    #[arg(long, env = "BATON_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+
+    /// How long a login token is valid.
+    #[arg(long, env = "BATON_TOKEN_TTL", default_value = "12h", value_parser = duration)]
+    pub token_ttl: Duration,
+
+    /// A lock's lease: acquire, refresh and the holder's writes extend it this far.
+    #[arg(long, env = "BATON_LOCK_TTL", default_value = "30s", value_parser = duration)]
+    pub lock_ttl: Duration,
+
+    /// How often an open edits channel is pinged.
+    #[arg(long, env = "BATON_HEARTBEAT_INTERVAL", default_value = "5s", value_parser = duration)]
+    pub heartbeat_interval: Duration,
+
+    /// How long a closed tab keeps its locks, for reconnects.
+    #[arg(long, env = "BATON_DISCONNECT_GRACE", default_value = "10s", value_parser = duration)]
+    pub disconnect_grace: Duration,
+
+    /// A lock without activity for this long is released.
+    #[arg(long, env = "BATON_IDLE_TIMEOUT", default_value = "30m", value_parser = duration)]
+    pub idle_timeout: Duration,
+
+    /// How often expired and idle locks are released.
+    #[arg(long, env = "BATON_REAPER_INTERVAL", default_value = "1s", value_parser = duration)]
+    pub reaper_interval: Duration,
+
+    /// Origins allowed by CORS, comma separated (`*` for any).
+    #[arg(long, env = "BATON_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "BATON_BODY_LIMIT", default_value_t = 1024 * 1024)]
+    pub body_limit: usize,
+
+    /// HTTP worker threads (default: one per core).
+    #[arg(long, env = "BATON_WORKERS")]
+    pub workers: Option<usize>,
+}
+
+impl Settings {
+    /// The settings `baton serve --database-url URL` would start with (the
+    /// environment still applies), minus secret and CORS. For tests and embedding.
+    pub fn defaults(database_url: &str) -> Settings {
+        #[derive(clap::Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            settings: Settings,
+        }
+        use clap::Parser;
+        let mut settings = Wrapper::parse_from(["baton", "--database-url", database_url]).settings;
+        settings.jwt_secret = None;
+        settings.cors_origins.clear();
+        settings
+    }
+}

@@ -1,0 +1,301 @@
+//! The database layer: one connection type over SQLite and PostgreSQL, the
+//! pool, migrations, and the two ways in — `read` and `write`. `write` is the
+//! single place where a transaction commits and its events are published.
+
+pub mod schema;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::pg::PgConnection;
+use diesel::r2d2::{self as diesel_r2d2, ManageConnection};
+use diesel::sqlite::SqliteConnection;
+use diesel::{Connection, ConnectionError};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+use crate::clock;
+use crate::realtime::events::{Change, Event, EventBus};
+
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
+
+/// One connection, whichever backend `DATABASE_URL` names.
+#[derive(diesel::MultiConnection)]
+pub enum DbConn {
+    Postgresql(PgConnection),
+    Sqlite(SqliteConnection),
+}
+
+/// Runs the same diesel expression on the inner connection of either backend.
+/// For the statements the `DbConn` enum cannot carry (`ON CONFLICT`,
+/// `FOR UPDATE`/`FOR SHARE`): keep such uses in the model modules.
+#[macro_export]
+macro_rules! on_backend {
+    ($conn:expr, |$c:ident| $body:expr) => {
+        match $conn {
+            $crate::db::DbConn::Postgresql($c) => $body,
+            $crate::db::DbConn::Sqlite($c) => $body,
+        }
+    };
+}
+
+/// `SELECT … FOR UPDATE` of one row on PostgreSQL; a plain select on SQLite,
+/// whose write transactions are exclusive already.
+#[macro_export]
+macro_rules! select_for_update {
+    ($conn:expr, $query:expr) => {
+        match $conn {
+            $crate::db::DbConn::Postgresql(c) => $query.for_update().first(c).optional(),
+            $crate::db::DbConn::Sqlite(c) => $query.first(c).optional(),
+        }
+    };
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("cannot connect to the database: {0}")]
+    Connection(#[from] ConnectionError),
+    #[error("no database connection available: {0}")]
+    Pool(#[from] r2d2::Error),
+    #[error(transparent)]
+    Query(#[from] diesel::result::Error),
+    #[error("database migration failed: {0}")]
+    Migration(String),
+    #[error("the database worker was cancelled")]
+    Cancelled,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn of_url(url: &str) -> Backend {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        }
+    }
+}
+
+/// Strips an optional `sqlite://`/`sqlite:` prefix: diesel wants a file name.
+fn sqlite_path(url: &str) -> &str {
+    url.strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url)
+}
+
+/// Opens one connection and applies the per-connection settings.
+pub fn connect(url: &str) -> Result<DbConn, ConnectionError> {
+    match Backend::of_url(url) {
+        Backend::Postgres => Ok(DbConn::Postgresql(PgConnection::establish(url)?)),
+        Backend::Sqlite => {
+            let mut conn = SqliteConnection::establish(sqlite_path(url))?;
+            conn.batch_execute(
+                "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
+            )
+            .map_err(ConnectionError::CouldntSetupConfiguration)?;
+            Ok(DbConn::Sqlite(conn))
+        }
+    }
+}
+
+/// Applies the embedded migrations of the connection's backend.
+pub fn migrate(conn: &mut DbConn) -> Result<(), DbError> {
+    let result = match conn {
+        DbConn::Postgresql(c) => c.run_pending_migrations(POSTGRES_MIGRATIONS).map(|_| ()),
+        DbConn::Sqlite(c) => {
+            // WAL persists in the file; set it once here, before any pool exists.
+            c.batch_execute("PRAGMA journal_mode = WAL;")
+                .map_err(|e| DbError::Migration(e.to_string()))?;
+            c.run_pending_migrations(SQLITE_MIGRATIONS).map(|_| ())
+        }
+    };
+    result.map_err(|e| DbError::Migration(e.to_string()))
+}
+
+/// r2d2 manager that picks the backend by URL scheme. (diesel's generic
+/// manager over the enum reports a dead PostgreSQL as an invalid URL.)
+pub struct ConnectionManager {
+    url: String,
+}
+
+impl ManageConnection for ConnectionManager {
+    type Connection = DbConn;
+    type Error = diesel_r2d2::Error;
+
+    fn connect(&self) -> Result<DbConn, Self::Error> {
+        connect(&self.url).map_err(diesel_r2d2::Error::ConnectionError)
+    }
+
+    fn is_valid(&self, conn: &mut DbConn) -> Result<(), Self::Error> {
+        conn.batch_execute("SELECT 1")
+            .map_err(diesel_r2d2::Error::QueryError)
+    }
+
+    fn has_broken(&self, _conn: &mut DbConn) -> bool {
+        false
+    }
+}
+
+pub type Pool = r2d2::Pool<ConnectionManager>;
+
+/// A write transaction in progress: the connection, the transaction's clock,
+/// and the events it will publish once it has committed.
+pub struct Tx<'a> {
+    pub conn: &'a mut DbConn,
+    /// One timestamp for everything the transaction writes.
+    pub now: NaiveDateTime,
+    editor_session_id: Option<String>,
+    events: Vec<Event>,
+}
+
+impl Tx<'_> {
+    /// Queues a change for publication after commit, tagged with the session
+    /// (browser tab) that made it.
+    pub fn emit(&mut self, case_id: i64, change: Change, watchable: serde_json::Value) {
+        self.events.push(Event {
+            case_id,
+            change,
+            watchable,
+            editor_session_id: self.editor_session_id.clone(),
+        });
+    }
+}
+
+/// The pool plus the rules for using it.
+#[derive(Clone)]
+pub struct Database {
+    pool: Pool,
+    backend: Backend,
+    bus: Arc<dyn EventBus>,
+    /// SQLite has one writer at a time. Queueing writers here, instead of in
+    /// SQLite's sleeping busy handler, keeps latency flat under contention.
+    sqlite_writer: Arc<Mutex<()>>,
+    /// Held from COMMIT until the events are handed to the bus, so events
+    /// are published in commit order.
+    commit_order: Arc<Mutex<()>>,
+}
+
+impl Database {
+    /// Migrates the database, then builds the pool.
+    pub fn open(url: &str, pool_size: u32, bus: Arc<dyn EventBus>) -> Result<Database, DbError> {
+        let mut conn = connect(url)?;
+        migrate(&mut conn)?;
+        drop(conn);
+        let pool = r2d2::Pool::builder()
+            .max_size(pool_size)
+            .min_idle(Some(1))
+            .connection_timeout(Duration::from_secs(10))
+            .build(ConnectionManager {
+                url: url.to_owned(),
+            })?;
+        Ok(Database {
+            pool,
+            backend: Backend::of_url(url),
+            bus,
+            sqlite_writer: Arc::new(Mutex::new(())),
+            commit_order: Arc::new(Mutex::new(())),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn bus(&self) -> &Arc<dyn EventBus> {
+        &self.bus
+    }
+
+    /// Runs `f` on a pooled connection on the blocking pool, outside any
+    /// transaction. For reads.
+    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        let pool = self.pool.clone();
+        actix_web::web::block(move || {
+            let mut conn = pool.get().map_err(DbError::from)?;
+            f(&mut conn)
+        })
+        .await
+        .map_err(|_| DbError::Cancelled)?
+    }
+
+    /// Runs `f` in one write transaction (immediate on SQLite). On success the
+    /// transaction commits and its events are published, in commit order; on
+    /// error it rolls back and nothing is published.
+    pub async fn write<T, E, F>(&self, editor_session_id: Option<String>, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut Tx) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        let db = self.clone();
+        actix_web::web::block(move || db.write_blocking(editor_session_id, f))
+            .await
+            .map_err(|_| DbError::Cancelled)?
+    }
+
+    /// The body of [`Database::write`], for callers already on a blocking thread.
+    pub fn write_blocking<T, E, F>(&self, editor_session_id: Option<String>, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut Tx) -> Result<T, E>,
+        E: From<DbError>,
+    {
+        let mut conn = self.pool.get().map_err(DbError::from)?;
+        let _writer = match self.backend {
+            Backend::Sqlite => Some(self.sqlite_writer.lock().unwrap_or_else(|e| e.into_inner())),
+            Backend::Postgres => None,
+        };
+        begin(&mut conn).map_err(DbError::from)?;
+        let mut tx = Tx {
+            conn: &mut conn,
+            now: clock::now(),
+            editor_session_id,
+            events: Vec::new(),
+        };
+        let outcome = f(&mut tx);
+        let events = std::mem::take(&mut tx.events);
+        match outcome {
+            Ok(value) => {
+                if let Err(e) = self.bus.stage(&mut conn, &events) {
+                    let _ = rollback(&mut conn);
+                    return Err(DbError::from(e).into());
+                }
+                let _order = self.commit_order.lock().unwrap_or_else(|e| e.into_inner());
+                commit(&mut conn).map_err(DbError::from)?;
+                self.bus.committed(events);
+                Ok(value)
+            }
+            Err(e) => {
+                rollback(&mut conn).map_err(DbError::from)?;
+                Err(e)
+            }
+        }
+    }
+}
+
+fn begin(conn: &mut DbConn) -> diesel::QueryResult<()> {
+    match conn {
+        // Take the write lock up front: a deferred transaction that reads and
+        // then writes can fail with SQLITE_BUSY without waiting.
+        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE"),
+        DbConn::Postgresql(c) => AnsiTransactionManager::begin_transaction(c),
+    }
+}
+
+fn commit(conn: &mut DbConn) -> diesel::QueryResult<()> {
+    <DbConn as Connection>::TransactionManager::commit_transaction(conn)
+}
+
+fn rollback(conn: &mut DbConn) -> diesel::QueryResult<()> {
+    <DbConn as Connection>::TransactionManager::rollback_transaction(conn)
+}

@@ -1,0 +1,138 @@
+//! Table definitions shared by both backends. Only portable column types are
+//! used (BigInt, Integer, Text, Bool, Timestamp), so one schema serves SQLite
+//! and PostgreSQL alike.
+
+diesel::table! {
+    users (id) {
+        id -> BigInt,
+        email -> Text,
+        name -> Text,
+        password_hash -> Text,
+        color -> Text,
+        admin -> Bool,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    cases (id) {
+        id -> BigInt,
+        slug -> Text,
+        title -> Text,
+        version -> BigInt,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    memberships (id) {
+        id -> BigInt,
+        case_id -> BigInt,
+        user_id -> BigInt,
+        role -> Text,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    pages (id) {
+        id -> BigInt,
+        case_id -> BigInt,
+        position -> Integer,
+        title -> Text,
+        version -> BigInt,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    cards (id) {
+        id -> BigInt,
+        case_id -> BigInt,
+        page_id -> BigInt,
+        position -> Integer,
+        content -> Text,
+        version -> BigInt,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    edgenotes (id) {
+        id -> BigInt,
+        case_id -> BigInt,
+        slug -> Text,
+        caption -> Text,
+        content -> Text,
+        version -> BigInt,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    locks (id) {
+        id -> BigInt,
+        lockable_type -> Text,
+        lockable_id -> BigInt,
+        case_id -> BigInt,
+        user_id -> BigInt,
+        session_id -> Nullable<Text>,
+        user_agent -> Nullable<Text>,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+        last_activity_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    lock_events (id) {
+        id -> BigInt,
+        lock_id -> BigInt,
+        lockable_type -> Text,
+        lockable_id -> BigInt,
+        case_id -> BigInt,
+        actor_id -> Nullable<BigInt>,
+        holder_id -> BigInt,
+        action -> Text,
+        at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    presences (id) {
+        id -> BigInt,
+        session_id -> Text,
+        user_id -> BigInt,
+        case_id -> BigInt,
+        instance_id -> Text,
+        user_agent -> Nullable<Text>,
+        connected_at -> Timestamp,
+        last_seen_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(memberships -> cases (case_id));
+diesel::joinable!(memberships -> users (user_id));
+diesel::joinable!(pages -> cases (case_id));
+diesel::joinable!(cards -> pages (page_id));
+diesel::joinable!(edgenotes -> cases (case_id));
+diesel::joinable!(locks -> users (user_id));
+diesel::joinable!(presences -> users (user_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    users,
+    cases,
+    memberships,
+    pages,
+    cards,
+    edgenotes,
+    locks,
+    lock_events,
+    presences,
+);

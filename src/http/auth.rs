@@ -1,0 +1,87 @@
+//! Sign-in and users.
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::params;
+use crate::auth::{password, Actor, AuthError};
+use crate::error::{AppError, AppResult};
+use crate::models::User;
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+pub struct LoginBody {
+    email: Option<String>,
+    password: Option<String>,
+}
+
+/// `POST /auth/login {email, password}` → `{token, user}`.
+pub async fn login(state: web::Data<AppState>, body: web::Json<LoginBody>) -> AppResult<HttpResponse> {
+    let LoginBody { email, password } = body.into_inner();
+    let (Some(email), Some(pw)) = (email, password) else {
+        return Err(AppError::invalid("Send {\"email\": …, \"password\": …}."));
+    };
+    // Verifying runs on the blocking pool with the lookup: argon2 is slow on purpose.
+    let user = state
+        .db
+        .read(move |conn| {
+            let user = User::find_by_email(conn, &email)?;
+            match user {
+                Some(user) if password::verify(&pw, &user.password_hash) => Ok(user),
+                _ => Err(AppError::from(AuthError::BadCredentials)),
+            }
+        })
+        .await?;
+    let token = state.jwt.issue(user.id)?;
+    Ok(HttpResponse::Ok().json(json!({ "token": token, "user": user.to_json() })))
+}
+
+/// `GET /me`.
+pub async fn me(actor: Actor) -> HttpResponse {
+    HttpResponse::Ok().json(actor.user.to_json())
+}
+
+#[derive(Deserialize)]
+pub struct NewUserBody {
+    user: NewUserFields,
+}
+
+#[derive(Deserialize)]
+pub struct NewUserFields {
+    email: Option<String>,
+    name: Option<String>,
+    password: Option<String>,
+    #[serde(default)]
+    admin: bool,
+}
+
+/// `POST /users` (site admins): 201 with the new user.
+pub async fn create_user(
+    state: web::Data<AppState>,
+    actor: Actor,
+    body: web::Json<NewUserBody>,
+) -> AppResult<HttpResponse> {
+    if !actor.user.admin {
+        return Err(AppError::forbidden("Only a site admin can create users."));
+    }
+    let fields = body.into_inner().user;
+    let email = params::email(fields.email)?;
+    let name = params::required_text("user.name", fields.name, params::MAX_TITLE)?;
+    let pw = params::password(fields.password)?;
+    let hash = web::block(move || password::hash(&pw))
+        .await
+        .map_err(|_| AppError::Unavailable("The server is shutting down.".into()))?
+        .map_err(AppError::Unavailable)?;
+    let admin = fields.admin;
+    let user = state
+        .db
+        .write(actor.session_id.clone(), move |tx| {
+            if User::find_by_email(tx.conn, &email)?.is_some() {
+                return Err(AppError::invalid(format!("user.email {email} is already taken.")));
+            }
+            Ok(User::create(tx.conn, &email, &name, &hash, admin, tx.now)?)
+        })
+        .await?;
+    Ok(HttpResponse::Created().json(user.to_json()))
+}

@@ -1,0 +1,149 @@
+//! Cases: list, create, show (with everything in it), update, delete.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{case_by_slug, guarded, lockable_response, params};
+use crate::auth::access::authorize;
+use crate::auth::{Actor, Preconditions, Role};
+use crate::error::{AppError, AppResult};
+use crate::locks::engine::active_locks;
+use crate::locks::guard::clear_child_locks;
+use crate::locks::render::lock_json;
+use crate::locks::{Lockable, Written};
+use crate::models::case::CaseChanges;
+use crate::models::{Card, Case, Edgenote, Lock, Membership, Page};
+use crate::realtime::presence::online_users;
+use crate::state::AppState;
+
+/// `GET /cases`: the cases the caller is a member of.
+pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpResponse> {
+    let user_id = actor.user.id;
+    let cases = state
+        .db
+        .read(move |conn| Case::of_member(conn, user_id).map_err(AppError::from))
+        .await?;
+    Ok(HttpResponse::Ok().json(cases.iter().map(Lockable::to_json).collect::<Vec<_>>()))
+}
+
+#[derive(Deserialize)]
+pub struct CaseBody {
+    case: CaseFields,
+}
+
+#[derive(Deserialize)]
+pub struct CaseFields {
+    slug: Option<String>,
+    title: Option<String>,
+}
+
+/// `POST /cases`: 201; the creator becomes its manager.
+pub async fn create(
+    state: web::Data<AppState>,
+    actor: Actor,
+    body: web::Json<CaseBody>,
+) -> AppResult<HttpResponse> {
+    let fields = body.into_inner().case;
+    let slug = params::slug("case.slug", fields.slug)?;
+    let title = params::required_text("case.title", fields.title, params::MAX_TITLE)?;
+    let user_id = actor.user.id;
+    let case = state
+        .db
+        .write(actor.session_id.clone(), move |tx| {
+            if Case::find_by_slug(tx.conn, &slug)?.is_some() {
+                return Err(AppError::invalid(format!("case.slug '{slug}' is already taken.")));
+            }
+            let case = Case::create(tx.conn, &slug, &title, tx.now)?;
+            Membership::create(tx.conn, case.id, user_id, Role::Manager, tx.now)?;
+            Ok(case)
+        })
+        .await?;
+    Ok(lockable_response(StatusCode::CREATED, &case))
+}
+
+/// `GET /cases/:slug`: the case with its pages (each with its cards),
+/// edgenotes, active locks, online users and the caller's role.
+pub async fn show(state: web::Data<AppState>, actor: Actor, slug: web::Path<String>) -> AppResult<HttpResponse> {
+    let policy = state.policy;
+    let heartbeat = state.settings.heartbeat_interval;
+    let (case, body) = state
+        .db
+        .read(move |conn| {
+            let case = case_by_slug(conn, &slug)?;
+            let rank = authorize(conn, &actor.user, &case, Role::Reader)?;
+            let mut cards = Card::of_case(conn, case.id)?;
+            let pages: Vec<Value> = Page::of_case(conn, case.id)?
+                .into_iter()
+                .map(|page| {
+                    let mut json = page.to_json();
+                    let (mine, rest): (Vec<Card>, Vec<Card>) = cards.drain(..).partition(|c| c.page_id == page.id);
+                    cards = rest;
+                    json["cards"] = mine.iter().map(Lockable::to_json).collect();
+                    json
+                })
+                .collect();
+            let mut body = case.to_json();
+            body["pages"] = pages.into();
+            body["edgenotes"] = Edgenote::of_case(conn, case.id)?.iter().map(Lockable::to_json).collect();
+            body["activeLocks"] = active_locks(conn, case.id, &policy)?.iter().map(lock_json).collect();
+            body["onlineUsers"] = online_users(conn, case.id, heartbeat)?;
+            body["role"] = rank.to_string().into();
+            Ok::<_, AppError>((case, body))
+        })
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((actix_web::http::header::ETAG, format!("\"{}\"", case.version)))
+        .json(body))
+}
+
+/// `PATCH /cases/:slug` (managers, guarded).
+pub async fn update(
+    state: web::Data<AppState>,
+    actor: Actor,
+    preconditions: Preconditions,
+    slug: web::Path<String>,
+    body: web::Json<CaseBody>,
+) -> AppResult<HttpResponse> {
+    let fields = body.into_inner().case;
+    if fields.slug.is_some() {
+        return Err(AppError::invalid("case.slug cannot be changed; it is the case's address."));
+    }
+    let changes = CaseChanges {
+        title: params::optional_text("case.title", fields.title, params::MAX_TITLE)?,
+    };
+    let id = case_id(&state, slug.into_inner()).await?;
+    guarded::<Case, _>(&state, actor, preconditions, id, Role::Manager, move |tx, _, case| {
+        Ok(Written::Updated(case.update(tx.conn, &changes, tx.now)?))
+    })
+    .await
+}
+
+/// `DELETE /cases/:slug` (managers, guarded): refused while someone else
+/// holds a lock anywhere in the case.
+pub async fn destroy(
+    state: web::Data<AppState>,
+    actor: Actor,
+    preconditions: Preconditions,
+    slug: web::Path<String>,
+) -> AppResult<HttpResponse> {
+    let id = case_id(&state, slug.into_inner()).await?;
+    guarded::<Case, _>(&state, actor, preconditions, id, Role::Manager, move |tx, ctx, case| {
+        let others = Lock::of_case(tx.conn, case.id)?
+            .into_iter()
+            .filter(|(lock, _)| !(lock.lockable_type == Case::TYPE && lock.lockable_id == case.id))
+            .collect();
+        clear_child_locks(tx, ctx, others)?;
+        case.delete(tx.conn)?;
+        Ok(Written::Destroyed)
+    })
+    .await
+}
+
+async fn case_id(state: &AppState, slug: String) -> AppResult<i64> {
+    state
+        .db
+        .read(move |conn| case_by_slug(conn, &slug).map(|c| c.id))
+        .await
+}

@@ -1,0 +1,260 @@
+//! A case's content — pages, cards, edgenotes. Every update and delete goes
+//! through the guard (see [`super::guarded`]).
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+
+use super::{case_by_slug, case_of, guarded, lockable_response, params, show_lockable};
+use crate::auth::access::authorize;
+use crate::auth::{Actor, Preconditions, Role};
+use crate::error::{AppError, AppResult};
+use crate::locks::guard::clear_child_locks;
+use crate::locks::{Lockable, Written};
+use crate::models::card::CardChanges;
+use crate::models::edgenote::EdgenoteChanges;
+use crate::models::page::PageChanges;
+use crate::models::{identity, Card, Edgenote, Lock, Page};
+use crate::realtime::events::Change;
+use crate::state::AppState;
+
+// ---- pages ----
+
+#[derive(Deserialize)]
+pub struct PageBody {
+    page: PageFields,
+}
+
+#[derive(Deserialize)]
+pub struct PageFields {
+    title: Option<String>,
+    position: Option<i32>,
+}
+
+/// `POST /cases/:slug/pages` (editors): 201.
+pub async fn create_page(
+    state: web::Data<AppState>,
+    actor: Actor,
+    slug: web::Path<String>,
+    body: web::Json<PageBody>,
+) -> AppResult<HttpResponse> {
+    let fields = body.into_inner().page;
+    let title = params::required_text("page.title", fields.title, params::MAX_TITLE)?;
+    let position = params::position("page.position", fields.position)?;
+    let slug = slug.into_inner();
+    let page = state
+        .db
+        .write(actor.session_id.clone(), move |tx| {
+            let case = case_by_slug(tx.conn, &slug)?;
+            authorize(tx.conn, &actor.user, &case, Role::Editor)?;
+            let page = Page::create(tx.conn, case.id, &title, position, tx.now)?;
+            tx.emit(case.id, Change::Create, page.to_json());
+            Ok::<_, AppError>(page)
+        })
+        .await?;
+    Ok(lockable_response(StatusCode::CREATED, &page))
+}
+
+pub async fn show_page(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+    show_lockable::<Page>(&state, actor, id.into_inner()).await
+}
+
+pub async fn update_page(
+    state: web::Data<AppState>,
+    actor: Actor,
+    preconditions: Preconditions,
+    id: web::Path<i64>,
+    body: web::Json<PageBody>,
+) -> AppResult<HttpResponse> {
+    let fields = body.into_inner().page;
+    let changes = PageChanges {
+        title: params::optional_text("page.title", fields.title, params::MAX_TITLE)?,
+        position: params::position("page.position", fields.position)?,
+    };
+    guarded::<Page, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, move |tx, _, page| {
+        Ok(Written::Updated(page.update(tx.conn, &changes, tx.now)?))
+    })
+    .await
+}
+
+/// `DELETE /pages/:id`: the page and its cards; refused while someone else
+/// holds a lock on one of the cards.
+pub async fn destroy_page(
+    state: web::Data<AppState>,
+    actor: Actor,
+    preconditions: Preconditions,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
+    guarded::<Page, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, move |tx, ctx, page| {
+        let card_ids = Card::ids_of_page(tx.conn, page.id)?;
+        let card_locks = Lock::on_any(tx.conn, Card::TYPE, &card_ids)?;
+        clear_child_locks(tx, ctx, card_locks)?;
+        page.delete(tx.conn)?;
+        for card_id in card_ids {
+            tx.emit(page.case_id, Change::Destroy, identity(Card::TYPE, Card::TABLE, card_id));
+        }
+        Ok(Written::Destroyed)
+    })
+    .await
+}
+
+// ---- cards ----
+
+#[derive(Deserialize)]
+pub struct CardBody {
+    card: CardFields,
+}
+
+#[derive(Deserialize)]
+pub struct CardFields {
+    content: Option<String>,
+    position: Option<i32>,
+}
+
+/// `POST /pages/:id/cards` (editors): 201.
+pub async fn create_card(
+    state: web::Data<AppState>,
+    actor: Actor,
+    page_id: web::Path<i64>,
+    body: web::Json<CardBody>,
+) -> AppResult<HttpResponse> {
+    let fields = body.into_inner().card;
+    let content = params::body_text("card.content", fields.content)?
+        .ok_or_else(|| AppError::invalid("card.content is required (it may be empty).".to_string()))?;
+    let position = params::position("card.position", fields.position)?;
+    let page_id = page_id.into_inner();
+    let card = state
+        .db
+        .write(actor.session_id.clone(), move |tx| {
+            let page = <Page as Lockable>::find(tx.conn, page_id)?
+                .ok_or_else(|| AppError::not_found(format!("Page {page_id} does not exist.")))?;
+            let case = case_of(tx.conn, page.case_id)?;
+            authorize(tx.conn, &actor.user, &case, Role::Editor)?;
+            let card = Card::create(tx.conn, case.id, page.id, &content, position, tx.now)?;
+            tx.emit(case.id, Change::Create, card.to_json());
+            Ok::<_, AppError>(card)
+        })
+        .await?;
+    Ok(lockable_response(StatusCode::CREATED, &card))
+}
+
+pub async fn show_card(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+    show_lockable::<Card>(&state, actor, id.into_inner()).await
+}
+
+pub async fn update_card(
+    state: web::Data<AppState>,
+    actor: Actor,
+    preconditions: Preconditions,
+    id: web::Path<i64>,
+    body: web::Json<CardBody>,
+) -> AppResult<HttpResponse> {
+    let fields = body.into_inner().card;
+    let changes = CardChanges {
+        content: params::body_text("card.content", fields.content)?,
+        position: params::position("card.position", fields.position)?,
+    };
+    guarded::<Card, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, move |tx, _, card| {
+        Ok(Written::Updated(card.update(tx.conn, &changes, tx.now)?))
+    })
+    .await
+}
+
+pub async fn destroy_card(
+    state: web::Data<AppState>,
+    actor: Actor,
+    preconditions: Preconditions,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
+    guarded::<Card, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, |tx, _, card| {
+        card.delete(tx.conn)?;
+        Ok(Written::Destroyed)
+    })
+    .await
+}
+
+// ---- edgenotes ----
+
+#[derive(Deserialize)]
+pub struct EdgenoteBody {
+    edgenote: EdgenoteFields,
+}
+
+#[derive(Deserialize)]
+pub struct EdgenoteFields {
+    slug: Option<String>,
+    caption: Option<String>,
+    content: Option<String>,
+}
+
+/// `POST /cases/:slug/edgenotes` (editors): 201.
+pub async fn create_edgenote(
+    state: web::Data<AppState>,
+    actor: Actor,
+    slug: web::Path<String>,
+    body: web::Json<EdgenoteBody>,
+) -> AppResult<HttpResponse> {
+    let fields = body.into_inner().edgenote;
+    let note_slug = params::slug("edgenote.slug", fields.slug)?;
+    let caption = params::required_text("edgenote.caption", fields.caption, params::MAX_TITLE)?;
+    let content = params::body_text("edgenote.content", fields.content)?.unwrap_or_default();
+    let slug = slug.into_inner();
+    let note = state
+        .db
+        .write(actor.session_id.clone(), move |tx| {
+            let case = case_by_slug(tx.conn, &slug)?;
+            authorize(tx.conn, &actor.user, &case, Role::Editor)?;
+            if Edgenote::slug_taken(tx.conn, case.id, &note_slug)? {
+                return Err(AppError::invalid(format!(
+                    "edgenote.slug '{note_slug}' is already used in this case."
+                )));
+            }
+            let note = Edgenote::create(tx.conn, case.id, &note_slug, &caption, &content, tx.now)?;
+            tx.emit(case.id, Change::Create, note.to_json());
+            Ok(note)
+        })
+        .await?;
+    Ok(lockable_response(StatusCode::CREATED, &note))
+}
+
+pub async fn show_edgenote(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+    show_lockable::<Edgenote>(&state, actor, id.into_inner()).await
+}
+
+pub async fn update_edgenote(
+    state: web::Data<AppState>,
+    actor: Actor,
+    preconditions: Preconditions,
+    id: web::Path<i64>,
+    body: web::Json<EdgenoteBody>,
+) -> AppResult<HttpResponse> {
+    let fields = body.into_inner().edgenote;
+    let new_slug = fields.slug.map(|s| params::slug("edgenote.slug", Some(s))).transpose()?;
+    let changes = EdgenoteChanges {
+        slug: new_slug.clone(),
+        caption: params::optional_text("edgenote.caption", fields.caption, params::MAX_TITLE)?,
+        content: params::body_text("edgenote.content", fields.content)?,
+    };
+    guarded::<Edgenote, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, move |tx, _, note| {
+        if let Some(slug) = new_slug.filter(|s| *s != note.slug) {
+            if Edgenote::slug_taken(tx.conn, note.case_id, &slug)? {
+                return Err(AppError::invalid(format!("edgenote.slug '{slug}' is already used in this case.")));
+            }
+        }
+        Ok(Written::Updated(note.update(tx.conn, &changes, tx.now)?))
+    })
+    .await
+}
+
+pub async fn destroy_edgenote(
+    state: web::Data<AppState>,
+    actor: Actor,
+    preconditions: Preconditions,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
+    guarded::<Edgenote, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, |tx, _, note| {
+        note.delete(tx.conn)?;
+        Ok(Written::Destroyed)
+    })
+    .await
+}

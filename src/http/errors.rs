@@ -1,0 +1,86 @@
+//! Turns the framework's own errors (bad JSON, bad paths, unknown routes,
+//! oversized bodies) into baton's JSON envelope.
+
+use actix_web::dev::ServiceResponse;
+use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
+use actix_web::http::header;
+use actix_web::middleware::ErrorHandlerResponse;
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use crate::error::{envelope, AppError};
+
+pub fn json_config(limit: usize) -> web::JsonConfig {
+    web::JsonConfig::default()
+        .limit(limit)
+        .error_handler(move |err, _req| json_error(err, limit).into())
+}
+
+fn json_error(err: JsonPayloadError, limit: usize) -> AppError {
+    match err {
+        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
+            AppError::PayloadTooLarge(format!("The request body is larger than the limit of {limit} bytes."))
+        }
+        JsonPayloadError::ContentType => AppError::UnsupportedMediaType(
+            "Send the body as JSON with `Content-Type: application/json`.".into(),
+        ),
+        JsonPayloadError::Deserialize(e) if e.is_data() => AppError::invalid(format!("Invalid fields: {e}.")),
+        JsonPayloadError::Deserialize(e) => AppError::BadRequest(format!("The body is not valid JSON: {e}.")),
+        other => AppError::BadRequest(format!("Could not read the request body: {other}.")),
+    }
+}
+
+pub fn path_config() -> web::PathConfig {
+    web::PathConfig::default().error_handler(|err: PathError, req: &HttpRequest| {
+        AppError::not_found(format!("Nothing at {} ({err}).", req.path())).into()
+    })
+}
+
+pub fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|err: QueryPayloadError, _req| {
+        AppError::invalid(format!("Invalid query parameters: {err}.")).into()
+    })
+}
+
+/// The default service: an unknown route.
+pub async fn no_route(req: HttpRequest) -> Result<HttpResponse, AppError> {
+    Err(AppError::not_found(format!(
+        "There is no route {} {}.",
+        req.method(),
+        req.path()
+    )))
+}
+
+/// Wraps any error response that is not already JSON (405 from a resource,
+/// CORS refusals, …) in the envelope, so clients never see HTML or plain text.
+pub fn envelope_non_json<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if is_json {
+        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+    }
+    let status = res.status();
+    let (code, message) = match status.as_u16() {
+        400 => ("bad_request", "The request could not be understood.".to_string()),
+        401 => ("unauthorized", "Sign in first.".to_string()),
+        403 => ("forbidden", "You may not do this.".to_string()),
+        404 => ("not_found", format!("There is nothing at {}.", res.request().path())),
+        405 => (
+            "method_not_allowed",
+            format!("{} is not supported on {}.", res.request().method(), res.request().path()),
+        ),
+        413 => ("payload_too_large", "The request body is too large.".to_string()),
+        _ if status.is_server_error() => (
+            "internal",
+            "Something went wrong on the server; it has been logged.".to_string(),
+        ),
+        _ => ("error", status.canonical_reason().unwrap_or("Error").to_string()),
+    };
+    let (req, _) = res.into_parts();
+    let response = HttpResponse::build(status).json(envelope(code, &message, Default::default()));
+    Ok(ErrorHandlerResponse::Response(
+        ServiceResponse::new(req, response).map_into_right_body(),
+    ))
+}

@@ -1,0 +1,20 @@
+use actix_web::{web, HttpResponse};
+use diesel::connection::SimpleConnection;
+use serde_json::json;
+
+use crate::db::{Backend, DbError};
+use crate::error::AppResult;
+use crate::state::AppState;
+
+/// `GET /healthz`: 200 when the database answers.
+pub async fn healthz(state: web::Data<AppState>) -> AppResult<HttpResponse> {
+    state
+        .db
+        .read(|conn| conn.batch_execute("SELECT 1").map_err(DbError::from))
+        .await?;
+    let database = match state.db.backend() {
+        Backend::Sqlite => "sqlite",
+        Backend::Postgres => "postgres",
+    };
+    Ok(HttpResponse::Ok().json(json!({ "status": "ok", "database": database })))
+}

@@ -1,0 +1,161 @@
+//! HTTP handlers: thin — parse, authorize, call the models and the lock
+//! engine, render. Routes are listed in [`routes`].
+
+pub mod auth;
+pub mod cases;
+pub mod content;
+pub mod errors;
+pub mod health;
+pub mod locks;
+pub mod memberships;
+pub mod params;
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+
+use crate::auth::{Actor, Preconditions, Role};
+use crate::db::Tx;
+use crate::error::{AppError, AppResult};
+use crate::locks::guard::{guarded_write, WriteContext};
+use crate::locks::{Lockable, Written};
+use crate::models::Case;
+use crate::state::AppState;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(health::healthz))
+        .route("/auth/login", web::post().to(auth::login))
+        .route("/me", web::get().to(auth::me))
+        .route("/users", web::post().to(auth::create_user))
+        .service(
+            web::resource("/cases")
+                .get(cases::index)
+                .post(cases::create),
+        )
+        .service(
+            web::resource("/cases/{slug}")
+                .get(cases::show)
+                .patch(cases::update)
+                .delete(cases::destroy),
+        )
+        .service(
+            web::resource("/cases/{slug}/memberships")
+                .get(memberships::index)
+                .post(memberships::create),
+        )
+        .route("/memberships/{id}", web::delete().to(memberships::destroy))
+        .route("/cases/{slug}/pages", web::post().to(content::create_page))
+        .service(
+            web::resource("/pages/{id}")
+                .get(content::show_page)
+                .patch(content::update_page)
+                .delete(content::destroy_page),
+        )
+        .route("/pages/{id}/cards", web::post().to(content::create_card))
+        .service(
+            web::resource("/cards/{id}")
+                .get(content::show_card)
+                .patch(content::update_card)
+                .delete(content::destroy_card),
+        )
+        .route("/cases/{slug}/edgenotes", web::post().to(content::create_edgenote))
+        .service(
+            web::resource("/edgenotes/{id}")
+                .get(content::show_edgenote)
+                .patch(content::update_edgenote)
+                .delete(content::destroy_edgenote),
+        )
+        .route("/cases/{slug}/lock_events", web::get().to(locks::events))
+        .service(
+            web::resource("/locks")
+                .get(locks::index)
+                .post(locks::create)
+                .delete(locks::destroy_mine),
+        )
+        .route("/locks/status", web::get().to(locks::status))
+        .service(
+            web::resource("/locks/{id}")
+                .get(locks::show)
+                .delete(locks::destroy),
+        )
+        .route("/locks/{id}/refresh", web::post().to(locks::refresh));
+}
+
+/// A lockable's JSON with its `ETag: "<version>"`.
+pub fn lockable_response<L: Lockable>(status: StatusCode, record: &L) -> HttpResponse {
+    let mut response = HttpResponse::build(status);
+    if let Ok(etag) = HeaderValue::from_str(&format!("\"{}\"", record.version())) {
+        response.insert_header((header::ETAG, etag));
+    }
+    response.json(record.to_json())
+}
+
+/// Renders what a guarded write did: 200 with the record, or 204.
+pub fn written_response<L: Lockable>(written: Written<L>) -> HttpResponse {
+    match written {
+        Written::Updated(record) => lockable_response(StatusCode::OK, &record),
+        Written::Destroyed => HttpResponse::NoContent().finish(),
+    }
+}
+
+/// The case a record belongs to, or 404.
+pub fn case_of(conn: &mut crate::db::DbConn, case_id: i64) -> AppResult<Case> {
+    Case::find(conn, case_id)?.ok_or_else(|| AppError::not_found(format!("Case {case_id} does not exist.")))
+}
+
+/// The case with this slug, or 404.
+pub fn case_by_slug(conn: &mut crate::db::DbConn, slug: &str) -> AppResult<Case> {
+    Case::find_by_slug(conn, slug)?
+        .ok_or_else(|| AppError::not_found(format!("There is no case '{slug}'.")))
+}
+
+fn missing<L: Lockable>(id: i64) -> AppError {
+    AppError::not_found(format!("{} {id} does not exist (it may have been deleted).", L::TYPE))
+}
+
+/// `GET` of one lockable: reader+ of its case.
+pub async fn show_lockable<L: Lockable>(state: &AppState, actor: Actor, id: i64) -> AppResult<HttpResponse> {
+    let record = state
+        .db
+        .read(move |conn| {
+            let record = L::find(conn, id)?.ok_or_else(|| missing::<L>(id))?;
+            let case = case_of(conn, record.case_id())?;
+            crate::auth::access::authorize(conn, &actor.user, &case, Role::Reader)?;
+            Ok::<_, AppError>(record)
+        })
+        .await?;
+    Ok(lockable_response(StatusCode::OK, &record))
+}
+
+/// `PATCH`/`DELETE` of one lockable: loads it for update, checks the caller's
+/// role on its case, and runs `write` through the guard — all in one
+/// transaction, whose broadcasts go out after commit.
+pub async fn guarded<L, F>(
+    state: &AppState,
+    actor: Actor,
+    preconditions: Preconditions,
+    id: i64,
+    min_role: Role,
+    write: F,
+) -> AppResult<HttpResponse>
+where
+    L: Lockable,
+    F: FnOnce(&mut Tx, &WriteContext, L) -> AppResult<Written<L>> + Send + 'static,
+{
+    let policy = state.policy;
+    let written = state
+        .db
+        .write(actor.session_id.clone(), move |tx| {
+            let record = L::find_for_update(tx.conn, id)?.ok_or_else(|| missing::<L>(id))?;
+            let case = case_of(tx.conn, record.case_id())?;
+            crate::auth::access::authorize(tx.conn, &actor.user, &case, min_role)?;
+            let ctx = WriteContext {
+                actor: &actor,
+                preconditions,
+                policy: &policy,
+            };
+            guarded_write(tx, &ctx, record, |tx, record| write(tx, &ctx, record))
+        })
+        .await?;
+    Ok(written_response(written))
+}

@@ -1,0 +1,265 @@
+//! Acquire, take over, refresh, release and break locks. Every function runs
+//! inside the caller's write transaction and queues its broadcasts on it.
+
+use chrono::NaiveDateTime;
+
+use super::lockable::Target;
+use super::render::{ended_lock_json, held_message, lock_json};
+use super::LockPolicy;
+use crate::auth::access::{rank_of_user_id, rank_on};
+use crate::auth::{Actor, Role};
+use crate::clock;
+use crate::db::Tx;
+use crate::error::{AppError, AppResult};
+use crate::models::lock::{HeldLock, NewLock};
+use crate::models::{Lock, LockAction, LockEvent, UserRef};
+use crate::realtime::events::Change;
+
+/// How many times an acquire retries when the lock changed hands under it.
+const ACQUIRE_ATTEMPTS: usize = 4;
+
+pub enum Acquired {
+    /// A new holding (201).
+    Created(HeldLock),
+    /// The caller already held it; the lease was renewed (200).
+    Renewed(HeldLock),
+}
+
+/// Whether the actor is the holder. A lock taken with a session id belongs
+/// to that tab; a request without a session id acts for the user as a whole.
+pub fn is_held_by(lock: &Lock, actor: &Actor) -> bool {
+    lock.user_id == actor.user.id
+        && match (&lock.session_id, &actor.session_id) {
+            (Some(held), Some(mine)) => held == mine,
+            _ => true,
+        }
+}
+
+/// Why a lock is over although its row still exists, if it is.
+pub fn overdue(lock: &Lock, now: NaiveDateTime, policy: &LockPolicy) -> Option<LockAction> {
+    if lock.last_activity_at <= clock::before(now, policy.idle_timeout) {
+        Some(LockAction::Idle)
+    } else if lock.expires_at <= now {
+        Some(LockAction::Expired)
+    } else {
+        None
+    }
+}
+
+/// Ends a lock: deletes it, writes the audit row, queues its `destroy`.
+/// Returns `false` (and does nothing else) when another transaction ended it
+/// first, so each lock is released, audited and broadcast once.
+pub fn end(tx: &mut Tx, held: &HeldLock, reason: LockAction, actor: Option<&UserRef>) -> AppResult<bool> {
+    let lock = &held.0;
+    if !Lock::delete(tx.conn, lock.id)? {
+        return Ok(false);
+    }
+    LockEvent::record(tx.conn, lock, actor.map(|a| a.id), reason, tx.now)?;
+    let overridden_by = actor.filter(|_| reason == LockAction::Overridden);
+    tx.emit(lock.case_id, Change::Destroy, ended_lock_json(held, reason, overridden_by));
+    Ok(true)
+}
+
+/// Ends the lock if its lease or activity ran out; otherwise returns it.
+pub fn live_or_end(tx: &mut Tx, held: HeldLock, policy: &LockPolicy) -> AppResult<Option<HeldLock>> {
+    match overdue(&held.0, tx.now, policy) {
+        Some(reason) => {
+            end(tx, &held, reason, None)?;
+            Ok(None)
+        }
+        None => Ok(Some(held)),
+    }
+}
+
+/// `POST /locks`: takes the lock on `target`, or renews the caller's own,
+/// or — with `takeover` — revokes the holder's and grants a new one, all in
+/// the caller's transaction.
+pub fn acquire(
+    tx: &mut Tx,
+    actor: &Actor,
+    target: &Target,
+    takeover: bool,
+    policy: &LockPolicy,
+) -> AppResult<Acquired> {
+    for _ in 0..ACQUIRE_ATTEMPTS {
+        let new = NewLock {
+            lockable_type: target.type_name,
+            lockable_id: target.id,
+            case_id: target.case_id,
+            user_id: actor.user.id,
+            session_id: actor.session_id.as_deref(),
+            user_agent: actor.user_agent.as_deref(),
+            created_at: tx.now,
+            expires_at: clock::after(tx.now, policy.ttl),
+            last_activity_at: tx.now,
+        };
+        if let Some(lock) = Lock::insert_if_free(tx.conn, &new)? {
+            LockEvent::record(tx.conn, &lock, Some(actor.user.id), LockAction::Acquired, tx.now)?;
+            let held = (lock, actor.user.to_ref());
+            tx.emit(target.case_id, Change::Create, lock_json(&held));
+            return Ok(Acquired::Created(held));
+        }
+        // Taken: by whom? (It may have been released since; then go again.)
+        let Some(held) = Lock::on(tx.conn, target.type_name, target.id)? else {
+            continue;
+        };
+        let Some(held) = live_or_end(tx, held, policy)? else {
+            continue;
+        };
+        if is_held_by(&held.0, actor) {
+            let renewed = renew(tx, held, policy, true)?;
+            return Ok(Acquired::Renewed(renewed));
+        }
+        if !takeover {
+            return Err(AppError::LockHeld {
+                message: format!("{}; ask them, or edit anyway (takeover).", held_message(&held)),
+                lock: lock_json(&held),
+            });
+        }
+        ensure_outranks(tx, actor, &held)?;
+        end(tx, &held, LockAction::Overridden, Some(&actor.user.to_ref()))?;
+    }
+    Err(AppError::Conflict(format!(
+        "{} changed hands several times while you asked for it; try again.",
+        target.label()
+    )))
+}
+
+/// Refuses (403 `outranked`) unless the actor's rank on the lock's case is at
+/// least the holder's. Callers have already checked the actor is an editor.
+fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()> {
+    let case_id = held.0.case_id;
+    let mine = rank_on(tx.conn, &actor.user, case_id)?;
+    let theirs = rank_of_user_id(tx.conn, held.0.user_id, case_id)?;
+    if mine >= theirs {
+        return Ok(());
+    }
+    Err(AppError::Outranked {
+        message: format!(
+            "{}, who outranks you on this case ({}); only someone of the same role or higher can override it.",
+            held_message(held),
+            theirs.map(|r| r.to_string()).unwrap_or_default()
+        ),
+        lock: lock_json(held),
+    })
+}
+
+/// Extends the lease (and the activity when `activity`) and broadcasts the
+/// lock's new times.
+fn renew(tx: &mut Tx, held: HeldLock, policy: &LockPolicy, activity: bool) -> AppResult<HeldLock> {
+    let (lock, holder) = held;
+    let renewed = Lock::renew(
+        tx.conn,
+        lock.id,
+        clock::after(tx.now, policy.ttl),
+        activity.then_some(tx.now),
+    )?
+    .unwrap_or(lock);
+    let held = (renewed, holder);
+    tx.emit(held.0.case_id, Change::Update, lock_json(&held));
+    Ok(held)
+}
+
+/// Renews the holder's lease and activity after a guarded write, without a
+/// broadcast of its own (the write's broadcast says enough).
+pub fn touch(tx: &mut Tx, lock: &Lock, policy: &LockPolicy) -> AppResult<()> {
+    Lock::renew(tx.conn, lock.id, clock::after(tx.now, policy.ttl), Some(tx.now))?;
+    Ok(())
+}
+
+/// Loads a lock that is still in force, or 404.
+fn find_live(tx: &mut Tx, id: i64, policy: &LockPolicy) -> AppResult<HeldLock> {
+    let gone = || {
+        AppError::not_found(format!(
+            "Lock {id} no longer exists (released, overridden or expired); take a new lock."
+        ))
+    };
+    let held = Lock::find(tx.conn, id)?.ok_or_else(gone)?;
+    live_or_end(tx, held, policy)?.ok_or_else(gone)
+}
+
+/// `POST /locks/:id/refresh`: the holder renews lease and activity.
+pub fn refresh(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppResult<HeldLock> {
+    let held = find_live(tx, id, policy)?;
+    if !is_held_by(&held.0, actor) {
+        return Err(AppError::forbidden(format!(
+            "Only the tab holding lock {id} can refresh it ({}).",
+            held_message(&held)
+        )));
+    }
+    renew(tx, held, policy, true)
+}
+
+/// `DELETE /locks/:id`: the holder releases; someone else of equal or higher
+/// rank breaks it (recorded as `overridden`, the holder is told).
+pub fn release(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppResult<()> {
+    let held = find_live(tx, id, policy)?;
+    if is_held_by(&held.0, actor) {
+        end(tx, &held, LockAction::Released, Some(&actor.user.to_ref()))?;
+        return Ok(());
+    }
+    let rank = rank_on(tx.conn, &actor.user, held.0.case_id)?;
+    if !rank.is_some_and(|r| r.allows(Role::Editor)) {
+        return Err(AppError::forbidden(format!(
+            "{}; only an editor or above of the case can break a lock.",
+            held_message(&held)
+        )));
+    }
+    ensure_outranks(tx, actor, &held)?;
+    end(tx, &held, LockAction::Overridden, Some(&actor.user.to_ref()))?;
+    Ok(())
+}
+
+/// `DELETE /locks?session=mine`: releases every lock of the caller's tab.
+pub fn release_session(tx: &mut Tx, actor: &Actor, session_id: &str) -> AppResult<usize> {
+    let mut released = 0;
+    for held in Lock::of_session(tx.conn, session_id)? {
+        if held.0.user_id == actor.user.id
+            && end(tx, &held, LockAction::Released, Some(&actor.user.to_ref()))?
+        {
+            released += 1;
+        }
+    }
+    Ok(released)
+}
+
+/// What `GET /locks/status` answers.
+pub enum LockStatus {
+    Owned(HeldLock),
+    Locked(HeldLock),
+    Unlocked,
+}
+
+/// The state of a record's lock as the actor sees it. Read-only: a lock past
+/// its lease counts as unlocked here and is ended by the reaper.
+pub fn status(
+    conn: &mut crate::db::DbConn,
+    actor: &Actor,
+    target: &Target,
+    policy: &LockPolicy,
+) -> AppResult<LockStatus> {
+    let now = clock::now();
+    Ok(match Lock::on(conn, target.type_name, target.id)? {
+        Some(held) if overdue(&held.0, now, policy).is_none() => {
+            if is_held_by(&held.0, actor) {
+                LockStatus::Owned(held)
+            } else {
+                LockStatus::Locked(held)
+            }
+        }
+        _ => LockStatus::Unlocked,
+    })
+}
+
+/// The locks of a case that are still in force, oldest first.
+pub fn active_locks(
+    conn: &mut crate::db::DbConn,
+    case_id: i64,
+    policy: &LockPolicy,
+) -> AppResult<Vec<HeldLock>> {
+    let now = clock::now();
+    Ok(Lock::of_case(conn, case_id)?
+        .into_iter()
+        .filter(|(lock, _)| overdue(lock, now, policy).is_none())
+        .collect())
+}

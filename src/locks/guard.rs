@@ -1,0 +1,139 @@
+//! The guard (verify_lock_on): every update and delete of a lockable goes
+//! through [`guarded_write`], inside the write's transaction.
+
+use super::engine::{end, is_held_by, live_or_end, touch};
+use super::lockable::Lockable;
+use super::render::{held_message, lock_json};
+use super::LockPolicy;
+use crate::auth::{Actor, Preconditions};
+use crate::db::Tx;
+use crate::error::{AppError, AppResult};
+use crate::models::lock::HeldLock;
+use crate::models::{Lock, LockAction, User};
+use crate::realtime::events::Change;
+
+/// What a guarded write did to its record.
+pub enum Written<L> {
+    Updated(L),
+    Destroyed,
+}
+
+/// Who writes, with which preconditions, under which lock lifetimes.
+pub struct WriteContext<'a> {
+    pub actor: &'a Actor,
+    pub preconditions: Preconditions,
+    pub policy: &'a LockPolicy,
+}
+
+/// Runs `write` on `record` if the guard allows it:
+///
+/// 1. someone else holds the record's lock → 423 `locked`;
+/// 2. `Lock-Token` names a lock that no longer holds it → 412 `lock_lost`
+///    (even if nobody holds it now: a stale tab never writes over newer work);
+/// 3. `If-Match` names another version → 412 `stale_version`;
+/// 4. otherwise writes, renews the holder's lock and broadcasts the change.
+///
+/// `record` must have been read in this transaction with `find_for_update`.
+pub fn guarded_write<L, F>(tx: &mut Tx, ctx: &WriteContext, record: L, write: F) -> AppResult<Written<L>>
+where
+    L: Lockable,
+    F: FnOnce(&mut Tx, L) -> AppResult<Written<L>>,
+{
+    let own_lock = check(tx, ctx, &record)?;
+    let (case_id, id) = (record.case_id(), record.id());
+    let written = write(tx, record)?;
+    match &written {
+        Written::Updated(updated) => {
+            if let Some(lock) = &own_lock {
+                touch(tx, lock, ctx.policy)?;
+            }
+            tx.emit(case_id, Change::Update, updated.to_json());
+        }
+        Written::Destroyed => {
+            if let Some(lock) = own_lock {
+                let holder = ctx.actor.user.to_ref();
+                end(tx, &(lock, holder.clone()), LockAction::Released, Some(&holder))?;
+            }
+            tx.emit(case_id, Change::Destroy, crate::models::identity(L::TYPE, L::TABLE, id));
+        }
+    }
+    Ok(written)
+}
+
+/// Steps 1–3; returns the caller's own lock on the record, if any.
+fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<Option<Lock>> {
+    let lock = match Lock::on_for_share(tx.conn, L::TYPE, record.id())? {
+        Some(lock) => {
+            let holder = User::refs(tx.conn, &[lock.user_id])?.pop();
+            match holder {
+                Some(holder) => live_or_end(tx, (lock, holder), ctx.policy)?,
+                None => None,
+            }
+        }
+        None => None,
+    };
+    if let Some(held) = &lock {
+        if !is_held_by(&held.0, ctx.actor) {
+            return Err(locked(held, &record.to_json()));
+        }
+    }
+    if let Some(token) = ctx.preconditions.lock_token {
+        if lock.as_ref().map(|(l, _)| l.id) != Some(token) {
+            return Err(AppError::LockLost {
+                message: format!(
+                    "Your lock {token} on {} {} is gone (overridden, expired or released); \
+                     reload it and lock it again before saving.",
+                    L::TYPE,
+                    record.id()
+                ),
+                current: record.to_json(),
+            });
+        }
+    }
+    if let Some(expected) = ctx.preconditions.if_match {
+        if expected != record.version() {
+            return Err(AppError::StaleVersion {
+                message: format!(
+                    "{} {} has changed since you loaded it (you had version {expected}, it is now at {}); \
+                     merge with `current` and save again.",
+                    L::TYPE,
+                    record.id(),
+                    record.version()
+                ),
+                current: record.to_json(),
+            });
+        }
+    }
+    Ok(lock.map(|(l, _)| l))
+}
+
+fn locked(held: &HeldLock, lockable: &serde_json::Value) -> AppError {
+    AppError::Locked {
+        message: format!("{}; your changes were not saved.", held_message(held)),
+        lock: lock_json(held),
+        lockable: lockable.clone(),
+    }
+}
+
+/// Before deleting a record whose children go with it (a page's cards, a
+/// case's everything): 423 if someone else holds a lock on a child; the
+/// caller's own child locks, and overdue ones, are ended.
+pub fn clear_child_locks(tx: &mut Tx, ctx: &WriteContext, locks: Vec<HeldLock>) -> AppResult<()> {
+    let mut mine = Vec::new();
+    for held in locks {
+        let Some(held) = live_or_end(tx, held, ctx.policy)? else {
+            continue;
+        };
+        if !is_held_by(&held.0, ctx.actor) {
+            let table = super::lockable::kind_named(&held.0.lockable_type).map_or("", |k| k.table);
+            let child = crate::models::identity(&held.0.lockable_type, table, held.0.lockable_id);
+            return Err(locked(&held, &child));
+        }
+        mine.push(held);
+    }
+    let me = ctx.actor.user.to_ref();
+    for held in mine {
+        end(tx, &held, LockAction::Released, Some(&me))?;
+    }
+    Ok(())
+}

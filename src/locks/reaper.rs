@@ -1,0 +1,42 @@
+//! Ends locks whose lease ran out (`expired`) or that saw no activity for the
+//! idle timeout (`idle`), every `BATON_REAPER_INTERVAL`.
+
+use std::time::Duration;
+
+use super::engine::{end, overdue};
+use super::LockPolicy;
+use crate::clock;
+use crate::db::{Database, Tx};
+use crate::error::AppResult;
+use crate::models::Lock;
+
+/// Locks ended per transaction; a longer backlog is worked off tick by tick.
+const BATCH: i64 = 500;
+
+/// Ends every overdue lock (up to a batch); returns how many it ended.
+pub fn reap(tx: &mut Tx, policy: &LockPolicy) -> AppResult<usize> {
+    let idle_before = clock::before(tx.now, policy.idle_timeout);
+    let mut ended = 0;
+    for held in Lock::due(tx.conn, tx.now, idle_before, BATCH)? {
+        if let Some(reason) = overdue(&held.0, tx.now, policy) {
+            if end(tx, &held, reason, None)? {
+                ended += 1;
+            }
+        }
+    }
+    Ok(ended)
+}
+
+/// Runs [`reap`] every `interval` until the runtime stops.
+pub async fn run(db: Database, policy: LockPolicy, interval: Duration) {
+    let mut ticks = tokio::time::interval(interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        match db.write(None, move |tx| reap(tx, &policy)).await {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(ended = n, "reaper ended overdue locks"),
+            Err(e) => tracing::warn!(error = %e, "reaper pass failed; retrying next tick"),
+        }
+    }
+}

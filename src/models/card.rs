@@ -1,0 +1,132 @@
+use chrono::NaiveDateTime;
+use diesel::dsl::max;
+use diesel::prelude::*;
+use serde_json::{json, Value};
+
+use super::record_json;
+use crate::clock::utc;
+use crate::db::schema::cards;
+use crate::db::DbConn;
+use crate::locks::Lockable;
+
+#[derive(Queryable, Selectable, Clone, Debug)]
+#[diesel(table_name = cards)]
+pub struct Card {
+    pub id: i64,
+    pub case_id: i64,
+    pub page_id: i64,
+    pub position: i32,
+    pub content: String,
+    pub version: i64,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+}
+
+#[derive(AsChangeset, Default)]
+#[diesel(table_name = cards)]
+pub struct CardChanges {
+    pub content: Option<String>,
+    pub position: Option<i32>,
+}
+
+impl Card {
+    pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Card>> {
+        cards::table
+            .filter(cards::case_id.eq(case_id))
+            .select(Card::as_select())
+            .order((cards::position.asc(), cards::id.asc()))
+            .load(conn)
+    }
+
+    pub fn ids_of_page(conn: &mut DbConn, page_id: i64) -> QueryResult<Vec<i64>> {
+        cards::table
+            .filter(cards::page_id.eq(page_id))
+            .select(cards::id)
+            .load(conn)
+    }
+
+    pub fn create(
+        conn: &mut DbConn,
+        case_id: i64,
+        page_id: i64,
+        content: &str,
+        position: Option<i32>,
+        now: NaiveDateTime,
+    ) -> QueryResult<Card> {
+        let position = match position {
+            Some(p) => p,
+            None => {
+                let last: Option<i32> = cards::table
+                    .filter(cards::page_id.eq(page_id))
+                    .select(max(cards::position))
+                    .first(conn)?;
+                last.map_or(0, |p| p.saturating_add(1))
+            }
+        };
+        diesel::insert_into(cards::table)
+            .values((
+                cards::case_id.eq(case_id),
+                cards::page_id.eq(page_id),
+                cards::position.eq(position),
+                cards::content.eq(content),
+                cards::version.eq(1),
+                cards::created_at.eq(now),
+                cards::updated_at.eq(now),
+            ))
+            .returning(cards::all_columns)
+            .get_result::<Card>(conn)
+    }
+
+    pub fn update(&self, conn: &mut DbConn, changes: &CardChanges, now: NaiveDateTime) -> QueryResult<Card> {
+        diesel::update(cards::table.find(self.id))
+            .set((changes, cards::version.eq(self.version + 1), cards::updated_at.eq(now)))
+            .returning(cards::all_columns)
+            .get_result::<Card>(conn)
+    }
+
+    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
+        diesel::delete(cards::table.find(self.id)).execute(conn).map(|_| ())
+    }
+}
+
+impl Lockable for Card {
+    const TYPE: &'static str = "Card";
+    const TABLE: &'static str = "cards";
+
+    fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Card>> {
+        cards::table.find(id).select(Card::as_select()).first(conn).optional()
+    }
+
+    fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Card>> {
+        crate::select_for_update!(conn, cards::table.find(id).select(Card::as_select()))
+    }
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+
+    fn case_id(&self) -> i64 {
+        self.case_id
+    }
+
+    fn version(&self) -> i64 {
+        self.version
+    }
+
+    fn to_json(&self) -> Value {
+        record_json(
+            Self::TYPE,
+            Self::TABLE,
+            self.id,
+            json!({
+                "caseId": self.case_id,
+                "pageId": self.page_id,
+                "position": self.position,
+                "content": self.content,
+                "version": self.version,
+                "createdAt": utc(self.created_at),
+                "updatedAt": utc(self.updated_at),
+            }),
+        )
+    }
+}

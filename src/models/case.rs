@@ -1,0 +1,119 @@
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use serde_json::{json, Value};
+
+use super::record_json;
+use crate::clock::utc;
+use crate::db::schema::{cases, memberships};
+use crate::db::DbConn;
+use crate::locks::Lockable;
+
+#[derive(Queryable, Selectable, Clone, Debug)]
+#[diesel(table_name = cases)]
+pub struct Case {
+    pub id: i64,
+    pub slug: String,
+    pub title: String,
+    pub version: i64,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+}
+
+#[derive(AsChangeset, Default)]
+#[diesel(table_name = cases)]
+pub struct CaseChanges {
+    pub title: Option<String>,
+}
+
+impl Case {
+    pub fn find_by_slug(conn: &mut DbConn, slug: &str) -> QueryResult<Option<Case>> {
+        cases::table
+            .filter(cases::slug.eq(slug))
+            .select(Case::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    /// The cases a user is a member of, by title.
+    pub fn of_member(conn: &mut DbConn, user_id: i64) -> QueryResult<Vec<Case>> {
+        cases::table
+            .inner_join(memberships::table)
+            .filter(memberships::user_id.eq(user_id))
+            .select(Case::as_select())
+            .order((cases::title.asc(), cases::id.asc()))
+            .load(conn)
+    }
+
+    pub fn all(conn: &mut DbConn) -> QueryResult<Vec<Case>> {
+        cases::table
+            .select(Case::as_select())
+            .order((cases::title.asc(), cases::id.asc()))
+            .load(conn)
+    }
+
+    pub fn create(conn: &mut DbConn, slug: &str, title: &str, now: NaiveDateTime) -> QueryResult<Case> {
+        diesel::insert_into(cases::table)
+            .values((
+                cases::slug.eq(slug),
+                cases::title.eq(title),
+                cases::version.eq(1),
+                cases::created_at.eq(now),
+                cases::updated_at.eq(now),
+            ))
+            .returning(cases::all_columns)
+            .get_result::<Case>(conn)
+    }
+
+    pub fn update(&self, conn: &mut DbConn, changes: &CaseChanges, now: NaiveDateTime) -> QueryResult<Case> {
+        diesel::update(cases::table.find(self.id))
+            .set((changes, cases::version.eq(self.version + 1), cases::updated_at.eq(now)))
+            .returning(cases::all_columns)
+            .get_result::<Case>(conn)
+    }
+
+    /// Deletes the case; pages, cards, edgenotes, memberships, locks and the
+    /// audit trail go with it (ON DELETE CASCADE).
+    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
+        diesel::delete(cases::table.find(self.id)).execute(conn).map(|_| ())
+    }
+}
+
+impl Lockable for Case {
+    const TYPE: &'static str = "Case";
+    const TABLE: &'static str = "cases";
+
+    fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Case>> {
+        cases::table.find(id).select(Case::as_select()).first(conn).optional()
+    }
+
+    fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Case>> {
+        crate::select_for_update!(conn, cases::table.find(id).select(Case::as_select()))
+    }
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+
+    fn case_id(&self) -> i64 {
+        self.id
+    }
+
+    fn version(&self) -> i64 {
+        self.version
+    }
+
+    fn to_json(&self) -> Value {
+        record_json(
+            Self::TYPE,
+            Self::TABLE,
+            self.id,
+            json!({
+                "slug": self.slug,
+                "title": self.title,
+                "version": self.version,
+                "createdAt": utc(self.created_at),
+                "updatedAt": utc(self.updated_at),
+            }),
+        )
+    }
+}

@@ -1,0 +1,167 @@
+//! Lock rows and their queries. The rules (who may acquire, take over,
+//! release) live in `crate::locks`; this module only reads and writes rows.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use crate::db::schema::{locks, users};
+use crate::db::DbConn;
+use crate::models::UserRef;
+
+#[derive(Queryable, Selectable, Clone, Debug, PartialEq)]
+#[diesel(table_name = locks)]
+pub struct Lock {
+    /// Also the lock's token: ids are never reused.
+    pub id: i64,
+    pub lockable_type: String,
+    pub lockable_id: i64,
+    pub case_id: i64,
+    pub user_id: i64,
+    pub session_id: Option<String>,
+    pub user_agent: Option<String>,
+    pub created_at: NaiveDateTime,
+    pub expires_at: NaiveDateTime,
+    pub last_activity_at: NaiveDateTime,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = locks)]
+pub struct NewLock<'a> {
+    pub lockable_type: &'a str,
+    pub lockable_id: i64,
+    pub case_id: i64,
+    pub user_id: i64,
+    pub session_id: Option<&'a str>,
+    pub user_agent: Option<&'a str>,
+    pub created_at: NaiveDateTime,
+    pub expires_at: NaiveDateTime,
+    pub last_activity_at: NaiveDateTime,
+}
+
+/// A lock with the user holding it: what lock JSON is rendered from.
+pub type HeldLock = (Lock, UserRef);
+
+impl Lock {
+    pub fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<HeldLock>> {
+        locks::table
+            .inner_join(users::table)
+            .filter(locks::id.eq(id))
+            .select((Lock::as_select(), UserRef::as_select()))
+            .first(conn)
+            .optional()
+    }
+
+    pub fn on(conn: &mut DbConn, lockable_type: &str, lockable_id: i64) -> QueryResult<Option<HeldLock>> {
+        locks::table
+            .inner_join(users::table)
+            .filter(locks::lockable_type.eq(lockable_type))
+            .filter(locks::lockable_id.eq(lockable_id))
+            .select((Lock::as_select(), UserRef::as_select()))
+            .first(conn)
+            .optional()
+    }
+
+    /// The lock on a record, read `FOR SHARE` on PostgreSQL: a takeover or
+    /// release of it waits until the reading transaction (a guarded write)
+    /// has committed.
+    pub fn on_for_share(conn: &mut DbConn, lockable_type: &str, lockable_id: i64) -> QueryResult<Option<Lock>> {
+        let query = locks::table
+            .filter(locks::lockable_type.eq(lockable_type))
+            .filter(locks::lockable_id.eq(lockable_id))
+            .select(locks::all_columns);
+        match conn {
+            DbConn::Postgresql(c) => query.for_share().first::<Lock>(c).optional(),
+            DbConn::Sqlite(c) => query.first::<Lock>(c).optional(),
+        }
+    }
+
+    /// Inserts the lock unless the record is locked already: one atomic
+    /// statement against the unique index, never check-then-insert.
+    pub fn insert_if_free(conn: &mut DbConn, new: &NewLock) -> QueryResult<Option<Lock>> {
+        let insert = diesel::insert_into(locks::table)
+            .values(new)
+            .on_conflict_do_nothing()
+            .returning(locks::all_columns);
+        match conn {
+            DbConn::Postgresql(c) => insert.get_result::<Lock>(c).optional(),
+            DbConn::Sqlite(c) => insert.get_result::<Lock>(c).optional(),
+        }
+    }
+
+    /// Deletes this holding of the lock; `false` if it was already gone.
+    pub fn delete(conn: &mut DbConn, id: i64) -> QueryResult<bool> {
+        diesel::delete(locks::table.find(id))
+            .execute(conn)
+            .map(|n| n > 0)
+    }
+
+    /// Extends the lease, and the activity when given.
+    pub fn renew(
+        conn: &mut DbConn,
+        id: i64,
+        expires_at: NaiveDateTime,
+        activity_at: Option<NaiveDateTime>,
+    ) -> QueryResult<Option<Lock>> {
+        let target = diesel::update(locks::table.find(id));
+        match activity_at {
+            Some(at) => target
+                .set((locks::expires_at.eq(expires_at), locks::last_activity_at.eq(at)))
+                .returning(locks::all_columns)
+                .get_result::<Lock>(conn)
+                .optional(),
+            None => target
+                .set(locks::expires_at.eq(expires_at))
+                .returning(locks::all_columns)
+                .get_result::<Lock>(conn)
+                .optional(),
+        }
+    }
+
+    pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<HeldLock>> {
+        locks::table
+            .inner_join(users::table)
+            .filter(locks::case_id.eq(case_id))
+            .select((Lock::as_select(), UserRef::as_select()))
+            .order(locks::id.asc())
+            .load(conn)
+    }
+
+    pub fn of_session(conn: &mut DbConn, session_id: &str) -> QueryResult<Vec<HeldLock>> {
+        locks::table
+            .inner_join(users::table)
+            .filter(locks::session_id.eq(session_id))
+            .select((Lock::as_select(), UserRef::as_select()))
+            .order(locks::id.asc())
+            .load(conn)
+    }
+
+    /// Locks on any of the given records of one type.
+    pub fn on_any(conn: &mut DbConn, lockable_type: &str, ids: &[i64]) -> QueryResult<Vec<HeldLock>> {
+        locks::table
+            .inner_join(users::table)
+            .filter(locks::lockable_type.eq(lockable_type))
+            .filter(locks::lockable_id.eq_any(ids))
+            .select((Lock::as_select(), UserRef::as_select()))
+            .load(conn)
+    }
+
+    /// Locks whose lease ran out or that saw no activity since `idle_before`.
+    pub fn due(
+        conn: &mut DbConn,
+        now: NaiveDateTime,
+        idle_before: NaiveDateTime,
+        limit: i64,
+    ) -> QueryResult<Vec<HeldLock>> {
+        locks::table
+            .inner_join(users::table)
+            .filter(
+                locks::expires_at
+                    .le(now)
+                    .or(locks::last_activity_at.le(idle_before)),
+            )
+            .select((Lock::as_select(), UserRef::as_select()))
+            .order(locks::id.asc())
+            .limit(limit)
+            .load(conn)
+    }
+}

@@ -1,0 +1,110 @@
+//! The audit trail: one row per acquire, release, override, expiry, idle
+//! release, disconnect and kick.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use serde_json::{json, Value};
+
+use super::{record_json, Lock};
+use crate::clock::utc;
+use crate::db::schema::lock_events;
+use crate::db::DbConn;
+
+/// What happened to a lock. Every variant but `Acquired` ends a lock, and is
+/// then also the `reason` of its `destroy` broadcast.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockAction {
+    Acquired,
+    Released,
+    Overridden,
+    Expired,
+    Idle,
+    Disconnected,
+    Kicked,
+}
+
+impl LockAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockAction::Acquired => "acquired",
+            LockAction::Released => "released",
+            LockAction::Overridden => "overridden",
+            LockAction::Expired => "expired",
+            LockAction::Idle => "idle",
+            LockAction::Disconnected => "disconnected",
+            LockAction::Kicked => "kicked",
+        }
+    }
+}
+
+#[derive(Queryable, Selectable, Clone, Debug)]
+#[diesel(table_name = lock_events)]
+pub struct LockEvent {
+    pub id: i64,
+    pub lock_id: i64,
+    pub lockable_type: String,
+    pub lockable_id: i64,
+    pub case_id: i64,
+    pub actor_id: Option<i64>,
+    pub holder_id: i64,
+    pub action: String,
+    pub at: NaiveDateTime,
+}
+
+impl LockEvent {
+    /// Writes one audit row. `actor` is `None` when baton itself acted
+    /// (expiry, idle release, a closed tab).
+    pub fn record(
+        conn: &mut DbConn,
+        lock: &Lock,
+        actor: Option<i64>,
+        action: LockAction,
+        at: NaiveDateTime,
+    ) -> QueryResult<()> {
+        diesel::insert_into(lock_events::table)
+            .values((
+                lock_events::lock_id.eq(lock.id),
+                lock_events::lockable_type.eq(&lock.lockable_type),
+                lock_events::lockable_id.eq(lock.lockable_id),
+                lock_events::case_id.eq(lock.case_id),
+                lock_events::actor_id.eq(actor),
+                lock_events::holder_id.eq(lock.user_id),
+                lock_events::action.eq(action.as_str()),
+                lock_events::at.eq(at),
+            ))
+            .execute(conn)
+            .map(|_| ())
+    }
+
+    /// A case's audit trail, newest first.
+    pub fn of_case(conn: &mut DbConn, case_id: i64, limit: i64, before_id: Option<i64>) -> QueryResult<Vec<LockEvent>> {
+        let mut query = lock_events::table
+            .filter(lock_events::case_id.eq(case_id))
+            .select(LockEvent::as_select())
+            .order(lock_events::id.desc())
+            .limit(limit)
+            .into_boxed();
+        if let Some(before) = before_id {
+            query = query.filter(lock_events::id.lt(before));
+        }
+        query.load(conn)
+    }
+
+    pub fn to_json(&self) -> Value {
+        record_json(
+            "LockEvent",
+            "lock_events",
+            self.id,
+            json!({
+                "lockId": self.lock_id,
+                "lockableType": self.lockable_type,
+                "lockableParam": self.lockable_id.to_string(),
+                "caseId": self.case_id,
+                "actorId": self.actor_id,
+                "holderId": self.holder_id,
+                "action": self.action,
+                "at": utc(self.at),
+            }),
+        )
+    }
+}

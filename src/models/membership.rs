@@ -1,0 +1,110 @@
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use serde_json::{json, Value};
+
+use super::{record_json, User};
+use crate::auth::Role;
+use crate::db::schema::{memberships, users};
+use crate::db::DbConn;
+
+#[derive(Queryable, Selectable, Clone, Debug)]
+#[diesel(table_name = memberships)]
+pub struct Membership {
+    pub id: i64,
+    pub case_id: i64,
+    pub user_id: i64,
+    pub role: String,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+}
+
+impl Membership {
+    pub fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Membership>> {
+        memberships::table
+            .find(id)
+            .select(Membership::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    pub fn find_for(conn: &mut DbConn, case_id: i64, user_id: i64) -> QueryResult<Option<Membership>> {
+        memberships::table
+            .filter(memberships::case_id.eq(case_id))
+            .filter(memberships::user_id.eq(user_id))
+            .select(Membership::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    /// The members of a case with their users, by name.
+    pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<(Membership, User)>> {
+        memberships::table
+            .inner_join(users::table)
+            .filter(memberships::case_id.eq(case_id))
+            .select((Membership::as_select(), User::as_select()))
+            .order((users::name.asc(), users::id.asc()))
+            .load(conn)
+    }
+
+    pub fn count_managers(conn: &mut DbConn, case_id: i64) -> QueryResult<i64> {
+        memberships::table
+            .filter(memberships::case_id.eq(case_id))
+            .filter(memberships::role.eq(Role::Manager.as_str()))
+            .count()
+            .get_result(conn)
+    }
+
+    pub fn create(
+        conn: &mut DbConn,
+        case_id: i64,
+        user_id: i64,
+        role: Role,
+        now: NaiveDateTime,
+    ) -> QueryResult<Membership> {
+        diesel::insert_into(memberships::table)
+            .values((
+                memberships::case_id.eq(case_id),
+                memberships::user_id.eq(user_id),
+                memberships::role.eq(role.as_str()),
+                memberships::created_at.eq(now),
+                memberships::updated_at.eq(now),
+            ))
+            .returning(memberships::all_columns)
+            .get_result::<Membership>(conn)
+    }
+
+    pub fn set_role(&self, conn: &mut DbConn, role: Role, now: NaiveDateTime) -> QueryResult<Membership> {
+        diesel::update(memberships::table.find(self.id))
+            .set((memberships::role.eq(role.as_str()), memberships::updated_at.eq(now)))
+            .returning(memberships::all_columns)
+            .get_result::<Membership>(conn)
+    }
+
+    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
+        diesel::delete(memberships::table.find(self.id)).execute(conn).map(|_| ())
+    }
+
+    pub fn role(&self) -> Role {
+        // The CHECK constraint keeps the column to the three roles.
+        Role::parse(&self.role).unwrap_or(Role::Reader)
+    }
+
+    pub fn to_json(&self, user: &User) -> Value {
+        record_json(
+            "Membership",
+            "memberships",
+            self.id,
+            json!({
+                "caseId": self.case_id,
+                "role": self.role,
+                "user": {
+                    "id": user.id,
+                    "param": user.id.to_string(),
+                    "email": user.email,
+                    "name": user.name,
+                    "color": user.color,
+                },
+            }),
+        )
+    }
+}

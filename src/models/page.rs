@@ -1,0 +1,122 @@
+use chrono::NaiveDateTime;
+use diesel::dsl::max;
+use diesel::prelude::*;
+use serde_json::{json, Value};
+
+use super::record_json;
+use crate::clock::utc;
+use crate::db::schema::pages;
+use crate::db::DbConn;
+use crate::locks::Lockable;
+
+#[derive(Queryable, Selectable, Clone, Debug)]
+#[diesel(table_name = pages)]
+pub struct Page {
+    pub id: i64,
+    pub case_id: i64,
+    pub position: i32,
+    pub title: String,
+    pub version: i64,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+}
+
+#[derive(AsChangeset, Default)]
+#[diesel(table_name = pages)]
+pub struct PageChanges {
+    pub title: Option<String>,
+    pub position: Option<i32>,
+}
+
+impl Page {
+    pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Page>> {
+        pages::table
+            .filter(pages::case_id.eq(case_id))
+            .select(Page::as_select())
+            .order((pages::position.asc(), pages::id.asc()))
+            .load(conn)
+    }
+
+    pub fn create(
+        conn: &mut DbConn,
+        case_id: i64,
+        title: &str,
+        position: Option<i32>,
+        now: NaiveDateTime,
+    ) -> QueryResult<Page> {
+        let position = match position {
+            Some(p) => p,
+            None => {
+                let last: Option<i32> = pages::table
+                    .filter(pages::case_id.eq(case_id))
+                    .select(max(pages::position))
+                    .first(conn)?;
+                last.map_or(0, |p| p.saturating_add(1))
+            }
+        };
+        diesel::insert_into(pages::table)
+            .values((
+                pages::case_id.eq(case_id),
+                pages::position.eq(position),
+                pages::title.eq(title),
+                pages::version.eq(1),
+                pages::created_at.eq(now),
+                pages::updated_at.eq(now),
+            ))
+            .returning(pages::all_columns)
+            .get_result::<Page>(conn)
+    }
+
+    pub fn update(&self, conn: &mut DbConn, changes: &PageChanges, now: NaiveDateTime) -> QueryResult<Page> {
+        diesel::update(pages::table.find(self.id))
+            .set((changes, pages::version.eq(self.version + 1), pages::updated_at.eq(now)))
+            .returning(pages::all_columns)
+            .get_result::<Page>(conn)
+    }
+
+    /// Deletes the page and its cards.
+    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
+        diesel::delete(pages::table.find(self.id)).execute(conn).map(|_| ())
+    }
+}
+
+impl Lockable for Page {
+    const TYPE: &'static str = "Page";
+    const TABLE: &'static str = "pages";
+
+    fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Page>> {
+        pages::table.find(id).select(Page::as_select()).first(conn).optional()
+    }
+
+    fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Page>> {
+        crate::select_for_update!(conn, pages::table.find(id).select(Page::as_select()))
+    }
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+
+    fn case_id(&self) -> i64 {
+        self.case_id
+    }
+
+    fn version(&self) -> i64 {
+        self.version
+    }
+
+    fn to_json(&self) -> Value {
+        record_json(
+            Self::TYPE,
+            Self::TABLE,
+            self.id,
+            json!({
+                "caseId": self.case_id,
+                "position": self.position,
+                "title": self.title,
+                "version": self.version,
+                "createdAt": utc(self.created_at),
+                "updatedAt": utc(self.updated_at),
+            }),
+        )
+    }
+}

@@ -1,0 +1,157 @@
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use serde_json::{json, Value};
+
+use super::record_json;
+use crate::clock::utc;
+use crate::db::schema::users;
+use crate::db::DbConn;
+
+#[derive(Queryable, Selectable, Clone, Debug)]
+#[diesel(table_name = users)]
+pub struct User {
+    pub id: i64,
+    pub email: String,
+    pub name: String,
+    pub password_hash: String,
+    pub color: String,
+    pub admin: bool,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+}
+
+/// The part of a user others see next to a lock or in presence.
+#[derive(Queryable, Selectable, Clone, Debug)]
+#[diesel(table_name = users)]
+pub struct UserRef {
+    pub id: i64,
+    pub name: String,
+    pub color: String,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = users)]
+struct NewUser<'a> {
+    email: &'a str,
+    name: &'a str,
+    password_hash: &'a str,
+    color: &'a str,
+    admin: bool,
+    created_at: NaiveDateTime,
+    updated_at: NaiveDateTime,
+}
+
+/// Avatar colours with enough contrast for white initials.
+const PALETTE: [&str; 12] = [
+    "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#008080", "#9a6324", "#800000",
+    "#808000", "#000075", "#c2185b", "#00796b",
+];
+
+/// A stable colour for an email: the same person always gets the same one.
+pub fn avatar_color(email: &str) -> &'static str {
+    // FNV-1a: tiny, and stable across Rust releases (unlike `DefaultHasher`).
+    let hash = email.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    });
+    PALETTE[(hash % PALETTE.len() as u64) as usize]
+}
+
+/// Emails are compared without regard to case.
+pub fn normalize_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+impl User {
+    pub fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<User>> {
+        users::table.find(id).select(User::as_select()).first(conn).optional()
+    }
+
+    pub fn find_by_email(conn: &mut DbConn, email: &str) -> QueryResult<Option<User>> {
+        users::table
+            .filter(users::email.eq(normalize_email(email)))
+            .select(User::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    pub fn is_admin(conn: &mut DbConn, id: i64) -> QueryResult<bool> {
+        users::table
+            .find(id)
+            .select(users::admin)
+            .first(conn)
+            .optional()
+            .map(|a| a.unwrap_or(false))
+    }
+
+    pub fn refs(conn: &mut DbConn, ids: &[i64]) -> QueryResult<Vec<UserRef>> {
+        users::table
+            .filter(users::id.eq_any(ids))
+            .select(UserRef::as_select())
+            .load(conn)
+    }
+
+    pub fn create(
+        conn: &mut DbConn,
+        email: &str,
+        name: &str,
+        password_hash: &str,
+        admin: bool,
+        now: NaiveDateTime,
+    ) -> QueryResult<User> {
+        let email = normalize_email(email);
+        diesel::insert_into(users::table)
+            .values(NewUser {
+                email: &email,
+                name: name.trim(),
+                password_hash,
+                color: avatar_color(&email),
+                admin,
+                created_at: now,
+                updated_at: now,
+            })
+            .returning(users::all_columns)
+            .get_result::<User>(conn)
+    }
+
+    pub fn to_ref(&self) -> UserRef {
+        UserRef {
+            id: self.id,
+            name: self.name.clone(),
+            color: self.color.clone(),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        record_json(
+            "User",
+            "users",
+            self.id,
+            json!({
+                "email": self.email,
+                "name": self.name,
+                "color": self.color,
+                "admin": self.admin,
+                "createdAt": utc(self.created_at),
+            }),
+        )
+    }
+}
+
+impl UserRef {
+    pub fn to_json(&self) -> Value {
+        json!({ "id": self.id, "param": self.id.to_string(), "name": self.name, "color": self.color })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn avatar_colors_are_stable_per_email() {
+        assert_eq!(super::avatar_color("bob@example.com"), super::avatar_color("bob@example.com"));
+        let distinct: std::collections::HashSet<_> = ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x"]
+            .iter()
+            .map(|e| super::avatar_color(e))
+            .collect();
+        assert!(distinct.len() > 1);
+    }
+}

@@ -1,0 +1,103 @@
+//! Putting it together: state from settings, the actix app, background tasks.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_cors::Cors;
+use actix_web::dev::Server;
+use actix_web::middleware::ErrorHandlers;
+use actix_web::{http, web, App, HttpServer};
+use tracing_actix_web::TracingLogger;
+
+use crate::auth::{AuthError, JwtKeys};
+use crate::config::Settings;
+use crate::db::{Database, DbError};
+use crate::http::errors;
+use crate::locks::{reaper, LockPolicy};
+use crate::realtime::hub::{Hub, LocalBus};
+use crate::state::AppState;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Config(String),
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: String, source: std::io::Error },
+}
+
+/// Opens (and migrates) the database and checks that tokens can be signed.
+pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, StartError> {
+    if jwt_secret.is_empty() {
+        return Err(StartError::Config("BATON_JWT_SECRET must not be empty.".into()));
+    }
+    let jwt = JwtKeys::new(jwt_secret, settings.token_ttl);
+    jwt.self_check()?;
+    let hub = Arc::new(Hub::default());
+    let bus = Arc::new(LocalBus { hub: hub.clone() });
+    let db = Database::open(&settings.database.database_url, settings.database.db_pool_size, bus)?;
+    Ok(AppState {
+        db,
+        jwt,
+        policy: LockPolicy {
+            ttl: settings.lock_ttl,
+            idle_timeout: settings.idle_timeout,
+        },
+        settings: Arc::new(settings),
+        hub,
+    })
+}
+
+fn cors(origins: &[String]) -> Cors {
+    let cors = Cors::default()
+        .allowed_methods(["GET", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"])
+        .allowed_headers([
+            http::header::AUTHORIZATION,
+            http::header::CONTENT_TYPE,
+            http::header::IF_MATCH,
+            http::header::HeaderName::from_static("x-session-id"),
+            http::header::HeaderName::from_static("lock-token"),
+        ])
+        .expose_headers([http::header::ETAG])
+        .max_age(3600);
+    if origins.iter().any(|o| o == "*") {
+        return cors.allow_any_origin();
+    }
+    origins
+        .iter()
+        .filter(|o| !o.is_empty())
+        .fold(cors, |cors, origin| cors.allowed_origin(origin))
+}
+
+/// Starts serving on `listener` and the reaper on the current runtime. The
+/// returned server must be awaited (or spawned) to run.
+pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> {
+    actix_web::rt::spawn(reaper::run(
+        state.db.clone(),
+        state.policy,
+        state.settings.reaper_interval,
+    ));
+    let settings = state.settings.clone();
+    let data = web::Data::new(state);
+    let workers = settings.workers;
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .app_data(errors::json_config(settings.body_limit))
+            .app_data(web::PayloadConfig::new(settings.body_limit))
+            .app_data(errors::path_config())
+            .app_data(errors::query_config())
+            .wrap(ErrorHandlers::new().default_handler(errors::envelope_non_json))
+            .wrap(cors(&settings.cors_origins))
+            .wrap(TracingLogger::default())
+            .configure(crate::http::routes)
+            .default_service(web::to(errors::no_route))
+    });
+    if let Some(workers) = workers {
+        server = server.workers(workers);
+    }
+    Ok(server.listen(listener)?.run())
+}

@@ -1,0 +1,18 @@
+//! What every request handler and background task shares.
+
+use std::sync::Arc;
+
+use crate::auth::JwtKeys;
+use crate::config::Settings;
+use crate::db::Database;
+use crate::locks::LockPolicy;
+use crate::realtime::hub::Hub;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Database,
+    pub jwt: JwtKeys,
+    pub settings: Arc<Settings>,
+    pub policy: LockPolicy,
+    pub hub: Arc<Hub>,
+}
