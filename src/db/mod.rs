@@ -208,6 +208,11 @@ impl Database {
         self.backend
     }
 
+    /// The pool itself, for tools that measure raw SQL next to baton.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
     pub fn bus(&self) -> &Arc<dyn EventBus> {
         &self.bus
     }
