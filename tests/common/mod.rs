@@ -1,0 +1,369 @@
+//! Test harness: a real baton server on 127.0.0.1 over a fresh SQLite file or
+//! a fresh PostgreSQL database (when `BATON_TEST_POSTGRES_URL` is set), plus
+//! helpers to make users, cases and requests.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use baton::auth::{password, Role};
+use baton::config::Settings;
+use baton::models::{Card, Case, Edgenote, Membership, Page, User};
+use baton::state::AppState;
+use diesel::connection::SimpleConnection;
+use diesel::Connection;
+use reqwest::Method;
+use serde_json::Value;
+
+/// Generates one test per backend from an `async fn(Backend)`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[actix_web::test]
+                async fn sqlite() {
+                    super::$name($crate::common::Backend::Sqlite).await
+                }
+
+                #[actix_web::test]
+                async fn postgres() {
+                    super::$name($crate::common::Backend::Postgres).await
+                }
+            }
+        )*
+    };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub const SECRET: &[u8] = b"test-secret-test-secret-test-secret";
+
+/// A database that exists for one test and is removed after it.
+pub enum TestDb {
+    Sqlite(tempfile::TempDir),
+    Postgres { admin_url: String, name: String },
+}
+
+impl TestDb {
+    /// `None` for PostgreSQL when no test server is configured.
+    pub fn create(backend: Backend) -> Option<(TestDb, String)> {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let url = dir.path().join("baton.sqlite3").display().to_string();
+                Some((TestDb::Sqlite(dir), url))
+            }
+            Backend::Postgres => {
+                let Ok(admin_url) = std::env::var("BATON_TEST_POSTGRES_URL") else {
+                    eprintln!("BATON_TEST_POSTGRES_URL is not set: PostgreSQL variant not run");
+                    return None;
+                };
+                let name = format!("baton_test_{}", uuid::Uuid::new_v4().simple());
+                let mut conn = diesel::PgConnection::establish(&admin_url).expect("connect to BATON_TEST_POSTGRES_URL");
+                conn.batch_execute(&format!("CREATE DATABASE {name}")).expect("create test database");
+                let (base, _) = admin_url.rsplit_once('/').expect("postgres URL with a database");
+                let url = format!("{base}/{name}");
+                Some((TestDb::Postgres { admin_url, name }, url))
+            }
+        }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let TestDb::Postgres { admin_url, name } = self {
+            if let Ok(mut conn) = diesel::PgConnection::establish(admin_url) {
+                let _ = conn.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
+    }
+}
+
+/// Settings for tests: short lifetimes stay long unless a test shortens them.
+pub fn test_settings(url: &str) -> Settings {
+    let mut settings = Settings::defaults(url);
+    settings.workers = Some(2);
+    settings.database.db_pool_size = 8;
+    settings
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub state: AppState,
+    pub http: reqwest::Client,
+    pub backend: Backend,
+    pub db_url: String,
+    server: actix_web::dev::ServerHandle,
+    _db: TestDb,
+}
+
+impl TestApp {
+    pub async fn start(backend: Backend) -> Option<TestApp> {
+        Self::start_with(backend, |_| {}).await
+    }
+
+    pub async fn start_with(backend: Backend, tweak: impl FnOnce(&mut Settings)) -> Option<TestApp> {
+        let (db, url) = TestDb::create(backend)?;
+        let mut settings = test_settings(&url);
+        tweak(&mut settings);
+        let state = baton::server::build_state(settings, SECRET).expect("build state");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let server = baton::server::start(state.clone(), listener).expect("start server");
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+        Some(TestApp {
+            base,
+            state,
+            http: reqwest::Client::new(),
+            backend,
+            db_url: url,
+            server: handle,
+            _db: db,
+        })
+    }
+
+    /// A user (not an admin) with a valid token.
+    pub async fn user(&self, name: &str) -> TestUser {
+        self.make_user(name, false).await
+    }
+
+    pub async fn admin(&self, name: &str) -> TestUser {
+        self.make_user(name, true).await
+    }
+
+    async fn make_user(&self, name: &str, admin: bool) -> TestUser {
+        let email = format!("{}@example.com", name.to_lowercase());
+        let hash = password_hash().to_owned();
+        let name = name.to_owned();
+        let user = self
+            .state
+            .db
+            .write(None, move |tx| {
+                User::create(tx.conn, &email, &name, &hash, admin, tx.now).map_err(baton::error::AppError::from)
+            })
+            .await
+            .expect("create user");
+        TestUser {
+            token: self.state.jwt.issue(user.id).unwrap(),
+            id: user.id,
+            email: user.email,
+            session: None,
+        }
+    }
+
+    /// A case with members in the given roles, one page with one card, and
+    /// one edgenote.
+    pub async fn case(&self, slug: &str, members: &[(&TestUser, Role)]) -> Fixture {
+        let slug = slug.to_owned();
+        let members: Vec<(i64, Role)> = members.iter().map(|(u, r)| (u.id, *r)).collect();
+        self.state
+            .db
+            .write(None, move |tx| {
+                let case = Case::create(tx.conn, &slug, "A case", tx.now)?;
+                for (user_id, role) in members {
+                    Membership::create(tx.conn, case.id, user_id, role, tx.now)?;
+                }
+                let page = Page::create(tx.conn, case.id, "Page one", None, tx.now)?;
+                let card = Card::create(tx.conn, case.id, page.id, "first draft", None, tx.now)?;
+                let note = Edgenote::create(tx.conn, case.id, "note", "A note", "body", tx.now)?;
+                Ok::<_, baton::error::AppError>(Fixture {
+                    case_id: case.id,
+                    slug,
+                    page_id: page.id,
+                    card_id: card.id,
+                    edgenote_id: note.id,
+                })
+            })
+            .await
+            .expect("create case")
+    }
+
+    /// Another card on the fixture's page.
+    pub async fn card(&self, fixture: &Fixture, content: &str) -> i64 {
+        let (case_id, page_id, content) = (fixture.case_id, fixture.page_id, content.to_owned());
+        self.state
+            .db
+            .write(None, move |tx| {
+                Card::create(tx.conn, case_id, page_id, &content, None, tx.now).map_err(baton::error::AppError::from)
+            })
+            .await
+            .expect("create card")
+            .id
+    }
+
+    pub fn req(&self, method: Method, path: &str) -> Req {
+        Req {
+            builder: self.http.request(method, format!("{}{}", self.base, path)),
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Req {
+        self.req(Method::GET, path)
+    }
+
+    pub fn post(&self, path: &str) -> Req {
+        self.req(Method::POST, path)
+    }
+
+    pub fn patch(&self, path: &str) -> Req {
+        self.req(Method::PATCH, path)
+    }
+
+    pub fn delete(&self, path: &str) -> Req {
+        self.req(Method::DELETE, path)
+    }
+
+    /// The audit trail of a case, oldest first, as (action, lock id, actor, holder).
+    pub async fn audit(&self, case_id: i64) -> Vec<(String, i64, Option<i64>, i64)> {
+        let mut events = self
+            .state
+            .db
+            .read(move |conn| {
+                baton::models::LockEvent::of_case(conn, case_id, 100_000, None).map_err(baton::error::AppError::from)
+            })
+            .await
+            .expect("read audit");
+        events.reverse();
+        events
+            .into_iter()
+            .map(|e| (e.action, e.lock_id, e.actor_id, e.holder_id))
+            .collect()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        // Stop accepting; the runtime of the test ends the rest.
+        let handle = self.server.clone();
+        actix_web::rt::spawn(async move { handle.stop(false).await });
+    }
+}
+
+fn password_hash() -> &'static str {
+    static HASH: OnceLock<String> = OnceLock::new();
+    HASH.get_or_init(|| password::hash("password1").unwrap())
+}
+
+#[derive(Clone, Debug)]
+pub struct TestUser {
+    pub token: String,
+    pub id: i64,
+    pub email: String,
+    pub session: Option<String>,
+}
+
+impl TestUser {
+    /// The same user in a (new) browser tab.
+    pub fn tab(&self, session: &str) -> TestUser {
+        TestUser {
+            session: Some(session.to_owned()),
+            ..self.clone()
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Fixture {
+    pub case_id: i64,
+    pub slug: String,
+    pub page_id: i64,
+    pub card_id: i64,
+    pub edgenote_id: i64,
+}
+
+pub struct Req {
+    builder: reqwest::RequestBuilder,
+}
+
+impl Req {
+    /// Authenticates as `user`, in their tab if they have one.
+    pub fn by(mut self, user: &TestUser) -> Req {
+        self.builder = self.builder.bearer_auth(&user.token);
+        if let Some(session) = &user.session {
+            self.builder = self.builder.header("X-Session-ID", session);
+        }
+        self
+    }
+
+    pub fn header(mut self, name: &str, value: impl AsRef<str>) -> Req {
+        self.builder = self.builder.header(name, value.as_ref());
+        self
+    }
+
+    pub fn json(mut self, body: Value) -> Req {
+        self.builder = self.builder.json(&body);
+        self
+    }
+
+    pub fn body(mut self, content_type: &str, body: impl Into<reqwest::Body>) -> Req {
+        self.builder = self.builder.header("content-type", content_type).body(body);
+        self
+    }
+
+    pub async fn send(self) -> Resp {
+        let response = self
+            .builder
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await
+            .expect("request failed");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.expect("body");
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"))
+        };
+        Resp { status, body, headers }
+    }
+}
+
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub body: Value,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Resp {
+    /// Asserts the status, printing the body when it differs.
+    #[track_caller]
+    pub fn expect(self, status: u16) -> Resp {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        self
+    }
+
+    /// Asserts an error envelope with this status and code.
+    #[track_caller]
+    pub fn expect_error(self, status: u16, code: &str) -> Resp {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(self.body["error"]["code"], code, "unexpected error: {}", self.body);
+        assert!(
+            self.body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "error without a message: {}",
+            self.body
+        );
+        self
+    }
+
+    pub fn etag(&self) -> Option<String> {
+        self.headers.get("etag").map(|v| v.to_str().unwrap().to_owned())
+    }
+}
+
+/// `{"lock": {"lockableType": …, "lockableParam": …}}`
+pub fn lock_body(lockable_type: &str, id: i64) -> Value {
+    serde_json::json!({ "lock": { "lockableType": lockable_type, "lockableParam": id.to_string() } })
+}
+
+pub fn takeover_body(lockable_type: &str, id: i64) -> Value {
+    serde_json::json!({ "lock": { "lockableType": lockable_type, "lockableParam": id.to_string(), "takeover": true } })
+}
