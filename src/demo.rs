@@ -35,13 +35,30 @@ fn seed_in(tx: &mut Tx, hash: &str) -> AppResult<()> {
     if Case::find_by_slug(tx.conn, DEMO_CASE)?.is_some() {
         return Ok(());
     }
-    let case = Case::create(tx.conn, DEMO_CASE, "The Lighthouse Keeper's Dilemma", tx.now)?;
+    let case = Case::create(
+        tx.conn,
+        DEMO_CASE,
+        "The Lighthouse Keeper's Dilemma",
+        tx.now,
+    )?;
     for (user, role) in &people {
         Membership::create(tx.conn, case.id, user.id, *role, tx.now)?;
     }
     let pages = [
-        ("Introduction", ["The lighthouse on Gull Rock has been automated.", "Its last keeper must decide what to do next."]),
-        ("The decision", ["Option A: retrain as a harbour pilot.", "Option B: turn the keeper's cottage into a museum."]),
+        (
+            "Introduction",
+            [
+                "The lighthouse on Gull Rock has been automated.",
+                "Its last keeper must decide what to do next.",
+            ],
+        ),
+        (
+            "The decision",
+            [
+                "Option A: retrain as a harbour pilot.",
+                "Option B: turn the keeper's cottage into a museum.",
+            ],
+        ),
     ];
     for (title, cards) in pages {
         let page = Page::create(tx.conn, case.id, title, None, tx.now)?;
@@ -49,7 +66,21 @@ fn seed_in(tx: &mut Tx, hash: &str) -> AppResult<()> {
             Card::create(tx.conn, case.id, page.id, content, None, tx.now)?;
         }
     }
-    Edgenote::create(tx.conn, case.id, "gull-rock-map", "Map of Gull Rock", "https://example.com/gull-rock.png", tx.now)?;
-    Edgenote::create(tx.conn, case.id, "keeper-interview", "Interview with the keeper", "https://example.com/interview.mp3", tx.now)?;
+    Edgenote::create(
+        tx.conn,
+        case.id,
+        "gull-rock-map",
+        "Map of Gull Rock",
+        "https://example.com/gull-rock.png",
+        tx.now,
+    )?;
+    Edgenote::create(
+        tx.conn,
+        case.id,
+        "keeper-interview",
+        "Interview with the keeper",
+        "https://example.com/interview.mp3",
+        tx.now,
+    )?;
     Ok(())
 }

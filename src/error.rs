@@ -18,22 +18,29 @@ pub enum AppError {
     Forbidden(String),
     /// A takeover or break refused because the holder outranks the caller.
     #[error("{message}")]
-    Outranked { message: String, lock: Value },
+    Outranked { message: String, lock: Box<Value> },
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
     MethodNotAllowed(String),
-    /// Someone else holds the lock the caller asked for.
+    /// Someone else holds the lock the caller asked for. (Payloads are boxed
+    /// to keep `Result<_, AppError>` small.)
     #[error("{message}")]
-    LockHeld { message: String, lock: Value },
+    LockHeld { message: String, lock: Box<Value> },
     #[error("{0}")]
     Conflict(String),
     /// `If-Match` named an older version than the record has.
     #[error("{message}")]
-    StaleVersion { message: String, current: Value },
+    StaleVersion {
+        message: String,
+        current: Box<Value>,
+    },
     /// `Lock-Token` named a lock that no longer holds the record.
     #[error("{message}")]
-    LockLost { message: String, current: Value },
+    LockLost {
+        message: String,
+        current: Box<Value>,
+    },
     #[error("{0}")]
     PayloadTooLarge(String),
     #[error("{0}")]
@@ -44,8 +51,8 @@ pub enum AppError {
     #[error("{message}")]
     Locked {
         message: String,
-        lock: Value,
-        lockable: Value,
+        lock: Box<Value>,
+        lockable: Box<Value>,
     },
     #[error("{0}")]
     Unavailable(String),
@@ -80,30 +87,32 @@ impl AppError {
             Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
             Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             Outranked { lock, .. } => {
-                extra.insert("lock".into(), lock.clone());
+                extra.insert("lock".into(), (**lock).clone());
                 (StatusCode::FORBIDDEN, "outranked")
             }
             NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
             LockHeld { lock, .. } => {
-                extra.insert("lock".into(), lock.clone());
+                extra.insert("lock".into(), (**lock).clone());
                 (StatusCode::CONFLICT, "lock_held")
             }
             Conflict(_) => (StatusCode::CONFLICT, "conflict"),
             StaleVersion { current, .. } => {
-                extra.insert("current".into(), current.clone());
+                extra.insert("current".into(), (**current).clone());
                 (StatusCode::PRECONDITION_FAILED, "stale_version")
             }
             LockLost { current, .. } => {
-                extra.insert("current".into(), current.clone());
+                extra.insert("current".into(), (**current).clone());
                 (StatusCode::PRECONDITION_FAILED, "lock_lost")
             }
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            UnsupportedMediaType(_) => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
             Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
             Locked { lock, lockable, .. } => {
-                extra.insert("lock".into(), lock.clone());
-                extra.insert("lockable".into(), lockable.clone());
+                extra.insert("lock".into(), (**lock).clone());
+                extra.insert("lockable".into(), (**lockable).clone());
                 (StatusCode::LOCKED, "locked")
             }
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),

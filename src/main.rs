@@ -16,7 +16,11 @@ use clap::{Args, Parser, Subcommand};
 use rand::Rng;
 
 #[derive(Parser)]
-#[command(name = "baton", version, about = "Edit locks, guarded writes and live presence for collaborative web apps")]
+#[command(
+    name = "baton",
+    version,
+    about = "Edit locks, guarded writes and live presence for collaborative web apps"
+)]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
@@ -87,8 +91,7 @@ fn main() -> ExitCode {
     dotenvy::dotenv().ok();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -115,25 +118,39 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let secret = match (&args.settings.jwt_secret, args.dev || args.demo) {
         (Some(secret), _) => secret.clone().into_bytes(),
         (None, true) => {
-            tracing::warn!("no BATON_JWT_SECRET: using a random secret; tokens end when baton stops");
+            tracing::warn!(
+                "no BATON_JWT_SECRET: using a random secret; tokens end when baton stops"
+            );
             let bytes: [u8; 32] = rand::rng().random();
             bytes.to_vec()
         }
         (None, false) => {
-            return Err("BATON_JWT_SECRET is not set. Set it (any long random string), \
+            return Err(
+                "BATON_JWT_SECRET is not set. Set it (any long random string), \
                  or run `baton serve --dev` to try baton with a throwaway secret."
-                .into())
+                    .into(),
+            )
         }
     };
     let bind = args.settings.bind.clone();
     let state = server::build_state(args.settings, &secret).map_err(|e| e.to_string())?;
     if args.demo {
-        baton::demo::seed(&state.db).await.map_err(|e| format!("seeding the demo failed: {e}"))?;
+        baton::demo::seed(&state.db)
+            .await
+            .map_err(|e| format!("seeding the demo failed: {e}"))?;
         tracing::info!("demo data ready: sign in as alice@example.com, bob@example.com or carol@example.com with password `demo`");
     }
-    let listener = TcpListener::bind(&bind)
-        .map_err(|source| StartError::Bind { addr: bind.clone(), source }.to_string())?;
-    tracing::info!("baton listening on http://{}", listener.local_addr().map_err(|e| e.to_string())?);
+    let listener = TcpListener::bind(&bind).map_err(|source| {
+        StartError::Bind {
+            addr: bind.clone(),
+            source,
+        }
+        .to_string()
+    })?;
+    tracing::info!(
+        "baton listening on http://{}",
+        listener.local_addr().map_err(|e| e.to_string())?
+    );
     server::start(state, listener)
         .map_err(|e| e.to_string())?
         .await
@@ -141,7 +158,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
 }
 
 fn open(database: &DatabaseSettings) -> Result<Database, String> {
-    let bus = Arc::new(LocalBus { hub: Arc::new(Hub::default()) });
+    let bus = Arc::new(LocalBus {
+        hub: Arc::new(Hub::default()),
+    });
     Database::open(&database.database_url, 2, bus).map_err(|e| e.to_string())
 }
 
@@ -153,7 +172,8 @@ fn migrate(database: DatabaseSettings) -> Result<(), String> {
 
 async fn user_add(args: UserAddArgs) -> Result<(), String> {
     let email = params::email(Some(args.email)).map_err(|e| e.to_string())?;
-    let name = params::required_text("name", Some(args.name), params::MAX_TITLE).map_err(|e| e.to_string())?;
+    let name = params::required_text("name", Some(args.name), params::MAX_TITLE)
+        .map_err(|e| e.to_string())?;
     let pw = params::password(Some(args.password)).map_err(|e| e.to_string())?;
     let db = open(&args.database)?;
     let hash = password::hash(&pw)?;
@@ -161,7 +181,9 @@ async fn user_add(args: UserAddArgs) -> Result<(), String> {
     let user = db
         .write(None, move |tx| {
             if User::find_by_email(tx.conn, &email)?.is_some() {
-                return Err(baton::error::AppError::invalid(format!("a user with email {email} already exists")));
+                return Err(baton::error::AppError::invalid(format!(
+                    "a user with email {email} already exists"
+                )));
             }
             Ok(User::create(tx.conn, &email, &name, &hash, admin, tx.now)?)
         })

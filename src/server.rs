@@ -26,19 +26,28 @@ pub enum StartError {
     #[error(transparent)]
     Auth(#[from] AuthError),
     #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: String, source: std::io::Error },
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
 }
 
 /// Opens (and migrates) the database and checks that tokens can be signed.
 pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, StartError> {
     if jwt_secret.is_empty() {
-        return Err(StartError::Config("BATON_JWT_SECRET must not be empty.".into()));
+        return Err(StartError::Config(
+            "BATON_JWT_SECRET must not be empty.".into(),
+        ));
     }
     let jwt = JwtKeys::new(jwt_secret, settings.token_ttl);
     jwt.self_check()?;
     let hub = Arc::new(Hub::default());
     let bus = Arc::new(LocalBus { hub: hub.clone() });
-    let db = Database::open(&settings.database.database_url, settings.database.db_pool_size, bus)?;
+    let db = Database::open(
+        &settings.database.database_url,
+        settings.database.db_pool_size,
+        bus,
+    )?;
     Ok(AppState {
         db,
         jwt,

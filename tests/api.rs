@@ -19,16 +19,27 @@ on_both_backends!(
 );
 
 async fn health_and_unknown_routes(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let health = app.get("/healthz").send().await.expect(200);
     assert_eq!(health.body["status"], "ok");
-    app.get("/no/such/route").send().await.expect_error(404, "not_found");
+    app.get("/no/such/route")
+        .send()
+        .await
+        .expect_error(404, "not_found");
     let alice = app.user("Alice").await;
-    app.req(reqwest::Method::PUT, "/cases").by(&alice).send().await.expect_error(405, "method_not_allowed");
+    app.req(reqwest::Method::PUT, "/cases")
+        .by(&alice)
+        .send()
+        .await
+        .expect_error(405, "method_not_allowed");
 }
 
 async fn login_and_me(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let alice = app.user("Alice").await;
 
     let login = app
@@ -42,7 +53,12 @@ async fn login_and_me(backend: Backend) {
     assert!(login.body["user"].get("passwordHash").is_none());
     let token = login.body["token"].as_str().unwrap().to_owned();
 
-    let me = app.get("/me").header("Authorization", format!("Bearer {token}")).send().await.expect(200);
+    let me = app
+        .get("/me")
+        .header("Authorization", format!("Bearer {token}"))
+        .send()
+        .await
+        .expect(200);
     assert_eq!(me.body["id"], alice.id);
     assert_eq!(me.body["param"], alice.id.to_string());
     assert!(me.body["color"].as_str().unwrap().starts_with('#'));
@@ -57,13 +73,29 @@ async fn login_and_me(backend: Backend) {
         .send()
         .await
         .expect_error(401, "unauthorized");
-    app.post("/auth/login").json(json!({ "email": "alice@example.com" })).send().await.expect_error(422, "invalid");
+    app.post("/auth/login")
+        .json(json!({ "email": "alice@example.com" }))
+        .send()
+        .await
+        .expect_error(422, "invalid");
 
-    app.get("/me").send().await.expect_error(401, "unauthorized");
-    app.get("/me").header("Authorization", "Bearer not-a-jwt").send().await.expect_error(401, "unauthorized");
-    let other_secret = baton::auth::JwtKeys::new(b"another secret", std::time::Duration::from_secs(60));
+    app.get("/me")
+        .send()
+        .await
+        .expect_error(401, "unauthorized");
+    app.get("/me")
+        .header("Authorization", "Bearer not-a-jwt")
+        .send()
+        .await
+        .expect_error(401, "unauthorized");
+    let other_secret =
+        baton::auth::JwtKeys::new(b"another secret", std::time::Duration::from_secs(60));
     let forged = other_secret.issue(alice.id).unwrap();
-    app.get("/me").header("Authorization", format!("Bearer {forged}")).send().await.expect_error(401, "unauthorized");
+    app.get("/me")
+        .header("Authorization", format!("Bearer {forged}"))
+        .send()
+        .await
+        .expect_error(401, "unauthorized");
     let now = chrono::Utc::now().timestamp();
     let expired = jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
@@ -71,9 +103,17 @@ async fn login_and_me(backend: Backend) {
         &jsonwebtoken::EncodingKey::from_secret(common::SECRET),
     )
     .unwrap();
-    app.get("/me").header("Authorization", format!("Bearer {expired}")).send().await.expect_error(401, "unauthorized");
+    app.get("/me")
+        .header("Authorization", format!("Bearer {expired}"))
+        .send()
+        .await
+        .expect_error(401, "unauthorized");
     let ghost = app.state.jwt.issue(9_999_999).unwrap();
-    app.get("/me").header("Authorization", format!("Bearer {ghost}")).send().await.expect_error(401, "unauthorized");
+    app.get("/me")
+        .header("Authorization", format!("Bearer {ghost}"))
+        .send()
+        .await
+        .expect_error(401, "unauthorized");
     app.get("/me")
         .header("Authorization", format!("Bearer {token}"))
         .header("X-Session-ID", "not a valid id!")
@@ -83,16 +123,35 @@ async fn login_and_me(backend: Backend) {
 }
 
 async fn creating_users(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let admin = app.admin("Root").await;
     let bob = app.user("Bob").await;
-    let body = json!({ "user": { "email": "dave@example.com", "name": "Dave", "password": "secret-pw" } });
+    let body =
+        json!({ "user": { "email": "dave@example.com", "name": "Dave", "password": "secret-pw" } });
 
-    app.post("/users").by(&bob).json(body.clone()).send().await.expect_error(403, "forbidden");
-    let created = app.post("/users").by(&admin).json(body.clone()).send().await.expect(201);
+    app.post("/users")
+        .by(&bob)
+        .json(body.clone())
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    let created = app
+        .post("/users")
+        .by(&admin)
+        .json(body.clone())
+        .send()
+        .await
+        .expect(201);
     assert_eq!(created.body["email"], "dave@example.com");
     assert_eq!(created.body["admin"], false);
-    app.post("/users").by(&admin).json(body).send().await.expect_error(422, "invalid");
+    app.post("/users")
+        .by(&admin)
+        .json(body)
+        .send()
+        .await
+        .expect_error(422, "invalid");
     app.post("/users")
         .by(&admin)
         .json(json!({ "user": { "email": "not-an-email", "name": "E", "password": "secret-pw" } }))
@@ -116,7 +175,9 @@ async fn creating_users(backend: Backend) {
 }
 
 async fn cases_and_roles(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let alice = app.user("Alice").await;
     let bob = app.user("Bob").await;
     let eve = app.user("Eve").await;
@@ -163,29 +224,64 @@ async fn cases_and_roles(backend: Backend) {
         assert!(shown.body[key].is_array(), "{key} missing: {}", shown.body);
     }
     assert_eq!(shown.body["role"], "reader");
-    app.get("/cases/harbour").by(&eve).send().await.expect_error(403, "forbidden");
-    app.get("/cases/nowhere").by(&alice).send().await.expect_error(404, "not_found");
+    app.get("/cases/harbour")
+        .by(&eve)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    app.get("/cases/nowhere")
+        .by(&alice)
+        .send()
+        .await
+        .expect_error(404, "not_found");
     // A site admin acts as a manager everywhere.
     let as_admin = app.get("/cases/harbour").by(&root).send().await.expect(200);
     assert_eq!(as_admin.body["role"], "site admin");
 
     let patch = json!({ "case": { "title": "The Old Harbour" } });
-    app.patch("/cases/harbour").by(&bob).json(patch.clone()).send().await.expect_error(403, "forbidden");
-    let updated = app.patch("/cases/harbour").by(&alice).json(patch).send().await.expect(200);
+    app.patch("/cases/harbour")
+        .by(&bob)
+        .json(patch.clone())
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    let updated = app
+        .patch("/cases/harbour")
+        .by(&alice)
+        .json(patch)
+        .send()
+        .await
+        .expect(200);
     assert_eq!(updated.body["title"], "The Old Harbour");
     assert_eq!(updated.body["version"], 2);
     assert_eq!(updated.etag().as_deref(), Some("\"2\""));
 
-    app.delete("/cases/harbour").by(&bob).send().await.expect_error(403, "forbidden");
-    app.delete("/cases/harbour").by(&alice).send().await.expect(204);
-    app.get("/cases/harbour").by(&alice).send().await.expect_error(404, "not_found");
+    app.delete("/cases/harbour")
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    app.delete("/cases/harbour")
+        .by(&alice)
+        .send()
+        .await
+        .expect(204);
+    app.get("/cases/harbour")
+        .by(&alice)
+        .send()
+        .await
+        .expect_error(404, "not_found");
 }
 
 async fn memberships(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let alice = app.user("Alice").await;
     let bob = app.user("Bob").await;
-    let f = app.case("harbour", &[(&alice, Role::Manager), (&bob, Role::Editor)]).await;
+    let f = app
+        .case("harbour", &[(&alice, Role::Manager), (&bob, Role::Editor)])
+        .await;
     let path = format!("/cases/{}/memberships", f.slug);
 
     let list = app.get(&path).by(&alice).send().await.expect(200);
@@ -193,7 +289,11 @@ async fn memberships(backend: Backend) {
     assert_eq!(members.len(), 2);
     assert_eq!(members[0]["type"], "Membership");
     assert_eq!(members[0]["user"]["name"], "Alice");
-    app.get(&path).by(&bob).send().await.expect_error(403, "forbidden");
+    app.get(&path)
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
 
     let carol = app.user("Carol").await;
     let added = app
@@ -232,28 +332,71 @@ async fn memberships(backend: Backend) {
         .expect_error(403, "forbidden");
 
     // Carol (manager) removes Alice; then the last manager cannot leave.
-    let alice_membership = members.iter().find(|m| m["user"]["id"] == alice.id).unwrap()["id"].clone();
-    app.delete(&format!("/memberships/{alice_membership}")).by(&carol).send().await.expect(204);
-    app.delete(&format!("/memberships/{}", changed.body["id"])).by(&carol).send().await.expect_error(422, "invalid");
-    app.delete("/memberships/999999").by(&carol).send().await.expect_error(404, "not_found");
-    app.get(&format!("/cases/{}", f.slug)).by(&alice).send().await.expect_error(403, "forbidden");
+    let alice_membership = members
+        .iter()
+        .find(|m| m["user"]["id"] == alice.id)
+        .unwrap()["id"]
+        .clone();
+    app.delete(&format!("/memberships/{alice_membership}"))
+        .by(&carol)
+        .send()
+        .await
+        .expect(204);
+    app.delete(&format!("/memberships/{}", changed.body["id"]))
+        .by(&carol)
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    app.delete("/memberships/999999")
+        .by(&carol)
+        .send()
+        .await
+        .expect_error(404, "not_found");
+    app.get(&format!("/cases/{}", f.slug))
+        .by(&alice)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
 }
 
 async fn pages_cards_edgenotes(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let alice = app.user("Alice").await;
     let bob = app.user("Bob").await;
     let rita = app.user("Rita").await;
     let f = app
-        .case("harbour", &[(&alice, Role::Manager), (&bob, Role::Editor), (&rita, Role::Reader)])
+        .case(
+            "harbour",
+            &[
+                (&alice, Role::Manager),
+                (&bob, Role::Editor),
+                (&rita, Role::Reader),
+            ],
+        )
         .await;
 
     // Pages.
     let page_body = json!({ "page": { "title": "Findings" } });
-    app.post("/cases/harbour/pages").by(&rita).json(page_body.clone()).send().await.expect_error(403, "forbidden");
-    let page = app.post("/cases/harbour/pages").by(&bob).json(page_body).send().await.expect(201);
+    app.post("/cases/harbour/pages")
+        .by(&rita)
+        .json(page_body.clone())
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    let page = app
+        .post("/cases/harbour/pages")
+        .by(&bob)
+        .json(page_body)
+        .send()
+        .await
+        .expect(201);
     assert_eq!(page.body["type"], "Page");
-    assert_eq!(page.body["position"], 1, "appended after the fixture's page");
+    assert_eq!(
+        page.body["position"], 1,
+        "appended after the fixture's page"
+    );
     let page_id = page.body["id"].as_i64().unwrap();
     let renamed = app
         .patch(&format!("/pages/{page_id}"))
@@ -264,7 +407,11 @@ async fn pages_cards_edgenotes(backend: Backend) {
         .expect(200);
     assert_eq!(renamed.body["title"], "Results");
     assert_eq!(renamed.body["position"], 5);
-    app.get(&format!("/pages/{page_id}")).by(&rita).send().await.expect(200);
+    app.get(&format!("/pages/{page_id}"))
+        .by(&rita)
+        .send()
+        .await
+        .expect(200);
 
     // Cards.
     let card = app
@@ -290,7 +437,12 @@ async fn pages_cards_edgenotes(backend: Backend) {
         .send()
         .await
         .expect_error(404, "not_found");
-    app.post(&format!("/pages/{page_id}/cards")).by(&bob).json(json!({ "card": {} })).send().await.expect_error(422, "invalid");
+    app.post(&format!("/pages/{page_id}/cards"))
+        .by(&bob)
+        .json(json!({ "card": {} }))
+        .send()
+        .await
+        .expect_error(422, "invalid");
     let edited = app
         .patch(&format!("/cards/{card_id}"))
         .by(&bob)
@@ -305,7 +457,12 @@ async fn pages_cards_edgenotes(backend: Backend) {
         .send()
         .await
         .expect_error(403, "forbidden");
-    let shown = app.get(&format!("/cards/{card_id}")).by(&rita).send().await.expect(200);
+    let shown = app
+        .get(&format!("/cards/{card_id}"))
+        .by(&rita)
+        .send()
+        .await
+        .expect(200);
     assert_eq!(shown.body["content"], "Tides matter most.");
 
     // Edgenotes.
@@ -343,17 +500,47 @@ async fn pages_cards_edgenotes(backend: Backend) {
     assert_eq!(case.body["edgenotes"].as_array().unwrap().len(), 2);
 
     // Deletes.
-    app.delete(&format!("/edgenotes/{note_id}")).by(&bob).send().await.expect(204);
-    app.get(&format!("/edgenotes/{note_id}")).by(&bob).send().await.expect_error(404, "not_found");
-    app.delete(&format!("/cards/{card_id}")).by(&rita).send().await.expect_error(403, "forbidden");
-    app.delete(&format!("/cards/{card_id}")).by(&bob).send().await.expect(204);
-    app.delete(&format!("/pages/{}", f.page_id)).by(&bob).send().await.expect(204);
-    app.get(&format!("/cards/{}", f.card_id)).by(&bob).send().await.expect_error(404, "not_found");
-    app.get("/cards/abc").by(&bob).send().await.expect_error(404, "not_found");
+    app.delete(&format!("/edgenotes/{note_id}"))
+        .by(&bob)
+        .send()
+        .await
+        .expect(204);
+    app.get(&format!("/edgenotes/{note_id}"))
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(404, "not_found");
+    app.delete(&format!("/cards/{card_id}"))
+        .by(&rita)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    app.delete(&format!("/cards/{card_id}"))
+        .by(&bob)
+        .send()
+        .await
+        .expect(204);
+    app.delete(&format!("/pages/{}", f.page_id))
+        .by(&bob)
+        .send()
+        .await
+        .expect(204);
+    app.get(&format!("/cards/{}", f.card_id))
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(404, "not_found");
+    app.get("/cards/abc")
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(404, "not_found");
 }
 
 async fn etag_and_if_match(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let bob = app.user("Bob").await;
     let f = app.case("harbour", &[(&bob, Role::Editor)]).await;
     let path = format!("/cards/{}", f.card_id);
@@ -381,7 +568,12 @@ async fn etag_and_if_match(backend: Backend) {
     assert_eq!(stale.body["error"]["current"]["content"], "second");
     assert_eq!(stale.body["error"]["current"]["version"], 2);
 
-    app.delete(&path).by(&bob).header("If-Match", "\"1\"").send().await.expect_error(412, "stale_version");
+    app.delete(&path)
+        .by(&bob)
+        .header("If-Match", "\"1\"")
+        .send()
+        .await
+        .expect_error(412, "stale_version");
     app.patch(&path)
         .by(&bob)
         .header("If-Match", "soon")
@@ -391,30 +583,52 @@ async fn etag_and_if_match(backend: Backend) {
         .expect_error(400, "bad_request");
     let unchanged = app.get(&path).by(&bob).send().await.expect(200);
     assert_eq!(unchanged.body["content"], "second");
-    app.delete(&path).by(&bob).header("If-Match", "\"2\"").send().await.expect(204);
+    app.delete(&path)
+        .by(&bob)
+        .header("If-Match", "\"2\"")
+        .send()
+        .await
+        .expect(204);
 }
 
 async fn bad_input_gets_the_envelope(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| s.body_limit = 4096).await else { return };
+    let Some(app) = TestApp::start_with(backend, |s| s.body_limit = 4096).await else {
+        return;
+    };
     let bob = app.user("Bob").await;
     let f = app.case("harbour", &[(&bob, Role::Editor)]).await;
     let path = format!("/cards/{}", f.card_id);
 
-    app.patch(&path).by(&bob).body("application/json", "{\"card\": ").send().await.expect_error(400, "bad_request");
+    app.patch(&path)
+        .by(&bob)
+        .body("application/json", "{\"card\": ")
+        .send()
+        .await
+        .expect_error(400, "bad_request");
     app.patch(&path)
         .by(&bob)
         .json(json!({ "card": { "content": 12 } }))
         .send()
         .await
         .expect_error(422, "invalid");
-    app.patch(&path).by(&bob).json(json!({ "content": "x" })).send().await.expect_error(422, "invalid");
+    app.patch(&path)
+        .by(&bob)
+        .json(json!({ "content": "x" }))
+        .send()
+        .await
+        .expect_error(422, "invalid");
     app.patch(&path)
         .by(&bob)
         .json(json!({ "card": { "content": "x".repeat(5000) } }))
         .send()
         .await
         .expect_error(413, "payload_too_large");
-    app.patch(&path).by(&bob).body("text/plain", "hello").send().await.expect_error(415, "unsupported_media_type");
+    app.patch(&path)
+        .by(&bob)
+        .body("text/plain", "hello")
+        .send()
+        .await
+        .expect_error(415, "unsupported_media_type");
     app.patch(&path)
         .by(&bob)
         .json(json!({ "card": { "position": -3 } }))

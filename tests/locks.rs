@@ -39,13 +39,23 @@ fn drain(rx: &mut Receiver<Arc<Event>>) -> Vec<Arc<Event>> {
 }
 
 async fn acquire_renew_and_conflict(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let bob = app.user("Bob").await;
     let carol = app.user("Carol").await;
-    let f = app.case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)]).await;
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
+        .await;
     let bob_tab = bob.tab("bob-tab-1");
 
-    let first = app.post("/locks").by(&bob_tab).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    let first = app
+        .post("/locks")
+        .by(&bob_tab)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     let lock = &first.body;
     assert_eq!(lock["type"], "Lock");
     assert_eq!(lock["table"], "locks");
@@ -56,9 +66,18 @@ async fn acquire_renew_and_conflict(backend: Backend) {
     assert_eq!(lock["token"], lock["param"]);
 
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let again = app.post("/locks").by(&bob_tab).json(lock_body("Card", f.card_id)).send().await.expect(200);
+    let again = app
+        .post("/locks")
+        .by(&bob_tab)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(200);
     assert_eq!(again.body["id"], lock["id"], "re-entrant: the same lock");
-    assert!(again.body["expiresAt"].as_str() > lock["expiresAt"].as_str(), "lease renewed");
+    assert!(
+        again.body["expiresAt"].as_str() > lock["expiresAt"].as_str(),
+        "lease renewed"
+    );
 
     // Another tab of the same user, and another user: 409 with the holder's lock.
     let other_tab = app
@@ -69,13 +88,34 @@ async fn acquire_renew_and_conflict(backend: Backend) {
         .await
         .expect_error(409, "lock_held");
     assert_eq!(other_tab.body["error"]["lock"]["id"], lock["id"]);
-    let held = app.post("/locks").by(&carol).json(lock_body("Card", f.card_id)).send().await.expect_error(409, "lock_held");
+    let held = app
+        .post("/locks")
+        .by(&carol)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect_error(409, "lock_held");
     assert_eq!(held.body["error"]["lock"]["user"]["name"], "Bob");
-    assert!(held.body["error"]["message"].as_str().unwrap().contains("Bob"));
+    assert!(held.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Bob"));
 
     // Without a session id the user as a whole holds it.
-    let by_user = app.post("/locks").by(&carol).json(lock_body("Edgenote", f.edgenote_id)).send().await.expect(201);
-    let again = app.post("/locks").by(&carol).json(lock_body("Edgenote", f.edgenote_id)).send().await.expect(200);
+    let by_user = app
+        .post("/locks")
+        .by(&carol)
+        .json(lock_body("Edgenote", f.edgenote_id))
+        .send()
+        .await
+        .expect(201);
+    let again = app
+        .post("/locks")
+        .by(&carol)
+        .json(lock_body("Edgenote", f.edgenote_id))
+        .send()
+        .await
+        .expect(200);
     assert_eq!(again.body["id"], by_user.body["id"]);
     assert!(by_user.body["sessionId"].is_null());
 
@@ -89,54 +129,137 @@ async fn acquire_renew_and_conflict(backend: Backend) {
 }
 
 async fn lockable_lookup_errors(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let bob = app.user("Bob").await;
     let rita = app.user("Rita").await;
     let eve = app.user("Eve").await;
-    let f = app.case("c", &[(&bob, Role::Editor), (&rita, Role::Reader)]).await;
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&rita, Role::Reader)])
+        .await;
 
-    app.post("/locks").by(&bob).json(lock_body("Comment", 1)).send().await.expect_error(422, "invalid");
-    app.post("/locks").by(&bob).json(json!({ "lock": { "lockableParam": "1" } })).send().await.expect_error(422, "invalid");
-    app.post("/locks").by(&bob).json(lock_body("Card", 999_999)).send().await.expect_error(404, "not_found");
+    app.post("/locks")
+        .by(&bob)
+        .json(lock_body("Comment", 1))
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    app.post("/locks")
+        .by(&bob)
+        .json(json!({ "lock": { "lockableParam": "1" } }))
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    app.post("/locks")
+        .by(&bob)
+        .json(lock_body("Card", 999_999))
+        .send()
+        .await
+        .expect_error(404, "not_found");
     app.post("/locks")
         .by(&bob)
         .json(json!({ "lock": { "lockableType": "Card", "lockableParam": "abc" } }))
         .send()
         .await
         .expect_error(404, "not_found");
-    app.post("/locks").by(&rita).json(lock_body("Card", f.card_id)).send().await.expect_error(403, "forbidden");
-    app.post("/locks").by(&eve).json(lock_body("Card", f.card_id)).send().await.expect_error(403, "forbidden");
-    app.post("/locks").json(lock_body("Card", f.card_id)).send().await.expect_error(401, "unauthorized");
+    app.post("/locks")
+        .by(&rita)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    app.post("/locks")
+        .by(&eve)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    app.post("/locks")
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect_error(401, "unauthorized");
     // A case is lockable too.
-    app.post("/locks").by(&bob).json(lock_body("Case", f.case_id)).send().await.expect(201);
+    app.post("/locks")
+        .by(&bob)
+        .json(lock_body("Case", f.case_id))
+        .send()
+        .await
+        .expect(201);
 }
 
 async fn takeover_rules(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let mia = app.user("Mia").await; // manager
     let bob = app.user("Bob").await; // editor
     let carol = app.user("Carol").await; // editor
     let root = app.admin("Root").await; // site admin, not a member
-    let f = app.case("c", &[(&mia, Role::Manager), (&bob, Role::Editor), (&carol, Role::Editor)]).await;
+    let f = app
+        .case(
+            "c",
+            &[
+                (&mia, Role::Manager),
+                (&bob, Role::Editor),
+                (&carol, Role::Editor),
+            ],
+        )
+        .await;
     let bob_tab = bob.tab("bob-1");
 
     // Takeover of an unlocked record is a plain acquire.
-    let bobs = app.post("/locks").by(&bob_tab).json(takeover_body("Card", f.card_id)).send().await.expect(201);
+    let bobs = app
+        .post("/locks")
+        .by(&bob_tab)
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     // From the holding tab it is re-entrant.
-    let same = app.post("/locks").by(&bob_tab).json(takeover_body("Card", f.card_id)).send().await.expect(200);
+    let same = app
+        .post("/locks")
+        .by(&bob_tab)
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(200);
     assert_eq!(same.body["id"], bobs.body["id"]);
 
     // Equal rank may take over; a new lock (new token) is granted.
-    let carols = app.post("/locks").by(&carol.tab("carol-1")).json(takeover_body("Card", f.card_id)).send().await.expect(201);
+    let carols = app
+        .post("/locks")
+        .by(&carol.tab("carol-1"))
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     assert_ne!(carols.body["id"], bobs.body["id"]);
     assert_eq!(carols.body["user"]["name"], "Carol");
-    app.get(&format!("/locks/{}", bobs.body["id"])).by(&bob).send().await.expect_error(404, "not_found");
+    app.get(&format!("/locks/{}", bobs.body["id"]))
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(404, "not_found");
 
     // Another tab of the same user may take over.
-    let carol2 = app.post("/locks").by(&carol.tab("carol-2")).json(takeover_body("Card", f.card_id)).send().await.expect(201);
+    let carol2 = app
+        .post("/locks")
+        .by(&carol.tab("carol-2"))
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
 
     // A manager over an editor: yes. An editor over a manager: 403 outranked.
-    let mias = app.post("/locks").by(&mia.tab("mia-1")).json(takeover_body("Card", f.card_id)).send().await.expect(201);
+    let mias = app
+        .post("/locks")
+        .by(&mia.tab("mia-1"))
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     let refused = app
         .post("/locks")
         .by(&bob_tab)
@@ -147,8 +270,19 @@ async fn takeover_rules(backend: Backend) {
     assert_eq!(refused.body["error"]["lock"]["id"], mias.body["id"]);
 
     // A site admin outranks every case role.
-    let roots = app.post("/locks").by(&root.tab("root-1")).json(takeover_body("Card", f.card_id)).send().await.expect(201);
-    app.post("/locks").by(&mia.tab("mia-1")).json(takeover_body("Card", f.card_id)).send().await.expect_error(403, "outranked");
+    let roots = app
+        .post("/locks")
+        .by(&root.tab("root-1"))
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.post("/locks")
+        .by(&mia.tab("mia-1"))
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect_error(403, "outranked");
 
     // Audit: every takeover is `overridden` (actor = taker, holder = former) then `acquired`.
     let audit = app.audit(f.case_id).await;
@@ -157,31 +291,79 @@ async fn takeover_rules(backend: Backend) {
         audit,
         vec![
             ("acquired".into(), lock_id(&bobs.body), Some(bob.id), bob.id),
-            ("overridden".into(), lock_id(&bobs.body), Some(carol.id), bob.id),
-            ("acquired".into(), lock_id(&carols.body), Some(carol.id), carol.id),
-            ("overridden".into(), lock_id(&carols.body), Some(carol.id), carol.id),
-            ("acquired".into(), lock_id(&carol2.body), Some(carol.id), carol.id),
-            ("overridden".into(), lock_id(&carol2.body), Some(mia.id), carol.id),
+            (
+                "overridden".into(),
+                lock_id(&bobs.body),
+                Some(carol.id),
+                bob.id
+            ),
+            (
+                "acquired".into(),
+                lock_id(&carols.body),
+                Some(carol.id),
+                carol.id
+            ),
+            (
+                "overridden".into(),
+                lock_id(&carols.body),
+                Some(carol.id),
+                carol.id
+            ),
+            (
+                "acquired".into(),
+                lock_id(&carol2.body),
+                Some(carol.id),
+                carol.id
+            ),
+            (
+                "overridden".into(),
+                lock_id(&carol2.body),
+                Some(mia.id),
+                carol.id
+            ),
             ("acquired".into(), lock_id(&mias.body), Some(mia.id), mia.id),
-            ("overridden".into(), lock_id(&mias.body), Some(root.id), mia.id),
-            ("acquired".into(), lock_id(&roots.body), Some(root.id), root.id),
+            (
+                "overridden".into(),
+                lock_id(&mias.body),
+                Some(root.id),
+                mia.id
+            ),
+            (
+                "acquired".into(),
+                lock_id(&roots.body),
+                Some(root.id),
+                root.id
+            ),
         ]
     );
 }
 
 async fn read_status_and_list(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let bob = app.user("Bob").await;
     let rita = app.user("Rita").await;
     let eve = app.user("Eve").await;
-    let f = app.case("c", &[(&bob, Role::Editor), (&rita, Role::Reader)]).await;
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&rita, Role::Reader)])
+        .await;
     let bob_tab = bob.tab("bob-1");
-    let status_path = format!("/locks/status?lockableType=Card&lockableParam={}", f.card_id);
+    let status_path = format!(
+        "/locks/status?lockableType=Card&lockableParam={}",
+        f.card_id
+    );
 
     let unlocked = app.get(&status_path).by(&rita).send().await.expect(200);
     assert_eq!(unlocked.body, json!({ "state": "unlocked" }));
 
-    let lock = app.post("/locks").by(&bob_tab).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    let lock = app
+        .post("/locks")
+        .by(&bob_tab)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     let id = lock.body["id"].as_i64().unwrap();
 
     let owned = app.get(&status_path).by(&bob_tab).send().await.expect(200);
@@ -189,63 +371,161 @@ async fn read_status_and_list(backend: Backend) {
     assert_eq!(owned.body["lock"]["id"], id);
     let locked = app.get(&status_path).by(&rita).send().await.expect(200);
     assert_eq!(locked.body["state"], "locked");
-    let other_tab = app.get(&status_path).by(&bob.tab("bob-2")).send().await.expect(200);
+    let other_tab = app
+        .get(&status_path)
+        .by(&bob.tab("bob-2"))
+        .send()
+        .await
+        .expect(200);
     assert_eq!(other_tab.body["state"], "locked");
     let snake = app
-        .get(&format!("/locks/status?lockable_type=Card&lockable_param={}", f.card_id))
+        .get(&format!(
+            "/locks/status?lockable_type=Card&lockable_param={}",
+            f.card_id
+        ))
         .by(&rita)
         .send()
         .await
         .expect(200);
     assert_eq!(snake.body["state"], "locked");
-    app.get("/locks/status?lockableType=Nope&lockableParam=1").by(&rita).send().await.expect_error(422, "invalid");
-    app.get(&status_path).by(&eve).send().await.expect_error(403, "forbidden");
+    app.get("/locks/status?lockableType=Nope&lockableParam=1")
+        .by(&rita)
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    app.get(&status_path)
+        .by(&eve)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
 
-    let shown = app.get(&format!("/locks/{id}")).by(&rita).send().await.expect(200);
+    let shown = app
+        .get(&format!("/locks/{id}"))
+        .by(&rita)
+        .send()
+        .await
+        .expect(200);
     assert_eq!(shown.body, lock.body);
-    app.get(&format!("/locks/{id}")).by(&eve).send().await.expect_error(403, "forbidden");
-    app.get("/locks/999999").by(&rita).send().await.expect_error(404, "not_found");
+    app.get(&format!("/locks/{id}"))
+        .by(&eve)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    app.get("/locks/999999")
+        .by(&rita)
+        .send()
+        .await
+        .expect_error(404, "not_found");
 
     let list = app.get("/locks?case=c").by(&rita).send().await.expect(200);
     assert_eq!(list.body.as_array().unwrap().len(), 1);
     assert_eq!(list.body[0]["id"], id);
-    app.get("/locks").by(&rita).send().await.expect_error(422, "invalid");
-    app.get("/locks?case=c").by(&eve).send().await.expect_error(403, "forbidden");
+    app.get("/locks")
+        .by(&rita)
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    app.get("/locks?case=c")
+        .by(&eve)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
     let case = app.get("/cases/c").by(&rita).send().await.expect(200);
     assert_eq!(case.body["activeLocks"][0]["id"], id);
 }
 
 async fn refresh_release_and_break(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let mia = app.user("Mia").await;
     let bob = app.user("Bob").await;
     let carol = app.user("Carol").await;
     let rita = app.user("Rita").await;
     let f = app
-        .case("c", &[(&mia, Role::Manager), (&bob, Role::Editor), (&carol, Role::Editor), (&rita, Role::Reader)])
+        .case(
+            "c",
+            &[
+                (&mia, Role::Manager),
+                (&bob, Role::Editor),
+                (&carol, Role::Editor),
+                (&rita, Role::Reader),
+            ],
+        )
         .await;
     let bob_tab = bob.tab("bob-1");
 
-    let lock = app.post("/locks").by(&bob_tab).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    let lock = app
+        .post("/locks")
+        .by(&bob_tab)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     let id = lock.body["id"].as_i64().unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let refreshed = app.post(&format!("/locks/{id}/refresh")).by(&bob_tab).send().await.expect(200);
+    let refreshed = app
+        .post(&format!("/locks/{id}/refresh"))
+        .by(&bob_tab)
+        .send()
+        .await
+        .expect(200);
     assert!(refreshed.body["expiresAt"].as_str() > lock.body["expiresAt"].as_str());
     assert!(refreshed.body["lastActivityAt"].as_str() > lock.body["lastActivityAt"].as_str());
-    app.post(&format!("/locks/{id}/refresh")).by(&carol).send().await.expect_error(403, "forbidden");
-    app.post(&format!("/locks/{id}/refresh")).by(&bob.tab("bob-2")).send().await.expect_error(403, "forbidden");
+    app.post(&format!("/locks/{id}/refresh"))
+        .by(&carol)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    app.post(&format!("/locks/{id}/refresh"))
+        .by(&bob.tab("bob-2"))
+        .send()
+        .await
+        .expect_error(403, "forbidden");
 
     // A reader cannot break it; the holder releases it.
-    app.delete(&format!("/locks/{id}")).by(&rita).send().await.expect_error(403, "forbidden");
-    app.delete(&format!("/locks/{id}")).by(&bob_tab).send().await.expect(204);
-    app.delete(&format!("/locks/{id}")).by(&bob_tab).send().await.expect_error(404, "not_found");
-    app.post(&format!("/locks/{id}/refresh")).by(&bob_tab).send().await.expect_error(404, "not_found");
+    app.delete(&format!("/locks/{id}"))
+        .by(&rita)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    app.delete(&format!("/locks/{id}"))
+        .by(&bob_tab)
+        .send()
+        .await
+        .expect(204);
+    app.delete(&format!("/locks/{id}"))
+        .by(&bob_tab)
+        .send()
+        .await
+        .expect_error(404, "not_found");
+    app.post(&format!("/locks/{id}/refresh"))
+        .by(&bob_tab)
+        .send()
+        .await
+        .expect_error(404, "not_found");
 
     // An editor breaks an editor's lock; an editor cannot break a manager's.
-    let second = app.post("/locks").by(&bob_tab).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    let second = app
+        .post("/locks")
+        .by(&bob_tab)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     let second_id = second.body["id"].as_i64().unwrap();
-    app.delete(&format!("/locks/{second_id}")).by(&carol).send().await.expect(204);
-    let mias = app.post("/locks").by(&mia).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    app.delete(&format!("/locks/{second_id}"))
+        .by(&carol)
+        .send()
+        .await
+        .expect(204);
+    let mias = app
+        .post("/locks")
+        .by(&mia)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     let refused = app
         .delete(&format!("/locks/{}", mias.body["id"]))
         .by(&carol)
@@ -255,7 +535,10 @@ async fn refresh_release_and_break(backend: Backend) {
     assert_eq!(refused.body["error"]["lock"]["id"], mias.body["id"]);
 
     let audit = app.audit(f.case_id).await;
-    let actions: Vec<(&str, Option<i64>, i64)> = audit.iter().map(|(a, _, actor, holder)| (a.as_str(), *actor, *holder)).collect();
+    let actions: Vec<(&str, Option<i64>, i64)> = audit
+        .iter()
+        .map(|(a, _, actor, holder)| (a.as_str(), *actor, *holder))
+        .collect();
     assert_eq!(
         actions,
         vec![
@@ -269,18 +552,47 @@ async fn refresh_release_and_break(backend: Backend) {
 }
 
 async fn release_a_whole_tab(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let bob = app.user("Bob").await;
     let f = app.case("c", &[(&bob, Role::Editor)]).await;
     let tab1 = bob.tab("tab-1");
     let tab2 = bob.tab("tab-2");
-    app.post("/locks").by(&tab1).json(lock_body("Card", f.card_id)).send().await.expect(201);
-    app.post("/locks").by(&tab1).json(lock_body("Page", f.page_id)).send().await.expect(201);
-    app.post("/locks").by(&tab2).json(lock_body("Edgenote", f.edgenote_id)).send().await.expect(201);
+    app.post("/locks")
+        .by(&tab1)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.post("/locks")
+        .by(&tab1)
+        .json(lock_body("Page", f.page_id))
+        .send()
+        .await
+        .expect(201);
+    app.post("/locks")
+        .by(&tab2)
+        .json(lock_body("Edgenote", f.edgenote_id))
+        .send()
+        .await
+        .expect(201);
 
-    app.delete("/locks?session=mine").by(&bob).send().await.expect_error(422, "invalid");
-    app.delete("/locks?session=all").by(&tab1).send().await.expect_error(422, "invalid");
-    app.delete("/locks?session=mine").by(&tab1).send().await.expect(204);
+    app.delete("/locks?session=mine")
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    app.delete("/locks?session=all")
+        .by(&tab1)
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    app.delete("/locks?session=mine")
+        .by(&tab1)
+        .send()
+        .await
+        .expect(204);
 
     let left = app.get("/locks?case=c").by(&bob).send().await.expect(200);
     let left = left.body.as_array().unwrap();
@@ -289,41 +601,106 @@ async fn release_a_whole_tab(backend: Backend) {
 }
 
 async fn the_guard(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let bob = app.user("Bob").await;
     let carol = app.user("Carol").await;
-    let f = app.case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)]).await;
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
+        .await;
     let card = format!("/cards/{}", f.card_id);
     let bob_tab = bob.tab("bob-1");
     let edit = |text: &str| json!({ "card": { "content": text } });
 
     // Unlocked: anyone with the role may write.
-    app.patch(&card).by(&carol).json(edit("carol, unlocked")).send().await.expect(200);
+    app.patch(&card)
+        .by(&carol)
+        .json(edit("carol, unlocked"))
+        .send()
+        .await
+        .expect(200);
 
-    let lock = app.post("/locks").by(&bob_tab).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    let lock = app
+        .post("/locks")
+        .by(&bob_tab)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     let token = lock.body["token"].as_str().unwrap().to_owned();
 
     // Someone else: 423 with the lock and the record.
-    let locked = app.patch(&card).by(&carol).json(edit("carol, locked out")).send().await.expect_error(423, "locked");
+    let locked = app
+        .patch(&card)
+        .by(&carol)
+        .json(edit("carol, locked out"))
+        .send()
+        .await
+        .expect_error(423, "locked");
     assert_eq!(locked.body["error"]["lock"]["id"], lock.body["id"]);
-    assert_eq!(locked.body["error"]["lockable"]["content"], "carol, unlocked");
+    assert_eq!(
+        locked.body["error"]["lockable"]["content"],
+        "carol, unlocked"
+    );
     // The same user in another tab is someone else too.
-    app.patch(&card).by(&bob.tab("bob-2")).json(edit("other tab")).send().await.expect_error(423, "locked");
-    app.delete(&card).by(&carol).send().await.expect_error(423, "locked");
+    app.patch(&card)
+        .by(&bob.tab("bob-2"))
+        .json(edit("other tab"))
+        .send()
+        .await
+        .expect_error(423, "locked");
+    app.delete(&card)
+        .by(&carol)
+        .send()
+        .await
+        .expect_error(423, "locked");
 
     // The holder writes, with or without its token; activity is renewed.
     tokio::time::sleep(Duration::from_millis(20)).await;
-    app.patch(&card).by(&bob_tab).header("Lock-Token", &token).json(edit("bob 1")).send().await.expect(200);
-    let renewed = app.get(&format!("/locks/{token}")).by(&bob).send().await.expect(200);
+    app.patch(&card)
+        .by(&bob_tab)
+        .header("Lock-Token", &token)
+        .json(edit("bob 1"))
+        .send()
+        .await
+        .expect(200);
+    let renewed = app
+        .get(&format!("/locks/{token}"))
+        .by(&bob)
+        .send()
+        .await
+        .expect(200);
     assert!(renewed.body["lastActivityAt"].as_str() > lock.body["lastActivityAt"].as_str());
-    app.patch(&card).by(&bob_tab).json(edit("bob 2")).send().await.expect(200);
+    app.patch(&card)
+        .by(&bob_tab)
+        .json(edit("bob 2"))
+        .send()
+        .await
+        .expect(200);
 
     // A token that is not the current lock is lost (412), even for the holder.
-    app.patch(&card).by(&bob_tab).header("Lock-Token", "999999").json(edit("x")).send().await.expect_error(412, "lock_lost");
-    app.patch(&card).by(&bob_tab).header("Lock-Token", "twelve").json(edit("x")).send().await.expect_error(400, "bad_request");
+    app.patch(&card)
+        .by(&bob_tab)
+        .header("Lock-Token", "999999")
+        .json(edit("x"))
+        .send()
+        .await
+        .expect_error(412, "lock_lost");
+    app.patch(&card)
+        .by(&bob_tab)
+        .header("Lock-Token", "twelve")
+        .json(edit("x"))
+        .send()
+        .await
+        .expect_error(400, "bad_request");
 
     // After release nobody holds it, yet the old token still gets 412.
-    app.delete(&format!("/locks/{token}")).by(&bob_tab).send().await.expect(204);
+    app.delete(&format!("/locks/{token}"))
+        .by(&bob_tab)
+        .send()
+        .await
+        .expect(204);
     let lost = app
         .patch(&card)
         .by(&bob_tab)
@@ -333,56 +710,141 @@ async fn the_guard(backend: Backend) {
         .await
         .expect_error(412, "lock_lost");
     assert_eq!(lost.body["error"]["current"]["content"], "bob 2");
-    app.delete(&card).by(&bob_tab).header("Lock-Token", &token).send().await.expect_error(412, "lock_lost");
+    app.delete(&card)
+        .by(&bob_tab)
+        .header("Lock-Token", &token)
+        .send()
+        .await
+        .expect_error(412, "lock_lost");
 
     let now = app.get(&card).by(&carol).send().await.expect(200);
     assert_eq!(now.body["content"], "bob 2");
     assert_eq!(now.body["version"], 4);
 
     // The holder deletes its record: the lock goes with it.
-    let lock = app.post("/locks").by(&bob_tab).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    let lock = app
+        .post("/locks")
+        .by(&bob_tab)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     app.delete(&card).by(&bob_tab).send().await.expect(204);
-    app.get(&format!("/locks/{}", lock.body["id"])).by(&bob).send().await.expect_error(404, "not_found");
+    app.get(&format!("/locks/{}", lock.body["id"]))
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(404, "not_found");
     let audit = app.audit(f.case_id).await;
     assert_eq!(audit.last().unwrap().0, "released");
 }
 
 async fn deletes_respect_child_locks(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let mia = app.user("Mia").await;
     let bob = app.user("Bob").await;
     let carol = app.user("Carol").await;
-    let f = app.case("c", &[(&mia, Role::Manager), (&bob, Role::Editor), (&carol, Role::Editor)]).await;
+    let f = app
+        .case(
+            "c",
+            &[
+                (&mia, Role::Manager),
+                (&bob, Role::Editor),
+                (&carol, Role::Editor),
+            ],
+        )
+        .await;
 
-    let bobs = app.post("/locks").by(&bob).json(lock_body("Card", f.card_id)).send().await.expect(201);
-    let refused = app.delete(&format!("/pages/{}", f.page_id)).by(&carol).send().await.expect_error(423, "locked");
+    let bobs = app
+        .post("/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    let refused = app
+        .delete(&format!("/pages/{}", f.page_id))
+        .by(&carol)
+        .send()
+        .await
+        .expect_error(423, "locked");
     assert_eq!(refused.body["error"]["lock"]["id"], bobs.body["id"]);
-    app.delete("/cases/c").by(&mia).send().await.expect_error(423, "locked");
-    app.get(&format!("/cards/{}", f.card_id)).by(&carol).send().await.expect(200);
+    app.delete("/cases/c")
+        .by(&mia)
+        .send()
+        .await
+        .expect_error(423, "locked");
+    app.get(&format!("/cards/{}", f.card_id))
+        .by(&carol)
+        .send()
+        .await
+        .expect(200);
 
     // Bob may delete the page: his own card lock is released with it.
-    app.delete(&format!("/pages/{}", f.page_id)).by(&bob).send().await.expect(204);
-    app.get(&format!("/locks/{}", bobs.body["id"])).by(&bob).send().await.expect_error(404, "not_found");
+    app.delete(&format!("/pages/{}", f.page_id))
+        .by(&bob)
+        .send()
+        .await
+        .expect(204);
+    app.get(&format!("/locks/{}", bobs.body["id"]))
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(404, "not_found");
     app.delete("/cases/c").by(&mia).send().await.expect(204);
 }
 
 /// A locks and edits, B takes over, B saves, B releases, A saves with its
 /// Lock-Token → 412 lock_lost, and B's content survives.
 async fn takeover_story_lock_token(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let a = app.user("Ann").await.tab("ann-tab");
     let b = app.user("Ben").await.tab("ben-tab");
-    let f = app.case("c", &[(&a, Role::Editor), (&b, Role::Editor)]).await;
+    let f = app
+        .case("c", &[(&a, Role::Editor), (&b, Role::Editor)])
+        .await;
     let card = format!("/cards/{}", f.card_id);
 
-    let a_lock = app.post("/locks").by(&a).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    let a_lock = app
+        .post("/locks")
+        .by(&a)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     let a_token = a_lock.body["token"].as_str().unwrap().to_owned();
-    app.patch(&card).by(&a).header("Lock-Token", &a_token).json(json!({ "card": { "content": "A1" } })).send().await.expect(200);
+    app.patch(&card)
+        .by(&a)
+        .header("Lock-Token", &a_token)
+        .json(json!({ "card": { "content": "A1" } }))
+        .send()
+        .await
+        .expect(200);
 
-    let b_lock = app.post("/locks").by(&b).json(takeover_body("Card", f.card_id)).send().await.expect(201);
+    let b_lock = app
+        .post("/locks")
+        .by(&b)
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     let b_token = b_lock.body["token"].as_str().unwrap().to_owned();
-    app.patch(&card).by(&b).header("Lock-Token", &b_token).json(json!({ "card": { "content": "B1" } })).send().await.expect(200);
-    app.delete(&format!("/locks/{b_token}")).by(&b).send().await.expect(204);
+    app.patch(&card)
+        .by(&b)
+        .header("Lock-Token", &b_token)
+        .json(json!({ "card": { "content": "B1" } }))
+        .send()
+        .await
+        .expect(200);
+    app.delete(&format!("/locks/{b_token}"))
+        .by(&b)
+        .send()
+        .await
+        .expect(204);
 
     let lost = app
         .patch(&card)
@@ -399,19 +861,50 @@ async fn takeover_story_lock_token(backend: Backend) {
 
 /// The same story when A only sends a stale If-Match.
 async fn takeover_story_if_match(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let a = app.user("Ann").await.tab("ann-tab");
     let b = app.user("Ben").await.tab("ben-tab");
-    let f = app.case("c", &[(&a, Role::Editor), (&b, Role::Editor)]).await;
+    let f = app
+        .case("c", &[(&a, Role::Editor), (&b, Role::Editor)])
+        .await;
     let card = format!("/cards/{}", f.card_id);
 
-    app.post("/locks").by(&a).json(lock_body("Card", f.card_id)).send().await.expect(201);
-    let a_saved = app.patch(&card).by(&a).json(json!({ "card": { "content": "A1" } })).send().await.expect(200);
+    app.post("/locks")
+        .by(&a)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    let a_saved = app
+        .patch(&card)
+        .by(&a)
+        .json(json!({ "card": { "content": "A1" } }))
+        .send()
+        .await
+        .expect(200);
     let a_etag = a_saved.etag().unwrap();
 
-    let b_lock = app.post("/locks").by(&b).json(takeover_body("Card", f.card_id)).send().await.expect(201);
-    app.patch(&card).by(&b).header("If-Match", &a_etag).json(json!({ "card": { "content": "B1" } })).send().await.expect(200);
-    app.delete(&format!("/locks/{}", b_lock.body["id"])).by(&b).send().await.expect(204);
+    let b_lock = app
+        .post("/locks")
+        .by(&b)
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.patch(&card)
+        .by(&b)
+        .header("If-Match", &a_etag)
+        .json(json!({ "card": { "content": "B1" } }))
+        .send()
+        .await
+        .expect(200);
+    app.delete(&format!("/locks/{}", b_lock.body["id"]))
+        .by(&b)
+        .send()
+        .await
+        .expect(204);
 
     let stale = app
         .patch(&card)
@@ -438,31 +931,59 @@ async fn reaper_ends_expired_and_idle_locks(backend: Backend) {
     };
     let bob = app.user("Bob").await;
     let carol = app.user("Carol").await;
-    let f = app.case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)]).await;
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
+        .await;
     let mut events = app.state.hub.subscribe(f.case_id);
 
     // Expiry: no refresh, so the lease runs out.
-    let lock = app.post("/locks").by(&bob).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    let lock = app
+        .post("/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
     tokio::time::sleep(Duration::from_millis(900)).await;
-    app.get(&format!("/locks/{}", lock.body["id"])).by(&bob).send().await.expect_error(404, "not_found");
-    app.post("/locks").by(&carol).json(lock_body("Card", f.card_id)).send().await.expect(201);
+    app.get(&format!("/locks/{}", lock.body["id"]))
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(404, "not_found");
+    app.post("/locks")
+        .by(&carol)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
 
     // Idle: refreshes keep the lease alive, but refresh is activity... so keep
     // the lease alive without activity by renewing only `expires_at` (what a
     // pong does) and watch the idle timeout end it.
-    let idle = app.post("/locks").by(&bob).json(lock_body("Page", f.page_id)).send().await.expect(201);
+    let idle = app
+        .post("/locks")
+        .by(&bob)
+        .json(lock_body("Page", f.page_id))
+        .send()
+        .await
+        .expect(201);
     let idle_id = idle.body["id"].as_i64().unwrap();
     for _ in 0..8 {
         tokio::time::sleep(Duration::from_millis(200)).await;
         let db = app.state.db.clone();
         db.write(None, move |tx| {
             let until = baton::clock::after(tx.now, Duration::from_millis(400));
-            baton::models::Lock::renew(tx.conn, idle_id, until, None).map_err(baton::error::AppError::from)
+            baton::models::Lock::renew(tx.conn, idle_id, until, None)
+                .map_err(baton::error::AppError::from)
         })
         .await
         .unwrap();
     }
-    app.get(&format!("/locks/{idle_id}")).by(&bob).send().await.expect_error(404, "not_found");
+    app.get(&format!("/locks/{idle_id}"))
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(404, "not_found");
 
     let audit = app.audit(f.case_id).await;
     let ends: Vec<(&str, i64, Option<i64>)> = audit
@@ -473,40 +994,94 @@ async fn reaper_ends_expired_and_idle_locks(backend: Backend) {
     let first_id = lock.body["id"].as_i64().unwrap();
     assert!(ends.contains(&("expired", first_id, None)), "{ends:?}");
     assert!(ends.contains(&("idle", idle_id, None)), "{ends:?}");
-    assert_eq!(ends.iter().filter(|(_, id, _)| *id == first_id).count(), 1, "ended once");
+    assert_eq!(
+        ends.iter().filter(|(_, id, _)| *id == first_id).count(),
+        1,
+        "ended once"
+    );
 
     let destroyed: Vec<(i64, String)> = drain(&mut events)
         .iter()
         .filter(|e| e.change == Change::Destroy && e.watchable["type"] == "Lock")
-        .map(|e| (e.watchable["id"].as_i64().unwrap(), e.watchable["reason"].as_str().unwrap().to_owned()))
+        .map(|e| {
+            (
+                e.watchable["id"].as_i64().unwrap(),
+                e.watchable["reason"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
-    assert!(destroyed.contains(&(first_id, "expired".into())), "{destroyed:?}");
-    assert!(destroyed.contains(&(idle_id, "idle".into())), "{destroyed:?}");
+    assert!(
+        destroyed.contains(&(first_id, "expired".into())),
+        "{destroyed:?}"
+    );
+    assert!(
+        destroyed.contains(&(idle_id, "idle".into())),
+        "{destroyed:?}"
+    );
 }
 
 async fn events_after_commit(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let bob = app.user("Bob").await.tab("bob-tab");
     let carol = app.user("Carol").await.tab("carol-tab");
-    let f = app.case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)]).await;
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
+        .await;
     let other = app.case("other", &[(&bob, Role::Editor)]).await;
     let mut events = app.state.hub.subscribe(f.case_id);
     let mut other_events = app.state.hub.subscribe(other.case_id);
 
-    let lock = app.post("/locks").by(&bob).json(lock_body("Card", f.card_id)).send().await.expect(201);
-    app.patch(&format!("/cards/{}", f.card_id)).by(&bob).json(json!({ "card": { "content": "hi" } })).send().await.expect(200);
+    let lock = app
+        .post("/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.patch(&format!("/cards/{}", f.card_id))
+        .by(&bob)
+        .json(json!({ "card": { "content": "hi" } }))
+        .send()
+        .await
+        .expect(200);
     // Refused writes broadcast nothing.
-    app.patch(&format!("/cards/{}", f.card_id)).by(&carol).json(json!({ "card": { "content": "no" } })).send().await.expect(423);
-    app.post("/locks").by(&carol).json(lock_body("Card", f.card_id)).send().await.expect(409);
-    let taken = app.post("/locks").by(&carol).json(takeover_body("Card", f.card_id)).send().await.expect(201);
-    app.delete(&format!("/locks/{}", taken.body["id"])).by(&carol).send().await.expect(204);
+    app.patch(&format!("/cards/{}", f.card_id))
+        .by(&carol)
+        .json(json!({ "card": { "content": "no" } }))
+        .send()
+        .await
+        .expect(423);
+    app.post("/locks")
+        .by(&carol)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(409);
+    let taken = app
+        .post("/locks")
+        .by(&carol)
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.delete(&format!("/locks/{}", taken.body["id"]))
+        .by(&carol)
+        .send()
+        .await
+        .expect(204);
 
     let got: Vec<(Change, String, Option<String>)> = drain(&mut events)
         .iter()
         .map(|e| {
             (
                 e.change,
-                format!("{}/{}", e.watchable["type"].as_str().unwrap(), e.watchable["param"].as_str().unwrap()),
+                format!(
+                    "{}/{}",
+                    e.watchable["type"].as_str().unwrap(),
+                    e.watchable["param"].as_str().unwrap()
+                ),
                 e.editor_session_id.clone(),
             )
         })
@@ -530,9 +1105,23 @@ async fn events_after_commit(backend: Backend) {
 
     // The override's destroy says why and by whom.
     let mut events = app.state.hub.subscribe(f.case_id);
-    let again = app.post("/locks").by(&bob).json(lock_body("Card", f.card_id)).send().await.expect(201);
-    app.post("/locks").by(&carol).json(takeover_body("Card", f.card_id)).send().await.expect(201);
-    let destroy = drain(&mut events).into_iter().find(|e| e.change == Change::Destroy).unwrap();
+    let again = app
+        .post("/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.post("/locks")
+        .by(&carol)
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    let destroy = drain(&mut events)
+        .into_iter()
+        .find(|e| e.change == Change::Destroy)
+        .unwrap();
     assert_eq!(destroy.watchable["id"], again.body["id"]);
     assert_eq!(destroy.watchable["reason"], "overridden");
     assert_eq!(destroy.watchable["overriddenBy"]["name"], "Carol");
@@ -540,14 +1129,33 @@ async fn events_after_commit(backend: Backend) {
 }
 
 async fn audit_trail_route(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else { return };
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     let mia = app.user("Mia").await;
     let bob = app.user("Bob").await;
-    let f = app.case("c", &[(&mia, Role::Manager), (&bob, Role::Editor)]).await;
-    let lock = app.post("/locks").by(&bob).json(lock_body("Card", f.card_id)).send().await.expect(201);
-    app.delete(&format!("/locks/{}", lock.body["id"])).by(&bob).send().await.expect(204);
+    let f = app
+        .case("c", &[(&mia, Role::Manager), (&bob, Role::Editor)])
+        .await;
+    let lock = app
+        .post("/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.delete(&format!("/locks/{}", lock.body["id"]))
+        .by(&bob)
+        .send()
+        .await
+        .expect(204);
 
-    let trail = app.get("/cases/c/lock_events").by(&mia).send().await.expect(200);
+    let trail = app
+        .get("/cases/c/lock_events")
+        .by(&mia)
+        .send()
+        .await
+        .expect(200);
     let trail = trail.body.as_array().unwrap();
     assert_eq!(trail.len(), 2);
     assert_eq!(trail[0]["action"], "released", "newest first");
@@ -555,7 +1163,12 @@ async fn audit_trail_route(backend: Backend) {
     assert_eq!(trail[0]["lockId"], lock.body["id"]);
     assert_eq!(trail[0]["lockableType"], "Card");
     assert_eq!(trail[0]["actorId"], bob.id);
-    let one = app.get("/cases/c/lock_events?limit=1").by(&mia).send().await.expect(200);
+    let one = app
+        .get("/cases/c/lock_events?limit=1")
+        .by(&mia)
+        .send()
+        .await
+        .expect(200);
     assert_eq!(one.body.as_array().unwrap().len(), 1);
     let before = app
         .get(&format!("/cases/c/lock_events?before={}", trail[0]["id"]))
@@ -564,6 +1177,14 @@ async fn audit_trail_route(backend: Backend) {
         .await
         .expect(200);
     assert_eq!(before.body[0]["action"], "acquired");
-    app.get("/cases/c/lock_events?limit=0").by(&mia).send().await.expect_error(422, "invalid");
-    app.get("/cases/c/lock_events").by(&bob).send().await.expect_error(403, "forbidden");
+    app.get("/cases/c/lock_events?limit=0")
+        .by(&mia)
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    app.get("/cases/c/lock_events")
+        .by(&bob)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
 }

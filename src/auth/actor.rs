@@ -33,7 +33,9 @@ impl Actor {
         session_id: Option<String>,
         user_agent: Option<String>,
     ) -> Result<Actor, AppError> {
-        let token = token.filter(|t| !t.is_empty()).ok_or(AuthError::MissingToken)?;
+        let token = token
+            .filter(|t| !t.is_empty())
+            .ok_or(AuthError::MissingToken)?;
         let user_id = state.jwt.verify(token)?;
         let user = state
             .db
@@ -52,7 +54,8 @@ impl Actor {
 pub fn valid_session_id(s: &str) -> Result<String, AppError> {
     let ok = !s.is_empty()
         && s.len() <= 64
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
     if ok {
         Ok(s.to_owned())
     } else {
@@ -62,8 +65,11 @@ pub fn valid_session_id(s: &str) -> Result<String, AppError> {
     }
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: impl actix_web::http::header::AsHeaderName) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
+fn header(headers: &HeaderMap, name: impl actix_web::http::header::AsHeaderName) -> Option<&str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {

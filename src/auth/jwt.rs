@@ -50,10 +50,7 @@ impl JwtKeys {
     pub fn verify(&self, token: &str) -> Result<i64, AuthError> {
         let data = decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|_| AuthError::InvalidToken)?;
-        data.claims
-            .sub
-            .parse()
-            .map_err(|_| AuthError::InvalidToken)
+        data.claims.sub.parse().map_err(|_| AuthError::InvalidToken)
     }
 
     /// Signs and verifies one token. The JWT crate compiles without a crypto
@@ -62,7 +59,9 @@ impl JwtKeys {
         let token = self.issue(1)?;
         match self.verify(&token) {
             Ok(1) => Ok(()),
-            _ => Err(AuthError::Signing("a freshly signed token did not verify".into())),
+            _ => Err(AuthError::Signing(
+                "a freshly signed token did not verify".into(),
+            )),
         }
     }
 }

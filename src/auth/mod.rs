@@ -12,7 +12,9 @@ pub use jwt::JwtKeys;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
-    #[error("Sign in first: send `Authorization: Bearer <token>` (get a token from POST /auth/login).")]
+    #[error(
+        "Sign in first: send `Authorization: Bearer <token>` (get a token from POST /auth/login)."
+    )]
     MissingToken,
     #[error("Your session token is invalid or has expired; sign in again.")]
     InvalidToken,

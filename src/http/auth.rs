@@ -17,7 +17,10 @@ pub struct LoginBody {
 }
 
 /// `POST /auth/login {email, password}` → `{token, user}`.
-pub async fn login(state: web::Data<AppState>, body: web::Json<LoginBody>) -> AppResult<HttpResponse> {
+pub async fn login(
+    state: web::Data<AppState>,
+    body: web::Json<LoginBody>,
+) -> AppResult<HttpResponse> {
     let LoginBody { email, password } = body.into_inner();
     let (Some(email), Some(pw)) = (email, password) else {
         return Err(AppError::invalid("Send {\"email\": …, \"password\": …}."));
@@ -78,7 +81,9 @@ pub async fn create_user(
         .db
         .write(actor.session_id.clone(), move |tx| {
             if User::find_by_email(tx.conn, &email)?.is_some() {
-                return Err(AppError::invalid(format!("user.email {email} is already taken.")));
+                return Err(AppError::invalid(format!(
+                    "user.email {email} is already taken."
+                )));
             }
             Ok(User::create(tx.conn, &email, &name, &hash, admin, tx.now)?)
         })

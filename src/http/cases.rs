@@ -53,7 +53,9 @@ pub async fn create(
         .db
         .write(actor.session_id.clone(), move |tx| {
             if Case::find_by_slug(tx.conn, &slug)?.is_some() {
-                return Err(AppError::invalid(format!("case.slug '{slug}' is already taken.")));
+                return Err(AppError::invalid(format!(
+                    "case.slug '{slug}' is already taken."
+                )));
             }
             let case = Case::create(tx.conn, &slug, &title, tx.now)?;
             Membership::create(tx.conn, case.id, user_id, Role::Manager, tx.now)?;
@@ -65,7 +67,11 @@ pub async fn create(
 
 /// `GET /cases/:slug`: the case with its pages (each with its cards),
 /// edgenotes, active locks, online users and the caller's role.
-pub async fn show(state: web::Data<AppState>, actor: Actor, slug: web::Path<String>) -> AppResult<HttpResponse> {
+pub async fn show(
+    state: web::Data<AppState>,
+    actor: Actor,
+    slug: web::Path<String>,
+) -> AppResult<HttpResponse> {
     let policy = state.policy;
     let heartbeat = state.settings.heartbeat_interval;
     let (case, body) = state
@@ -78,7 +84,8 @@ pub async fn show(state: web::Data<AppState>, actor: Actor, slug: web::Path<Stri
                 .into_iter()
                 .map(|page| {
                     let mut json = page.to_json();
-                    let (mine, rest): (Vec<Card>, Vec<Card>) = cards.drain(..).partition(|c| c.page_id == page.id);
+                    let (mine, rest): (Vec<Card>, Vec<Card>) =
+                        cards.drain(..).partition(|c| c.page_id == page.id);
                     cards = rest;
                     json["cards"] = mine.iter().map(Lockable::to_json).collect();
                     json
@@ -86,15 +93,24 @@ pub async fn show(state: web::Data<AppState>, actor: Actor, slug: web::Path<Stri
                 .collect();
             let mut body = case.to_json();
             body["pages"] = pages.into();
-            body["edgenotes"] = Edgenote::of_case(conn, case.id)?.iter().map(Lockable::to_json).collect();
-            body["activeLocks"] = active_locks(conn, case.id, &policy)?.iter().map(lock_json).collect();
+            body["edgenotes"] = Edgenote::of_case(conn, case.id)?
+                .iter()
+                .map(Lockable::to_json)
+                .collect();
+            body["activeLocks"] = active_locks(conn, case.id, &policy)?
+                .iter()
+                .map(lock_json)
+                .collect();
             body["onlineUsers"] = online_users(conn, case.id, heartbeat)?;
             body["role"] = rank.to_string().into();
             Ok::<_, AppError>((case, body))
         })
         .await?;
     Ok(HttpResponse::Ok()
-        .insert_header((actix_web::http::header::ETAG, format!("\"{}\"", case.version)))
+        .insert_header((
+            actix_web::http::header::ETAG,
+            format!("\"{}\"", case.version),
+        ))
         .json(body))
 }
 
@@ -108,15 +124,22 @@ pub async fn update(
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().case;
     if fields.slug.is_some() {
-        return Err(AppError::invalid("case.slug cannot be changed; it is the case's address."));
+        return Err(AppError::invalid(
+            "case.slug cannot be changed; it is the case's address.",
+        ));
     }
     let changes = CaseChanges {
         title: params::optional_text("case.title", fields.title, params::MAX_TITLE)?,
     };
     let id = case_id(&state, slug.into_inner()).await?;
-    guarded::<Case, _>(&state, actor, preconditions, id, Role::Manager, move |tx, _, case| {
-        Ok(Written::Updated(case.update(tx.conn, &changes, tx.now)?))
-    })
+    guarded::<Case, _>(
+        &state,
+        actor,
+        preconditions,
+        id,
+        Role::Manager,
+        move |tx, _, case| Ok(Written::Updated(case.update(tx.conn, &changes, tx.now)?)),
+    )
     .await
 }
 
@@ -129,15 +152,24 @@ pub async fn destroy(
     slug: web::Path<String>,
 ) -> AppResult<HttpResponse> {
     let id = case_id(&state, slug.into_inner()).await?;
-    guarded::<Case, _>(&state, actor, preconditions, id, Role::Manager, move |tx, ctx, case| {
-        let others = Lock::of_case(tx.conn, case.id)?
-            .into_iter()
-            .filter(|(lock, _)| !(lock.lockable_type == Case::TYPE && lock.lockable_id == case.id))
-            .collect();
-        clear_child_locks(tx, ctx, others)?;
-        case.delete(tx.conn)?;
-        Ok(Written::Destroyed)
-    })
+    guarded::<Case, _>(
+        &state,
+        actor,
+        preconditions,
+        id,
+        Role::Manager,
+        move |tx, ctx, case| {
+            let others = Lock::of_case(tx.conn, case.id)?
+                .into_iter()
+                .filter(|(lock, _)| {
+                    !(lock.lockable_type == Case::TYPE && lock.lockable_id == case.id)
+                })
+                .collect();
+            clear_child_locks(tx, ctx, others)?;
+            case.delete(tx.conn)?;
+            Ok(Written::Destroyed)
+        },
+    )
     .await
 }
 

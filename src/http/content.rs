@@ -55,7 +55,11 @@ pub async fn create_page(
     Ok(lockable_response(StatusCode::CREATED, &page))
 }
 
-pub async fn show_page(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+pub async fn show_page(
+    state: web::Data<AppState>,
+    actor: Actor,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
     show_lockable::<Page>(&state, actor, id.into_inner()).await
 }
 
@@ -71,9 +75,14 @@ pub async fn update_page(
         title: params::optional_text("page.title", fields.title, params::MAX_TITLE)?,
         position: params::position("page.position", fields.position)?,
     };
-    guarded::<Page, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, move |tx, _, page| {
-        Ok(Written::Updated(page.update(tx.conn, &changes, tx.now)?))
-    })
+    guarded::<Page, _>(
+        &state,
+        actor,
+        preconditions,
+        id.into_inner(),
+        Role::Editor,
+        move |tx, _, page| Ok(Written::Updated(page.update(tx.conn, &changes, tx.now)?)),
+    )
     .await
 }
 
@@ -85,16 +94,27 @@ pub async fn destroy_page(
     preconditions: Preconditions,
     id: web::Path<i64>,
 ) -> AppResult<HttpResponse> {
-    guarded::<Page, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, move |tx, ctx, page| {
-        let card_ids = Card::ids_of_page(tx.conn, page.id)?;
-        let card_locks = Lock::on_any(tx.conn, Card::TYPE, &card_ids)?;
-        clear_child_locks(tx, ctx, card_locks)?;
-        page.delete(tx.conn)?;
-        for card_id in card_ids {
-            tx.emit(page.case_id, Change::Destroy, identity(Card::TYPE, Card::TABLE, card_id));
-        }
-        Ok(Written::Destroyed)
-    })
+    guarded::<Page, _>(
+        &state,
+        actor,
+        preconditions,
+        id.into_inner(),
+        Role::Editor,
+        move |tx, ctx, page| {
+            let card_ids = Card::ids_of_page(tx.conn, page.id)?;
+            let card_locks = Lock::on_any(tx.conn, Card::TYPE, &card_ids)?;
+            clear_child_locks(tx, ctx, card_locks)?;
+            page.delete(tx.conn)?;
+            for card_id in card_ids {
+                tx.emit(
+                    page.case_id,
+                    Change::Destroy,
+                    identity(Card::TYPE, Card::TABLE, card_id),
+                );
+            }
+            Ok(Written::Destroyed)
+        },
+    )
     .await
 }
 
@@ -119,8 +139,9 @@ pub async fn create_card(
     body: web::Json<CardBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().card;
-    let content = params::body_text("card.content", fields.content)?
-        .ok_or_else(|| AppError::invalid("card.content is required (it may be empty).".to_string()))?;
+    let content = params::body_text("card.content", fields.content)?.ok_or_else(|| {
+        AppError::invalid("card.content is required (it may be empty).".to_string())
+    })?;
     let position = params::position("card.position", fields.position)?;
     let page_id = page_id.into_inner();
     let card = state
@@ -138,7 +159,11 @@ pub async fn create_card(
     Ok(lockable_response(StatusCode::CREATED, &card))
 }
 
-pub async fn show_card(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+pub async fn show_card(
+    state: web::Data<AppState>,
+    actor: Actor,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
     show_lockable::<Card>(&state, actor, id.into_inner()).await
 }
 
@@ -154,9 +179,14 @@ pub async fn update_card(
         content: params::body_text("card.content", fields.content)?,
         position: params::position("card.position", fields.position)?,
     };
-    guarded::<Card, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, move |tx, _, card| {
-        Ok(Written::Updated(card.update(tx.conn, &changes, tx.now)?))
-    })
+    guarded::<Card, _>(
+        &state,
+        actor,
+        preconditions,
+        id.into_inner(),
+        Role::Editor,
+        move |tx, _, card| Ok(Written::Updated(card.update(tx.conn, &changes, tx.now)?)),
+    )
     .await
 }
 
@@ -166,10 +196,17 @@ pub async fn destroy_card(
     preconditions: Preconditions,
     id: web::Path<i64>,
 ) -> AppResult<HttpResponse> {
-    guarded::<Card, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, |tx, _, card| {
-        card.delete(tx.conn)?;
-        Ok(Written::Destroyed)
-    })
+    guarded::<Card, _>(
+        &state,
+        actor,
+        preconditions,
+        id.into_inner(),
+        Role::Editor,
+        |tx, _, card| {
+            card.delete(tx.conn)?;
+            Ok(Written::Destroyed)
+        },
+    )
     .await
 }
 
@@ -217,7 +254,11 @@ pub async fn create_edgenote(
     Ok(lockable_response(StatusCode::CREATED, &note))
 }
 
-pub async fn show_edgenote(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+pub async fn show_edgenote(
+    state: web::Data<AppState>,
+    actor: Actor,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
     show_lockable::<Edgenote>(&state, actor, id.into_inner()).await
 }
 
@@ -229,20 +270,32 @@ pub async fn update_edgenote(
     body: web::Json<EdgenoteBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().edgenote;
-    let new_slug = fields.slug.map(|s| params::slug("edgenote.slug", Some(s))).transpose()?;
+    let new_slug = fields
+        .slug
+        .map(|s| params::slug("edgenote.slug", Some(s)))
+        .transpose()?;
     let changes = EdgenoteChanges {
         slug: new_slug.clone(),
         caption: params::optional_text("edgenote.caption", fields.caption, params::MAX_TITLE)?,
         content: params::body_text("edgenote.content", fields.content)?,
     };
-    guarded::<Edgenote, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, move |tx, _, note| {
-        if let Some(slug) = new_slug.filter(|s| *s != note.slug) {
-            if Edgenote::slug_taken(tx.conn, note.case_id, &slug)? {
-                return Err(AppError::invalid(format!("edgenote.slug '{slug}' is already used in this case.")));
+    guarded::<Edgenote, _>(
+        &state,
+        actor,
+        preconditions,
+        id.into_inner(),
+        Role::Editor,
+        move |tx, _, note| {
+            if let Some(slug) = new_slug.filter(|s| *s != note.slug) {
+                if Edgenote::slug_taken(tx.conn, note.case_id, &slug)? {
+                    return Err(AppError::invalid(format!(
+                        "edgenote.slug '{slug}' is already used in this case."
+                    )));
+                }
             }
-        }
-        Ok(Written::Updated(note.update(tx.conn, &changes, tx.now)?))
-    })
+            Ok(Written::Updated(note.update(tx.conn, &changes, tx.now)?))
+        },
+    )
     .await
 }
 
@@ -252,9 +305,16 @@ pub async fn destroy_edgenote(
     preconditions: Preconditions,
     id: web::Path<i64>,
 ) -> AppResult<HttpResponse> {
-    guarded::<Edgenote, _>(&state, actor, preconditions, id.into_inner(), Role::Editor, |tx, _, note| {
-        note.delete(tx.conn)?;
-        Ok(Written::Destroyed)
-    })
+    guarded::<Edgenote, _>(
+        &state,
+        actor,
+        preconditions,
+        id.into_inner(),
+        Role::Editor,
+        |tx, _, note| {
+            note.delete(tx.conn)?;
+            Ok(Written::Destroyed)
+        },
+    )
     .await
 }

@@ -18,13 +18,19 @@ pub fn json_config(limit: usize) -> web::JsonConfig {
 fn json_error(err: JsonPayloadError, limit: usize) -> AppError {
     match err {
         JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
-            AppError::PayloadTooLarge(format!("The request body is larger than the limit of {limit} bytes."))
+            AppError::PayloadTooLarge(format!(
+                "The request body is larger than the limit of {limit} bytes."
+            ))
         }
         JsonPayloadError::ContentType => AppError::UnsupportedMediaType(
             "Send the body as JSON with `Content-Type: application/json`.".into(),
         ),
-        JsonPayloadError::Deserialize(e) if e.is_data() => AppError::invalid(format!("Invalid fields: {e}.")),
-        JsonPayloadError::Deserialize(e) => AppError::BadRequest(format!("The body is not valid JSON: {e}.")),
+        JsonPayloadError::Deserialize(e) if e.is_data() => {
+            AppError::invalid(format!("Invalid fields: {e}."))
+        }
+        JsonPayloadError::Deserialize(e) => {
+            AppError::BadRequest(format!("The body is not valid JSON: {e}."))
+        }
         other => AppError::BadRequest(format!("Could not read the request body: {other}.")),
     }
 }
@@ -63,20 +69,36 @@ pub fn envelope_non_json<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorH
     }
     let status = res.status();
     let (code, message) = match status.as_u16() {
-        400 => ("bad_request", "The request could not be understood.".to_string()),
+        400 => (
+            "bad_request",
+            "The request could not be understood.".to_string(),
+        ),
         401 => ("unauthorized", "Sign in first.".to_string()),
         403 => ("forbidden", "You may not do this.".to_string()),
-        404 => ("not_found", format!("There is nothing at {}.", res.request().path())),
+        404 => (
+            "not_found",
+            format!("There is nothing at {}.", res.request().path()),
+        ),
         405 => (
             "method_not_allowed",
-            format!("{} is not supported on {}.", res.request().method(), res.request().path()),
+            format!(
+                "{} is not supported on {}.",
+                res.request().method(),
+                res.request().path()
+            ),
         ),
-        413 => ("payload_too_large", "The request body is too large.".to_string()),
+        413 => (
+            "payload_too_large",
+            "The request body is too large.".to_string(),
+        ),
         _ if status.is_server_error() => (
             "internal",
             "Something went wrong on the server; it has been logged.".to_string(),
         ),
-        _ => ("error", status.canonical_reason().unwrap_or("Error").to_string()),
+        _ => (
+            "error",
+            status.canonical_reason().unwrap_or("Error").to_string(),
+        ),
     };
     let (req, _) = res.into_parts();
     let response = HttpResponse::build(status).json(envelope(code, &message, Default::default()));

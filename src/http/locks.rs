@@ -28,9 +28,12 @@ pub struct LockableRef {
 impl LockableRef {
     /// Finds the record: 422 for an unknown type, 404 for a missing record.
     fn resolve(self, conn: &mut crate::db::DbConn) -> AppResult<Target> {
-        let type_name = self
-            .lockable_type
-            .ok_or_else(|| AppError::invalid(format!("lockableType is required (one of {}).", known_types())))?;
+        let type_name = self.lockable_type.ok_or_else(|| {
+            AppError::invalid(format!(
+                "lockableType is required (one of {}).",
+                known_types()
+            ))
+        })?;
         let kind = kind_named(&type_name).ok_or_else(|| {
             AppError::invalid(format!(
                 "'{type_name}' is not a lockable type; use one of {}.",
@@ -40,7 +43,11 @@ impl LockableRef {
         let param = match self.lockable_param {
             Some(Value::String(s)) => s,
             Some(Value::Number(n)) => n.to_string(),
-            _ => return Err(AppError::invalid("lockableParam is required: the record's id.")),
+            _ => {
+                return Err(AppError::invalid(
+                    "lockableParam is required: the record's id.",
+                ))
+            }
         };
         let missing = || AppError::not_found(format!("{} {param} does not exist.", kind.type_name));
         let id: i64 = param.trim().parse().map_err(|_| missing())?;
@@ -63,7 +70,11 @@ pub struct LockFields {
 
 /// `POST /locks`: 201 new lock, 200 when the caller already holds it, 409
 /// when someone else does; with `takeover: true`, "Edit anyway".
-pub async fn create(state: web::Data<AppState>, actor: Actor, body: web::Json<LockBody>) -> AppResult<HttpResponse> {
+pub async fn create(
+    state: web::Data<AppState>,
+    actor: Actor,
+    body: web::Json<LockBody>,
+) -> AppResult<HttpResponse> {
     let LockFields { target, takeover } = body.into_inner().lock;
     let policy = state.policy;
     let acquired = state
@@ -82,7 +93,11 @@ pub async fn create(state: web::Data<AppState>, actor: Actor, body: web::Json<Lo
 }
 
 /// `GET /locks/:id`: readers of its case.
-pub async fn show(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+pub async fn show(
+    state: web::Data<AppState>,
+    actor: Actor,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     let policy = state.policy;
     let held = state
@@ -107,7 +122,11 @@ pub struct IndexQuery {
 }
 
 /// `GET /locks?case=:slug`: the active locks of a case.
-pub async fn index(state: web::Data<AppState>, actor: Actor, query: web::Query<IndexQuery>) -> AppResult<HttpResponse> {
+pub async fn index(
+    state: web::Data<AppState>,
+    actor: Actor,
+    query: web::Query<IndexQuery>,
+) -> AppResult<HttpResponse> {
     let slug = query
         .into_inner()
         .case
@@ -149,23 +168,35 @@ pub async fn status(
 }
 
 /// `POST /locks/:id/refresh`: the holder renews lease and activity.
-pub async fn refresh(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+pub async fn refresh(
+    state: web::Data<AppState>,
+    actor: Actor,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     let policy = state.policy;
     let held = state
         .db
-        .write(actor.session_id.clone(), move |tx| engine::refresh(tx, &actor, id, &policy))
+        .write(actor.session_id.clone(), move |tx| {
+            engine::refresh(tx, &actor, id, &policy)
+        })
         .await?;
     Ok(HttpResponse::Ok().json(lock_json(&held)))
 }
 
 /// `DELETE /locks/:id`: release (holder) or break (equal or higher rank).
-pub async fn destroy(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+pub async fn destroy(
+    state: web::Data<AppState>,
+    actor: Actor,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     let policy = state.policy;
     state
         .db
-        .write(actor.session_id.clone(), move |tx| engine::release(tx, &actor, id, &policy))
+        .write(actor.session_id.clone(), move |tx| {
+            engine::release(tx, &actor, id, &policy)
+        })
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -182,15 +213,18 @@ pub async fn destroy_mine(
     query: web::Query<SessionQuery>,
 ) -> AppResult<HttpResponse> {
     if query.session.as_deref() != Some("mine") {
-        return Err(AppError::invalid("Use DELETE /locks?session=mine to release your tab's locks."));
+        return Err(AppError::invalid(
+            "Use DELETE /locks?session=mine to release your tab's locks.",
+        ));
     }
-    let session_id = actor
-        .session_id
-        .clone()
-        .ok_or_else(|| AppError::invalid("Send X-Session-ID to say which tab's locks to release."))?;
+    let session_id = actor.session_id.clone().ok_or_else(|| {
+        AppError::invalid("Send X-Session-ID to say which tab's locks to release.")
+    })?;
     state
         .db
-        .write(actor.session_id.clone(), move |tx| engine::release_session(tx, &actor, &session_id))
+        .write(actor.session_id.clone(), move |tx| {
+            engine::release_session(tx, &actor, &session_id)
+        })
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -11,7 +11,11 @@ use crate::models::{Membership, User};
 use crate::state::AppState;
 
 /// `GET /cases/:slug/memberships`.
-pub async fn index(state: web::Data<AppState>, actor: Actor, slug: web::Path<String>) -> AppResult<HttpResponse> {
+pub async fn index(
+    state: web::Data<AppState>,
+    actor: Actor,
+    slug: web::Path<String>,
+) -> AppResult<HttpResponse> {
     let members = state
         .db
         .read(move |conn| {
@@ -20,7 +24,12 @@ pub async fn index(state: web::Data<AppState>, actor: Actor, slug: web::Path<Str
             Ok::<_, AppError>(Membership::of_case(conn, case.id)?)
         })
         .await?;
-    Ok(HttpResponse::Ok().json(members.iter().map(|(m, u)| m.to_json(u)).collect::<Vec<_>>()))
+    Ok(HttpResponse::Ok().json(
+        members
+            .iter()
+            .map(|(m, u)| m.to_json(u))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -51,7 +60,9 @@ pub async fn create(
         .role
         .as_deref()
         .and_then(Role::parse)
-        .ok_or_else(|| AppError::invalid("membership.role must be one of reader, editor, manager."))?;
+        .ok_or_else(|| {
+            AppError::invalid("membership.role must be one of reader, editor, manager.")
+        })?;
     let (created, membership, user) = state
         .db
         .write(actor.session_id.clone(), move |tx| {
@@ -69,7 +80,11 @@ pub async fn create(
                     }
                     Ok::<_, AppError>((false, existing.set_role(tx.conn, role, tx.now)?, user))
                 }
-                None => Ok((true, Membership::create(tx.conn, case.id, user.id, role, tx.now)?, user)),
+                None => Ok((
+                    true,
+                    Membership::create(tx.conn, case.id, user.id, role, tx.now)?,
+                    user,
+                )),
             }
         })
         .await?;
@@ -82,7 +97,11 @@ pub async fn create(
 }
 
 /// `DELETE /memberships/:id`: 204.
-pub async fn destroy(state: web::Data<AppState>, actor: Actor, id: web::Path<i64>) -> AppResult<HttpResponse> {
+pub async fn destroy(
+    state: web::Data<AppState>,
+    actor: Actor,
+    id: web::Path<i64>,
+) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     state
         .db

@@ -58,7 +58,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .patch(content::update_card)
                 .delete(content::destroy_card),
         )
-        .route("/cases/{slug}/edgenotes", web::post().to(content::create_edgenote))
+        .route(
+            "/cases/{slug}/edgenotes",
+            web::post().to(content::create_edgenote),
+        )
         .service(
             web::resource("/edgenotes/{id}")
                 .get(content::show_edgenote)
@@ -100,7 +103,8 @@ pub fn written_response<L: Lockable>(written: Written<L>) -> HttpResponse {
 
 /// The case a record belongs to, or 404.
 pub fn case_of(conn: &mut crate::db::DbConn, case_id: i64) -> AppResult<Case> {
-    Case::find(conn, case_id)?.ok_or_else(|| AppError::not_found(format!("Case {case_id} does not exist.")))
+    Case::find(conn, case_id)?
+        .ok_or_else(|| AppError::not_found(format!("Case {case_id} does not exist.")))
 }
 
 /// The case with this slug, or 404.
@@ -110,11 +114,18 @@ pub fn case_by_slug(conn: &mut crate::db::DbConn, slug: &str) -> AppResult<Case>
 }
 
 fn missing<L: Lockable>(id: i64) -> AppError {
-    AppError::not_found(format!("{} {id} does not exist (it may have been deleted).", L::TYPE))
+    AppError::not_found(format!(
+        "{} {id} does not exist (it may have been deleted).",
+        L::TYPE
+    ))
 }
 
 /// `GET` of one lockable: reader+ of its case.
-pub async fn show_lockable<L: Lockable>(state: &AppState, actor: Actor, id: i64) -> AppResult<HttpResponse> {
+pub async fn show_lockable<L: Lockable>(
+    state: &AppState,
+    actor: Actor,
+    id: i64,
+) -> AppResult<HttpResponse> {
     let record = state
         .db
         .read(move |conn| {

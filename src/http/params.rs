@@ -25,7 +25,9 @@ fn text(field: &str, value: String, max: usize) -> AppResult<String> {
         return Err(AppError::invalid(format!("{field} can't be blank.")));
     }
     if trimmed.chars().count() > max {
-        return Err(AppError::invalid(format!("{field} is too long (at most {max} characters).")));
+        return Err(AppError::invalid(format!(
+            "{field} is too long (at most {max} characters)."
+        )));
     }
     Ok(trimmed.to_owned())
 }
@@ -43,7 +45,10 @@ pub fn body_text(field: &str, value: Option<String>) -> AppResult<Option<String>
 /// Lowercase letters, digits and dashes, starting with a letter or digit.
 pub fn slug(field: &str, value: Option<String>) -> AppResult<String> {
     let value = required_text(field, value, 100)?;
-    let ok = value.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    let ok = value
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         && value
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
@@ -66,8 +71,14 @@ pub fn position(field: &str, value: Option<i32>) -> AppResult<Option<i32>> {
 pub fn email(value: Option<String>) -> AppResult<String> {
     let value = required_text("user.email", value, 254)?;
     match value.split_once('@') {
-        Some((local, domain)) if !local.is_empty() && !domain.is_empty() && !value.contains(' ') => Ok(value),
-        _ => Err(AppError::invalid("user.email must be an email address like bob@example.com.")),
+        Some((local, domain))
+            if !local.is_empty() && !domain.is_empty() && !value.contains(' ') =>
+        {
+            Ok(value)
+        }
+        _ => Err(AppError::invalid(
+            "user.email must be an email address like bob@example.com.",
+        )),
     }
 }
 
@@ -89,7 +100,10 @@ mod tests {
 
     #[test]
     fn slugs() {
-        assert_eq!(slug("case.slug", Some("intro-101".into())).unwrap(), "intro-101");
+        assert_eq!(
+            slug("case.slug", Some("intro-101".into())).unwrap(),
+            "intro-101"
+        );
         assert!(slug("case.slug", Some("Intro".into())).is_err());
         assert!(slug("case.slug", Some("-x".into())).is_err());
         assert!(slug("case.slug", None).is_err());

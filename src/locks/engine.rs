@@ -49,19 +49,32 @@ pub fn overdue(lock: &Lock, now: NaiveDateTime, policy: &LockPolicy) -> Option<L
 /// Ends a lock: deletes it, writes the audit row, queues its `destroy`.
 /// Returns `false` (and does nothing else) when another transaction ended it
 /// first, so each lock is released, audited and broadcast once.
-pub fn end(tx: &mut Tx, held: &HeldLock, reason: LockAction, actor: Option<&UserRef>) -> AppResult<bool> {
+pub fn end(
+    tx: &mut Tx,
+    held: &HeldLock,
+    reason: LockAction,
+    actor: Option<&UserRef>,
+) -> AppResult<bool> {
     let lock = &held.0;
     if !Lock::delete(tx.conn, lock.id)? {
         return Ok(false);
     }
     LockEvent::record(tx.conn, lock, actor.map(|a| a.id), reason, tx.now)?;
     let overridden_by = actor.filter(|_| reason == LockAction::Overridden);
-    tx.emit(lock.case_id, Change::Destroy, ended_lock_json(held, reason, overridden_by));
+    tx.emit(
+        lock.case_id,
+        Change::Destroy,
+        ended_lock_json(held, reason, overridden_by),
+    );
     Ok(true)
 }
 
 /// Ends the lock if its lease or activity ran out; otherwise returns it.
-pub fn live_or_end(tx: &mut Tx, held: HeldLock, policy: &LockPolicy) -> AppResult<Option<HeldLock>> {
+pub fn live_or_end(
+    tx: &mut Tx,
+    held: HeldLock,
+    policy: &LockPolicy,
+) -> AppResult<Option<HeldLock>> {
     match overdue(&held.0, tx.now, policy) {
         Some(reason) => {
             end(tx, &held, reason, None)?;
@@ -94,7 +107,13 @@ pub fn acquire(
             last_activity_at: tx.now,
         };
         if let Some(lock) = Lock::insert_if_free(tx.conn, &new)? {
-            LockEvent::record(tx.conn, &lock, Some(actor.user.id), LockAction::Acquired, tx.now)?;
+            LockEvent::record(
+                tx.conn,
+                &lock,
+                Some(actor.user.id),
+                LockAction::Acquired,
+                tx.now,
+            )?;
             let held = (lock, actor.user.to_ref());
             tx.emit(target.case_id, Change::Create, lock_json(&held));
             return Ok(Acquired::Created(held));
@@ -112,12 +131,20 @@ pub fn acquire(
         }
         if !takeover {
             return Err(AppError::LockHeld {
-                message: format!("{}; ask them, or edit anyway (takeover).", held_message(&held)),
-                lock: lock_json(&held),
+                message: format!(
+                    "{}; ask them, or edit anyway (takeover).",
+                    held_message(&held)
+                ),
+                lock: Box::new(lock_json(&held)),
             });
         }
         ensure_outranks(tx, actor, &held)?;
-        end(tx, &held, LockAction::Overridden, Some(&actor.user.to_ref()))?;
+        end(
+            tx,
+            &held,
+            LockAction::Overridden,
+            Some(&actor.user.to_ref()),
+        )?;
     }
     Err(AppError::Conflict(format!(
         "{} changed hands several times while you asked for it; try again.",
@@ -140,7 +167,7 @@ fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()>
             held_message(held),
             theirs.map(|r| r.to_string()).unwrap_or_default()
         ),
-        lock: lock_json(held),
+        lock: Box::new(lock_json(held)),
     })
 }
 
@@ -163,7 +190,12 @@ fn renew(tx: &mut Tx, held: HeldLock, policy: &LockPolicy, activity: bool) -> Ap
 /// Renews the holder's lease and activity after a guarded write, without a
 /// broadcast of its own (the write's broadcast says enough).
 pub fn touch(tx: &mut Tx, lock: &Lock, policy: &LockPolicy) -> AppResult<()> {
-    Lock::renew(tx.conn, lock.id, clock::after(tx.now, policy.ttl), Some(tx.now))?;
+    Lock::renew(
+        tx.conn,
+        lock.id,
+        clock::after(tx.now, policy.ttl),
+        Some(tx.now),
+    )?;
     Ok(())
 }
 
@@ -206,7 +238,12 @@ pub fn release(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppR
         )));
     }
     ensure_outranks(tx, actor, &held)?;
-    end(tx, &held, LockAction::Overridden, Some(&actor.user.to_ref()))?;
+    end(
+        tx,
+        &held,
+        LockAction::Overridden,
+        Some(&actor.user.to_ref()),
+    )?;
     Ok(())
 }
 

@@ -34,7 +34,12 @@ pub struct WriteContext<'a> {
 /// 4. otherwise writes, renews the holder's lock and broadcasts the change.
 ///
 /// `record` must have been read in this transaction with `find_for_update`.
-pub fn guarded_write<L, F>(tx: &mut Tx, ctx: &WriteContext, record: L, write: F) -> AppResult<Written<L>>
+pub fn guarded_write<L, F>(
+    tx: &mut Tx,
+    ctx: &WriteContext,
+    record: L,
+    write: F,
+) -> AppResult<Written<L>>
 where
     L: Lockable,
     F: FnOnce(&mut Tx, L) -> AppResult<Written<L>>,
@@ -52,9 +57,18 @@ where
         Written::Destroyed => {
             if let Some(lock) = own_lock {
                 let holder = ctx.actor.user.to_ref();
-                end(tx, &(lock, holder.clone()), LockAction::Released, Some(&holder))?;
+                end(
+                    tx,
+                    &(lock, holder.clone()),
+                    LockAction::Released,
+                    Some(&holder),
+                )?;
             }
-            tx.emit(case_id, Change::Destroy, crate::models::identity(L::TYPE, L::TABLE, id));
+            tx.emit(
+                case_id,
+                Change::Destroy,
+                crate::models::identity(L::TYPE, L::TABLE, id),
+            );
         }
     }
     Ok(written)
@@ -86,7 +100,7 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
                     L::TYPE,
                     record.id()
                 ),
-                current: record.to_json(),
+                current: Box::new(record.to_json()),
             });
         }
     }
@@ -100,7 +114,7 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
                     record.id(),
                     record.version()
                 ),
-                current: record.to_json(),
+                current: Box::new(record.to_json()),
             });
         }
     }
@@ -110,8 +124,8 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
 fn locked(held: &HeldLock, lockable: &serde_json::Value) -> AppError {
     AppError::Locked {
         message: format!("{}; your changes were not saved.", held_message(held)),
-        lock: lock_json(held),
-        lockable: lockable.clone(),
+        lock: Box::new(lock_json(held)),
+        lockable: Box::new(lockable.clone()),
     }
 }
 

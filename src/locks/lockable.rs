@@ -103,7 +103,10 @@ mod tests {
     #[test]
     fn types_are_found_by_name_or_table() {
         assert_eq!(super::kind_named("Card").unwrap().table, "cards");
-        assert_eq!(super::kind_named("edgenotes").unwrap().type_name, "Edgenote");
+        assert_eq!(
+            super::kind_named("edgenotes").unwrap().type_name,
+            "Edgenote"
+        );
         assert_eq!(super::kind_named("page").unwrap().type_name, "Page");
         assert!(super::kind_named("Comment").is_none());
     }

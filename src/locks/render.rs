@@ -28,7 +28,11 @@ pub fn lock_json((lock, holder): &HeldLock) -> Value {
 
 /// A lock that has ended, as broadcast in its `destroy`: the lock plus why,
 /// and who overrode it.
-pub fn ended_lock_json(held: &HeldLock, reason: LockAction, overridden_by: Option<&UserRef>) -> Value {
+pub fn ended_lock_json(
+    held: &HeldLock,
+    reason: LockAction,
+    overridden_by: Option<&UserRef>,
+) -> Value {
     let mut out = lock_json(held);
     if let Some(map) = out.as_object_mut() {
         map.insert("reason".into(), json!(reason.as_str()));

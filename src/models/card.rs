@@ -77,15 +77,26 @@ impl Card {
             .get_result::<Card>(conn)
     }
 
-    pub fn update(&self, conn: &mut DbConn, changes: &CardChanges, now: NaiveDateTime) -> QueryResult<Card> {
+    pub fn update(
+        &self,
+        conn: &mut DbConn,
+        changes: &CardChanges,
+        now: NaiveDateTime,
+    ) -> QueryResult<Card> {
         diesel::update(cards::table.find(self.id))
-            .set((changes, cards::version.eq(self.version + 1), cards::updated_at.eq(now)))
+            .set((
+                changes,
+                cards::version.eq(self.version + 1),
+                cards::updated_at.eq(now),
+            ))
             .returning(cards::all_columns)
             .get_result::<Card>(conn)
     }
 
     pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        diesel::delete(cards::table.find(self.id)).execute(conn).map(|_| ())
+        diesel::delete(cards::table.find(self.id))
+            .execute(conn)
+            .map(|_| ())
     }
 }
 
@@ -94,7 +105,11 @@ impl Lockable for Card {
     const TABLE: &'static str = "cards";
 
     fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Card>> {
-        cards::table.find(id).select(Card::as_select()).first(conn).optional()
+        cards::table
+            .find(id)
+            .select(Card::as_select())
+            .first(conn)
+            .optional()
     }
 
     fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Card>> {

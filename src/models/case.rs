@@ -51,7 +51,12 @@ impl Case {
             .load(conn)
     }
 
-    pub fn create(conn: &mut DbConn, slug: &str, title: &str, now: NaiveDateTime) -> QueryResult<Case> {
+    pub fn create(
+        conn: &mut DbConn,
+        slug: &str,
+        title: &str,
+        now: NaiveDateTime,
+    ) -> QueryResult<Case> {
         diesel::insert_into(cases::table)
             .values((
                 cases::slug.eq(slug),
@@ -64,9 +69,18 @@ impl Case {
             .get_result::<Case>(conn)
     }
 
-    pub fn update(&self, conn: &mut DbConn, changes: &CaseChanges, now: NaiveDateTime) -> QueryResult<Case> {
+    pub fn update(
+        &self,
+        conn: &mut DbConn,
+        changes: &CaseChanges,
+        now: NaiveDateTime,
+    ) -> QueryResult<Case> {
         diesel::update(cases::table.find(self.id))
-            .set((changes, cases::version.eq(self.version + 1), cases::updated_at.eq(now)))
+            .set((
+                changes,
+                cases::version.eq(self.version + 1),
+                cases::updated_at.eq(now),
+            ))
             .returning(cases::all_columns)
             .get_result::<Case>(conn)
     }
@@ -74,7 +88,9 @@ impl Case {
     /// Deletes the case; pages, cards, edgenotes, memberships, locks and the
     /// audit trail go with it (ON DELETE CASCADE).
     pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        diesel::delete(cases::table.find(self.id)).execute(conn).map(|_| ())
+        diesel::delete(cases::table.find(self.id))
+            .execute(conn)
+            .map(|_| ())
     }
 }
 
@@ -83,7 +99,11 @@ impl Lockable for Case {
     const TABLE: &'static str = "cases";
 
     fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Case>> {
-        cases::table.find(id).select(Case::as_select()).first(conn).optional()
+        cases::table
+            .find(id)
+            .select(Case::as_select())
+            .first(conn)
+            .optional()
     }
 
     fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Case>> {

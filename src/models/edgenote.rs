@@ -76,13 +76,19 @@ impl Edgenote {
         now: NaiveDateTime,
     ) -> QueryResult<Edgenote> {
         diesel::update(edgenotes::table.find(self.id))
-            .set((changes, edgenotes::version.eq(self.version + 1), edgenotes::updated_at.eq(now)))
+            .set((
+                changes,
+                edgenotes::version.eq(self.version + 1),
+                edgenotes::updated_at.eq(now),
+            ))
             .returning(edgenotes::all_columns)
             .get_result::<Edgenote>(conn)
     }
 
     pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        diesel::delete(edgenotes::table.find(self.id)).execute(conn).map(|_| ())
+        diesel::delete(edgenotes::table.find(self.id))
+            .execute(conn)
+            .map(|_| ())
     }
 }
 
@@ -91,11 +97,18 @@ impl Lockable for Edgenote {
     const TABLE: &'static str = "edgenotes";
 
     fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Edgenote>> {
-        edgenotes::table.find(id).select(Edgenote::as_select()).first(conn).optional()
+        edgenotes::table
+            .find(id)
+            .select(Edgenote::as_select())
+            .first(conn)
+            .optional()
     }
 
     fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Edgenote>> {
-        crate::select_for_update!(conn, edgenotes::table.find(id).select(Edgenote::as_select()))
+        crate::select_for_update!(
+            conn,
+            edgenotes::table.find(id).select(Edgenote::as_select())
+        )
     }
 
     fn id(&self) -> i64 {

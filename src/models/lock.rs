@@ -51,7 +51,11 @@ impl Lock {
             .optional()
     }
 
-    pub fn on(conn: &mut DbConn, lockable_type: &str, lockable_id: i64) -> QueryResult<Option<HeldLock>> {
+    pub fn on(
+        conn: &mut DbConn,
+        lockable_type: &str,
+        lockable_id: i64,
+    ) -> QueryResult<Option<HeldLock>> {
         locks::table
             .inner_join(users::table)
             .filter(locks::lockable_type.eq(lockable_type))
@@ -64,7 +68,11 @@ impl Lock {
     /// The lock on a record, read `FOR SHARE` on PostgreSQL: a takeover or
     /// release of it waits until the reading transaction (a guarded write)
     /// has committed.
-    pub fn on_for_share(conn: &mut DbConn, lockable_type: &str, lockable_id: i64) -> QueryResult<Option<Lock>> {
+    pub fn on_for_share(
+        conn: &mut DbConn,
+        lockable_type: &str,
+        lockable_id: i64,
+    ) -> QueryResult<Option<Lock>> {
         let query = locks::table
             .filter(locks::lockable_type.eq(lockable_type))
             .filter(locks::lockable_id.eq(lockable_id))
@@ -105,7 +113,10 @@ impl Lock {
         let target = diesel::update(locks::table.find(id));
         match activity_at {
             Some(at) => target
-                .set((locks::expires_at.eq(expires_at), locks::last_activity_at.eq(at)))
+                .set((
+                    locks::expires_at.eq(expires_at),
+                    locks::last_activity_at.eq(at),
+                ))
                 .returning(locks::all_columns)
                 .get_result::<Lock>(conn)
                 .optional(),
@@ -136,7 +147,11 @@ impl Lock {
     }
 
     /// Locks on any of the given records of one type.
-    pub fn on_any(conn: &mut DbConn, lockable_type: &str, ids: &[i64]) -> QueryResult<Vec<HeldLock>> {
+    pub fn on_any(
+        conn: &mut DbConn,
+        lockable_type: &str,
+        ids: &[i64],
+    ) -> QueryResult<Vec<HeldLock>> {
         locks::table
             .inner_join(users::table)
             .filter(locks::lockable_type.eq(lockable_type))

@@ -77,7 +77,12 @@ impl LockEvent {
     }
 
     /// A case's audit trail, newest first.
-    pub fn of_case(conn: &mut DbConn, case_id: i64, limit: i64, before_id: Option<i64>) -> QueryResult<Vec<LockEvent>> {
+    pub fn of_case(
+        conn: &mut DbConn,
+        case_id: i64,
+        limit: i64,
+        before_id: Option<i64>,
+    ) -> QueryResult<Vec<LockEvent>> {
         let mut query = lock_events::table
             .filter(lock_events::case_id.eq(case_id))
             .select(LockEvent::as_select())

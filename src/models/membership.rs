@@ -27,7 +27,11 @@ impl Membership {
             .optional()
     }
 
-    pub fn find_for(conn: &mut DbConn, case_id: i64, user_id: i64) -> QueryResult<Option<Membership>> {
+    pub fn find_for(
+        conn: &mut DbConn,
+        case_id: i64,
+        user_id: i64,
+    ) -> QueryResult<Option<Membership>> {
         memberships::table
             .filter(memberships::case_id.eq(case_id))
             .filter(memberships::user_id.eq(user_id))
@@ -73,15 +77,25 @@ impl Membership {
             .get_result::<Membership>(conn)
     }
 
-    pub fn set_role(&self, conn: &mut DbConn, role: Role, now: NaiveDateTime) -> QueryResult<Membership> {
+    pub fn set_role(
+        &self,
+        conn: &mut DbConn,
+        role: Role,
+        now: NaiveDateTime,
+    ) -> QueryResult<Membership> {
         diesel::update(memberships::table.find(self.id))
-            .set((memberships::role.eq(role.as_str()), memberships::updated_at.eq(now)))
+            .set((
+                memberships::role.eq(role.as_str()),
+                memberships::updated_at.eq(now),
+            ))
             .returning(memberships::all_columns)
             .get_result::<Membership>(conn)
     }
 
     pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        diesel::delete(memberships::table.find(self.id)).execute(conn).map(|_| ())
+        diesel::delete(memberships::table.find(self.id))
+            .execute(conn)
+            .map(|_| ())
     }
 
     pub fn role(&self) -> Role {

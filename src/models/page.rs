@@ -67,16 +67,27 @@ impl Page {
             .get_result::<Page>(conn)
     }
 
-    pub fn update(&self, conn: &mut DbConn, changes: &PageChanges, now: NaiveDateTime) -> QueryResult<Page> {
+    pub fn update(
+        &self,
+        conn: &mut DbConn,
+        changes: &PageChanges,
+        now: NaiveDateTime,
+    ) -> QueryResult<Page> {
         diesel::update(pages::table.find(self.id))
-            .set((changes, pages::version.eq(self.version + 1), pages::updated_at.eq(now)))
+            .set((
+                changes,
+                pages::version.eq(self.version + 1),
+                pages::updated_at.eq(now),
+            ))
             .returning(pages::all_columns)
             .get_result::<Page>(conn)
     }
 
     /// Deletes the page and its cards.
     pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        diesel::delete(pages::table.find(self.id)).execute(conn).map(|_| ())
+        diesel::delete(pages::table.find(self.id))
+            .execute(conn)
+            .map(|_| ())
     }
 }
 
@@ -85,7 +96,11 @@ impl Lockable for Page {
     const TABLE: &'static str = "pages";
 
     fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Page>> {
-        pages::table.find(id).select(Page::as_select()).first(conn).optional()
+        pages::table
+            .find(id)
+            .select(Page::as_select())
+            .first(conn)
+            .optional()
     }
 
     fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Page>> {

@@ -63,7 +63,11 @@ pub fn normalize_email(email: &str) -> String {
 
 impl User {
     pub fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<User>> {
-        users::table.find(id).select(User::as_select()).first(conn).optional()
+        users::table
+            .find(id)
+            .select(User::as_select())
+            .first(conn)
+            .optional()
     }
 
     pub fn find_by_email(conn: &mut DbConn, email: &str) -> QueryResult<Option<User>> {
@@ -147,7 +151,10 @@ impl UserRef {
 mod tests {
     #[test]
     fn avatar_colors_are_stable_per_email() {
-        assert_eq!(super::avatar_color("bob@example.com"), super::avatar_color("bob@example.com"));
+        assert_eq!(
+            super::avatar_color("bob@example.com"),
+            super::avatar_color("bob@example.com")
+        );
         let distinct: std::collections::HashSet<_> = ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x"]
             .iter()
             .map(|e| super::avatar_color(e))

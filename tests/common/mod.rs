@@ -65,9 +65,13 @@ impl TestDb {
                     return None;
                 };
                 let name = format!("baton_test_{}", uuid::Uuid::new_v4().simple());
-                let mut conn = diesel::PgConnection::establish(&admin_url).expect("connect to BATON_TEST_POSTGRES_URL");
-                conn.batch_execute(&format!("CREATE DATABASE {name}")).expect("create test database");
-                let (base, _) = admin_url.rsplit_once('/').expect("postgres URL with a database");
+                let mut conn = diesel::PgConnection::establish(&admin_url)
+                    .expect("connect to BATON_TEST_POSTGRES_URL");
+                conn.batch_execute(&format!("CREATE DATABASE {name}"))
+                    .expect("create test database");
+                let (base, _) = admin_url
+                    .rsplit_once('/')
+                    .expect("postgres URL with a database");
                 let url = format!("{base}/{name}");
                 Some((TestDb::Postgres { admin_url, name }, url))
             }
@@ -108,7 +112,10 @@ impl TestApp {
         Self::start_with(backend, |_| {}).await
     }
 
-    pub async fn start_with(backend: Backend, tweak: impl FnOnce(&mut Settings)) -> Option<TestApp> {
+    pub async fn start_with(
+        backend: Backend,
+        tweak: impl FnOnce(&mut Settings),
+    ) -> Option<TestApp> {
         let (db, url) = TestDb::create(backend)?;
         let mut settings = test_settings(&url);
         tweak(&mut settings);
@@ -146,7 +153,8 @@ impl TestApp {
             .state
             .db
             .write(None, move |tx| {
-                User::create(tx.conn, &email, &name, &hash, admin, tx.now).map_err(baton::error::AppError::from)
+                User::create(tx.conn, &email, &name, &hash, admin, tx.now)
+                    .map_err(baton::error::AppError::from)
             })
             .await
             .expect("create user");
@@ -191,7 +199,8 @@ impl TestApp {
         self.state
             .db
             .write(None, move |tx| {
-                Card::create(tx.conn, case_id, page_id, &content, None, tx.now).map_err(baton::error::AppError::from)
+                Card::create(tx.conn, case_id, page_id, &content, None, tx.now)
+                    .map_err(baton::error::AppError::from)
             })
             .await
             .expect("create card")
@@ -226,7 +235,8 @@ impl TestApp {
             .state
             .db
             .read(move |conn| {
-                baton::models::LockEvent::of_case(conn, case_id, 100_000, None).map_err(baton::error::AppError::from)
+                baton::models::LockEvent::of_case(conn, case_id, 100_000, None)
+                    .map_err(baton::error::AppError::from)
             })
             .await
             .expect("read audit");
@@ -322,7 +332,11 @@ impl Req {
         } else {
             serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"))
         };
-        Resp { status, body, headers }
+        Resp {
+            status,
+            body,
+            headers,
+        }
     }
 }
 
@@ -337,17 +351,31 @@ impl Resp {
     /// Asserts the status, printing the body when it differs.
     #[track_caller]
     pub fn expect(self, status: u16) -> Resp {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
         self
     }
 
     /// Asserts an error envelope with this status and code.
     #[track_caller]
     pub fn expect_error(self, status: u16, code: &str) -> Resp {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
-        assert_eq!(self.body["error"]["code"], code, "unexpected error: {}", self.body);
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        assert_eq!(
+            self.body["error"]["code"], code,
+            "unexpected error: {}",
+            self.body
+        );
         assert!(
-            self.body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()),
+            self.body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
             "error without a message: {}",
             self.body
         );
@@ -355,7 +383,9 @@ impl Resp {
     }
 
     pub fn etag(&self) -> Option<String> {
-        self.headers.get("etag").map(|v| v.to_str().unwrap().to_owned())
+        self.headers
+            .get("etag")
+            .map(|v| v.to_str().unwrap().to_owned())
     }
 }
 
