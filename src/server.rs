@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use actix_cors::Cors;
 use actix_web::dev::Server;
-use actix_web::middleware::ErrorHandlers;
+use actix_web::middleware::from_fn;
 use actix_web::{http, web, App, HttpServer};
 use tracing_actix_web::TracingLogger;
 
@@ -99,8 +99,8 @@ pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> 
             .app_data(web::PayloadConfig::new(settings.body_limit))
             .app_data(errors::path_config())
             .app_data(errors::query_config())
-            .wrap(ErrorHandlers::new().default_handler(errors::envelope_non_json))
             .wrap(cors(&settings.cors_origins))
+            .wrap(from_fn(errors::envelope_errors))
             .wrap(TracingLogger::default())
             .configure(crate::http::routes)
             .default_service(web::to(errors::no_route))

@@ -638,3 +638,74 @@ async fn bad_input_gets_the_envelope(backend: Backend) {
     let unchanged = app.get(&path).by(&bob).send().await.expect(200);
     assert_eq!(unchanged.body["version"], 1, "no failed request may write");
 }
+
+on_both_backends!(demo_seed_is_idempotent, cors_allows_configured_origins);
+
+async fn demo_seed_is_idempotent(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    baton::demo::seed(&app.state.db).await.unwrap();
+    baton::demo::seed(&app.state.db).await.unwrap();
+    let login = app
+        .post("/auth/login")
+        .json(json!({ "email": "bob@example.com", "password": "demo" }))
+        .send()
+        .await
+        .expect(200);
+    let bob = common::TestUser {
+        token: login.body["token"].as_str().unwrap().to_owned(),
+        id: login.body["user"]["id"].as_i64().unwrap(),
+        email: "bob@example.com".into(),
+        session: None,
+    };
+    let cases = app.get("/cases").by(&bob).send().await.expect(200);
+    assert_eq!(cases.body.as_array().unwrap().len(), 1);
+    let case = app
+        .get("/cases/sample-case")
+        .by(&bob)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(case.body["role"], "editor");
+    assert!(!case.body["pages"][0]["cards"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+async fn cors_allows_configured_origins(backend: Backend) {
+    let Some(app) = TestApp::start_with(backend, |s| {
+        s.cors_origins = vec!["https://app.example.com".into()]
+    })
+    .await
+    else {
+        return;
+    };
+    let preflight = app
+        .req(reqwest::Method::OPTIONS, "/cards/1")
+        .header("Origin", "https://app.example.com")
+        .header("Access-Control-Request-Method", "PATCH")
+        .header(
+            "Access-Control-Request-Headers",
+            "authorization, if-match, x-session-id, lock-token",
+        )
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(
+        preflight
+            .headers
+            .get("access-control-allow-origin")
+            .unwrap(),
+        "https://app.example.com"
+    );
+    let refused = app
+        .req(reqwest::Method::OPTIONS, "/cards/1")
+        .header("Origin", "https://evil.example.com")
+        .header("Access-Control-Request-Method", "PATCH")
+        .send()
+        .await;
+    assert!(refused.headers.get("access-control-allow-origin").is_none());
+    assert!(refused.status >= 400);
+}

@@ -1,10 +1,11 @@
 //! Turns the framework's own errors (bad JSON, bad paths, unknown routes,
 //! oversized bodies) into baton's JSON envelope.
 
-use actix_web::dev::ServiceResponse;
-use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
-use actix_web::http::header;
-use actix_web::middleware::ErrorHandlerResponse;
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::error::{InternalError, JsonPayloadError, PathError, QueryPayloadError};
+use actix_web::http::{header, StatusCode};
+use actix_web::middleware::Next;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::error::{envelope, AppError};
@@ -56,36 +57,56 @@ pub async fn no_route(req: HttpRequest) -> Result<HttpResponse, AppError> {
     )))
 }
 
-/// Wraps any error response that is not already JSON (405 from a resource,
-/// CORS refusals, …) in the envelope, so clients never see HTML or plain text.
-pub fn envelope_non_json<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
+/// Middleware: wraps any error response that is not already JSON (405 from a
+/// resource, CORS refusals, …) in the envelope, so clients never see HTML or
+/// plain text.
+pub async fn envelope_errors(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    match next.call(req).await {
+        Ok(res) if !needs_envelope(res.response()) => Ok(res.map_into_left_body()),
+        Ok(res) => {
+            let (request, response) = res.into_parts();
+            let enveloped = envelope_response(Some(&request), response.status(), None);
+            Ok(ServiceResponse::new(request, enveloped).map_into_right_body())
+        }
+        // Errors raised by middleware (CORS) rather than by a handler.
+        Err(err) => {
+            let status = err.as_response_error().status_code();
+            let message = err.to_string();
+            let enveloped = envelope_response(None, status, Some(message.clone()));
+            Err(InternalError::from_response(message, enveloped).into())
+        }
+    }
+}
+
+fn needs_envelope<B>(res: &HttpResponse<B>) -> bool {
     let is_json = res
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if is_json {
-        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
-    }
-    let status = res.status();
-    let (code, message) = match status.as_u16() {
+    (res.status().is_client_error() || res.status().is_server_error()) && !is_json
+}
+
+fn envelope_response(
+    req: Option<&HttpRequest>,
+    status: StatusCode,
+    message: Option<String>,
+) -> HttpResponse {
+    let (method, path) = req.map_or(("", ""), |r| (r.method().as_str(), r.path()));
+    let (code, fallback) = match status.as_u16() {
         400 => (
             "bad_request",
             "The request could not be understood.".to_string(),
         ),
         401 => ("unauthorized", "Sign in first.".to_string()),
         403 => ("forbidden", "You may not do this.".to_string()),
-        404 => (
-            "not_found",
-            format!("There is nothing at {}.", res.request().path()),
-        ),
+        404 => ("not_found", format!("There is nothing at {path}.")),
         405 => (
             "method_not_allowed",
-            format!(
-                "{} is not supported on {}.",
-                res.request().method(),
-                res.request().path()
-            ),
+            format!("{method} is not supported on {path}."),
         ),
         413 => (
             "payload_too_large",
@@ -100,9 +121,8 @@ pub fn envelope_non_json<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorH
             status.canonical_reason().unwrap_or("Error").to_string(),
         ),
     };
-    let (req, _) = res.into_parts();
-    let response = HttpResponse::build(status).json(envelope(code, &message, Default::default()));
-    Ok(ErrorHandlerResponse::Response(
-        ServiceResponse::new(req, response).map_into_right_body(),
-    ))
+    let message = message
+        .filter(|m| !m.is_empty() && !status.is_server_error())
+        .unwrap_or(fallback);
+    HttpResponse::build(status).json(envelope(code, &message, Default::default()))
 }

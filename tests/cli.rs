@@ -1,0 +1,132 @@
+//! The `baton` binary: migrate, user add, token, and serve's start-up checks.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{Backend, TestDb};
+
+fn baton(db_url: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .env("DATABASE_URL", db_url)
+        .env("BATON_JWT_SECRET", "cli-test-secret")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run baton")
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "baton failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+#[test]
+fn cli_on_sqlite() {
+    cli_commands(Backend::Sqlite);
+}
+
+#[test]
+fn cli_on_postgres() {
+    cli_commands(Backend::Postgres);
+}
+
+fn cli_commands(backend: Backend) {
+    let Some((_db, url)) = TestDb::create(backend) else {
+        return;
+    };
+
+    let migrated = stdout(&baton(&url, &["migrate"]));
+    assert!(migrated.contains("migrations applied"));
+    // Migrating twice is harmless.
+    stdout(&baton(&url, &["migrate"]));
+
+    let added = stdout(&baton(
+        &url,
+        &[
+            "user",
+            "add",
+            "--email",
+            "Dana@Example.com",
+            "--name",
+            "Dana",
+            "--password",
+            "long-enough",
+            "--admin",
+        ],
+    ));
+    let user: serde_json::Value = serde_json::from_str(added.trim()).expect("user JSON");
+    assert_eq!(user["type"], "User");
+    assert_eq!(user["email"], "dana@example.com");
+    assert_eq!(user["admin"], true);
+
+    let duplicate = baton(
+        &url,
+        &[
+            "user",
+            "add",
+            "--email",
+            "dana@example.com",
+            "--name",
+            "Dana",
+            "--password",
+            "long-enough",
+        ],
+    );
+    assert!(!duplicate.status.success());
+    assert!(String::from_utf8_lossy(&duplicate.stderr).contains("already exists"));
+    let short = baton(
+        &url,
+        &[
+            "user",
+            "add",
+            "--email",
+            "e@example.com",
+            "--name",
+            "E",
+            "--password",
+            "short",
+        ],
+    );
+    assert!(!short.status.success());
+    assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8"));
+
+    let token = stdout(&baton(&url, &["token", "--email", "dana@example.com"]));
+    let keys = baton::auth::JwtKeys::new(b"cli-test-secret", std::time::Duration::from_secs(60));
+    assert_eq!(
+        keys.verify(token.trim()).expect("a valid JWT"),
+        user["id"].as_i64().unwrap()
+    );
+    let unknown = baton(&url, &["token", "--email", "nobody@example.com"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no user"));
+}
+
+#[test]
+fn serve_refuses_to_start_without_a_secret() {
+    let (_db, url) = TestDb::create(Backend::Sqlite).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("DATABASE_URL", &url)
+        .env_remove("BATON_JWT_SECRET")
+        .output()
+        .expect("run baton");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("BATON_JWT_SECRET"), "{stderr}");
+}
+
+#[test]
+fn bad_durations_are_explained() {
+    let output = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["serve", "--dev", "--lock-ttl", "forever"])
+        .output()
+        .expect("run baton");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("250ms"), "{stderr}");
+}
