@@ -116,7 +116,7 @@ async fn racing_clients_never_share_a_record(backend: Backend) {
         task.await.expect("client panicked");
     }
 
-    let tokens = tokens.lock().unwrap();
+    let tokens = tokens.lock().unwrap().clone();
     assert!(tokens.len() >= CYCLES);
     let unique: HashSet<_> = tokens.iter().collect();
     assert_eq!(unique.len(), tokens.len(), "a lock token was reused");
