@@ -16,7 +16,7 @@ use diesel::{Connection, ConnectionError};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
 use crate::clock;
-use crate::realtime::events::{Change, Event, EventBus};
+use crate::realtime::events::{Broadcast, Change, Event, EventBus};
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
@@ -152,19 +152,24 @@ pub struct Tx<'a> {
     /// One timestamp for everything the transaction writes.
     pub now: NaiveDateTime,
     editor_session_id: Option<String>,
-    events: Vec<Event>,
+    broadcasts: Vec<Broadcast>,
 }
 
 impl Tx<'_> {
     /// Queues a change for publication after commit, tagged with the session
     /// (browser tab) that made it.
     pub fn emit(&mut self, case_id: i64, change: Change, watchable: serde_json::Value) {
-        self.events.push(Event {
+        self.broadcasts.push(Broadcast::Change(Event {
             case_id,
             change,
             watchable,
             editor_session_id: self.editor_session_id.clone(),
-        });
+        }));
+    }
+
+    /// Queues any other broadcast (presence, kicks) for after commit.
+    pub fn broadcast(&mut self, broadcast: Broadcast) {
+        self.broadcasts.push(broadcast);
     }
 }
 
@@ -177,7 +182,7 @@ pub struct Database {
     /// SQLite has one writer at a time. Queueing writers here, instead of in
     /// SQLite's sleeping busy handler, keeps latency flat under contention.
     sqlite_writer: Arc<Mutex<()>>,
-    /// Held from COMMIT until the events are handed to the bus, so events
+    /// Held from COMMIT until the broadcasts are handed to the bus, so they
     /// are published in commit order.
     commit_order: Arc<Mutex<()>>,
 }
@@ -265,19 +270,19 @@ impl Database {
             conn: &mut conn,
             now: clock::now(),
             editor_session_id,
-            events: Vec::new(),
+            broadcasts: Vec::new(),
         };
         let outcome = f(&mut tx);
-        let events = std::mem::take(&mut tx.events);
+        let broadcasts = std::mem::take(&mut tx.broadcasts);
         match outcome {
             Ok(value) => {
-                if let Err(e) = self.bus.stage(&mut conn, &events) {
+                if let Err(e) = self.bus.stage(&mut conn, &broadcasts) {
                     let _ = rollback(&mut conn);
                     return Err(DbError::from(e).into());
                 }
                 let _order = self.commit_order.lock().unwrap_or_else(|e| e.into_inner());
                 commit(&mut conn).map_err(DbError::from)?;
-                self.bus.committed(events);
+                self.bus.committed(broadcasts);
                 Ok(value)
             }
             Err(e) => {

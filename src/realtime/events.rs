@@ -1,6 +1,7 @@
-//! What a committed write tells the world, and the bus that carries it.
+//! What committed writes tell the world, and the bus that carries it.
 
 use serde::Serialize;
+use serde_json::{json, Value};
 
 use crate::db::DbConn;
 
@@ -21,19 +22,64 @@ pub struct Event {
     pub case_id: i64,
     #[serde(rename = "type")]
     pub change: Change,
-    pub watchable: serde_json::Value,
+    pub watchable: Value,
     pub editor_session_id: Option<String>,
 }
 
-/// Carries events from the transaction that made them to every subscriber.
-/// The in-process bus only uses `committed`; a bus that must travel with the
-/// transaction itself (PostgreSQL `NOTIFY`) writes in `stage`.
+/// Everything a transaction can publish.
+#[derive(Clone, Debug)]
+pub enum Broadcast {
+    /// A watchable changed; goes to the tabs of its case.
+    Change(Event),
+    /// Someone joined or left a case; goes to the tabs of that case.
+    Presence { case_id: i64, online_users: Value },
+    /// An admin closed a tab; goes to that tab wherever it is connected.
+    Kick { session_id: String, reason: String },
+}
+
+/// A message ready for the wire, serialized once for every subscriber.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub case_id: i64,
+    pub text: String,
+}
+
+impl Frame {
+    /// The frame parsed back, for tests and tools.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
+}
+
+impl Broadcast {
+    /// The frame for a case's subscribers; `None` for a kick.
+    pub fn frame(&self) -> Option<Frame> {
+        match self {
+            Broadcast::Change(event) => Some(Frame {
+                case_id: event.case_id,
+                text: serde_json::to_string(event).unwrap_or_default(),
+            }),
+            Broadcast::Presence {
+                case_id,
+                online_users,
+            } => Some(Frame {
+                case_id: *case_id,
+                text: json!({ "type": "presence", "onlineUsers": online_users }).to_string(),
+            }),
+            Broadcast::Kick { .. } => None,
+        }
+    }
+}
+
+/// Carries broadcasts from the transaction that made them to every
+/// subscriber. The in-process bus only uses `committed`; a bus that must
+/// travel with the transaction itself (PostgreSQL `NOTIFY`) writes in `stage`.
 pub trait EventBus: Send + Sync + 'static {
     /// Inside the writing transaction, just before COMMIT.
-    fn stage(&self, _conn: &mut DbConn, _events: &[Event]) -> diesel::QueryResult<()> {
+    fn stage(&self, _conn: &mut DbConn, _broadcasts: &[Broadcast]) -> diesel::QueryResult<()> {
         Ok(())
     }
 
     /// Right after COMMIT, in commit order.
-    fn committed(&self, events: Vec<Event>);
+    fn committed(&self, broadcasts: Vec<Broadcast>);
 }

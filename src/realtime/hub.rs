@@ -1,23 +1,29 @@
-//! Per-case fan-out inside one process. Each case has a bounded broadcast
-//! channel; a subscriber that falls behind sees `Lagged` and must resync.
+//! Fan-out inside one process. Each case has a bounded broadcast channel of
+//! ready-made frames; a subscriber that falls behind sees `Lagged` and must
+//! resync. Open tabs also register here so that a kick can reach them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
-use super::events::{Event, EventBus};
+use super::events::{Broadcast, EventBus, Frame};
 
-/// How many events a slow tab may fall behind before it must resync.
+/// How many frames a slow tab may fall behind before it must resync.
 const CASE_BUFFER: usize = 256;
+
+/// Tells one open tab to close, with the reason it is given.
+pub type KickSender = mpsc::UnboundedSender<String>;
 
 #[derive(Default)]
 pub struct Hub {
-    cases: Mutex<HashMap<i64, broadcast::Sender<Arc<Event>>>>,
+    cases: Mutex<HashMap<i64, broadcast::Sender<Arc<Frame>>>>,
+    /// Open channels by session id (a tab may briefly have two while it reconnects).
+    tabs: Mutex<HashMap<String, Vec<(u64, KickSender)>>>,
 }
 
 impl Hub {
-    pub fn subscribe(&self, case_id: i64) -> broadcast::Receiver<Arc<Event>> {
+    pub fn subscribe(&self, case_id: i64) -> broadcast::Receiver<Arc<Frame>> {
         let mut cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
         cases
             .entry(case_id)
@@ -25,28 +31,66 @@ impl Hub {
             .subscribe()
     }
 
-    pub fn publish(&self, event: Event) {
-        let case_id = event.case_id;
+    pub fn publish(&self, frame: Frame) {
+        let case_id = frame.case_id;
         let mut cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
         let Some(sender) = cases.get(&case_id) else {
             return;
         };
-        if sender.send(Arc::new(event)).is_err() {
+        if sender.send(Arc::new(frame)).is_err() {
             // Nobody listens to this case any more.
             cases.remove(&case_id);
         }
     }
+
+    /// Registers an open channel of `session_id`; `id` tells its connections apart.
+    pub fn register_tab(&self, session_id: &str, id: u64, kick: KickSender) {
+        let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        tabs.entry(session_id.to_owned())
+            .or_default()
+            .push((id, kick));
+    }
+
+    pub fn unregister_tab(&self, session_id: &str, id: u64) {
+        let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(list) = tabs.get_mut(session_id) {
+            list.retain(|(i, _)| *i != id);
+            if list.is_empty() {
+                tabs.remove(session_id);
+            }
+        }
+    }
+
+    /// Tells every open channel of the session here to close.
+    pub fn kick(&self, session_id: &str, reason: &str) {
+        let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, kick) in tabs.get(session_id).into_iter().flatten() {
+            let _ = kick.send(reason.to_owned());
+        }
+    }
+
+    /// Delivers one broadcast to this process's subscribers.
+    pub fn deliver(&self, broadcast: &Broadcast) {
+        match broadcast {
+            Broadcast::Kick { session_id, reason } => self.kick(session_id, reason),
+            other => {
+                if let Some(frame) = other.frame() {
+                    self.publish(frame);
+                }
+            }
+        }
+    }
 }
 
-/// The single-process event bus: publishes straight into the hub.
+/// The single-process event bus: delivers straight into the hub.
 pub struct LocalBus {
     pub hub: Arc<Hub>,
 }
 
 impl EventBus for LocalBus {
-    fn committed(&self, events: Vec<Event>) {
-        for event in events {
-            self.hub.publish(event);
+    fn committed(&self, broadcasts: Vec<Broadcast>) {
+        for broadcast in &broadcasts {
+            self.hub.deliver(broadcast);
         }
     }
 }
