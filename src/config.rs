@@ -72,6 +72,10 @@ pub struct Settings {
     #[arg(long, env = "BATON_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,
 
+    /// Names this instance in the presence table (default: generated at start).
+    #[arg(long, env = "BATON_INSTANCE_ID")]
+    pub instance_id: Option<String>,
+
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "BATON_WORKERS")]
     pub workers: Option<usize>,

@@ -14,6 +14,7 @@ use crate::config::Settings;
 use crate::db::{Database, DbError};
 use crate::http::errors;
 use crate::locks::{reaper, LockPolicy};
+use crate::realtime::heartbeat;
 use crate::realtime::hub::{Hub, LocalBus};
 use crate::state::AppState;
 
@@ -55,8 +56,13 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
             ttl: settings.lock_ttl,
             idle_timeout: settings.idle_timeout,
         },
+        instance_id: settings
+            .instance_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
         settings: Arc::new(settings),
         hub,
+        heartbeats: Default::default(),
     })
 }
 
@@ -89,6 +95,7 @@ pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> 
         state.policy,
         state.settings.reaper_interval,
     ));
+    actix_web::rt::spawn(heartbeat::run(state.clone()));
     let settings = state.settings.clone();
     let data = web::Data::new(state);
     let workers = settings.workers;

@@ -6,6 +6,7 @@ use crate::auth::JwtKeys;
 use crate::config::Settings;
 use crate::db::Database;
 use crate::locks::LockPolicy;
+use crate::realtime::heartbeat::Heartbeats;
 use crate::realtime::hub::Hub;
 
 #[derive(Clone)]
@@ -15,4 +16,7 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     pub policy: LockPolicy,
     pub hub: Arc<Hub>,
+    pub heartbeats: Arc<Heartbeats>,
+    /// Names this process in `presences`, so instances can tell their tabs apart.
+    pub instance_id: String,
 }

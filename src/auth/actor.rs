@@ -72,13 +72,13 @@ fn header(headers: &HeaderMap, name: impl actix_web::http::header::AsHeaderName)
         .map(str::trim)
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = header(headers, AUTHORIZATION)?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-fn user_agent(headers: &HeaderMap) -> Option<String> {
+pub fn user_agent(headers: &HeaderMap) -> Option<String> {
     header(headers, USER_AGENT).map(|ua| ua.chars().take(255).collect())
 }
 

@@ -87,6 +87,7 @@ diesel::table! {
         created_at -> Timestamp,
         expires_at -> Timestamp,
         last_activity_at -> Timestamp,
+        disconnected_at -> Nullable<Timestamp>,
     }
 }
 
@@ -124,6 +125,7 @@ diesel::joinable!(cards -> pages (page_id));
 diesel::joinable!(edgenotes -> cases (case_id));
 diesel::joinable!(locks -> users (user_id));
 diesel::joinable!(presences -> users (user_id));
+diesel::joinable!(presences -> cases (case_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     users,

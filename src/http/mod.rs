@@ -1,9 +1,11 @@
 //! HTTP handlers: thin — parse, authorize, call the models and the lock
 //! engine, render. Routes are listed in [`routes`].
 
+pub mod admin;
 pub mod auth;
 pub mod cases;
 pub mod content;
+pub mod edits;
 pub mod errors;
 pub mod health;
 pub mod locks;
@@ -81,7 +83,13 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .get(locks::show)
                 .delete(locks::destroy),
         )
-        .route("/locks/{id}/refresh", web::post().to(locks::refresh));
+        .route("/locks/{id}/refresh", web::post().to(locks::refresh))
+        .route("/cases/{slug}/edits", web::get().to(edits::edits))
+        .route("/admin/sessions", web::get().to(admin::index))
+        .route(
+            "/admin/sessions/{session_id}",
+            web::delete().to(admin::kick),
+        );
 }
 
 /// A lockable's JSON with its `ETag: "<version>"`.

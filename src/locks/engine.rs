@@ -39,6 +39,8 @@ pub fn is_held_by(lock: &Lock, actor: &Actor) -> bool {
 pub fn overdue(lock: &Lock, now: NaiveDateTime, policy: &LockPolicy) -> Option<LockAction> {
     if lock.last_activity_at <= clock::before(now, policy.idle_timeout) {
         Some(LockAction::Idle)
+    } else if lock.expires_at <= now && lock.disconnected_at.is_some() {
+        Some(LockAction::Disconnected)
     } else if lock.expires_at <= now {
         Some(LockAction::Expired)
     } else {

@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod guard;
+pub mod lease;
 pub mod lockable;
 pub mod reaper;
 pub mod render;

@@ -22,6 +22,8 @@ pub struct Lock {
     pub created_at: NaiveDateTime,
     pub expires_at: NaiveDateTime,
     pub last_activity_at: NaiveDateTime,
+    /// When the holder's tab closed (the lease then runs for the grace only).
+    pub disconnected_at: Option<NaiveDateTime>,
 }
 
 #[derive(Insertable)]

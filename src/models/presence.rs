@@ -4,9 +4,9 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
-use crate::db::schema::{presences, users};
+use crate::db::schema::{cases, presences, users};
 use crate::db::DbConn;
-use crate::models::UserRef;
+use crate::models::{Case, UserRef};
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = presences)]
@@ -21,7 +21,84 @@ pub struct Presence {
     pub last_seen_at: NaiveDateTime,
 }
 
+pub struct NewPresence<'a> {
+    pub session_id: &'a str,
+    pub user_id: i64,
+    pub case_id: i64,
+    pub instance_id: &'a str,
+    pub user_agent: Option<&'a str>,
+}
+
 impl Presence {
+    pub fn create(
+        conn: &mut DbConn,
+        new: &NewPresence,
+        now: NaiveDateTime,
+    ) -> QueryResult<Presence> {
+        diesel::insert_into(presences::table)
+            .values((
+                presences::session_id.eq(new.session_id),
+                presences::user_id.eq(new.user_id),
+                presences::case_id.eq(new.case_id),
+                presences::instance_id.eq(new.instance_id),
+                presences::user_agent.eq(new.user_agent),
+                presences::connected_at.eq(now),
+                presences::last_seen_at.eq(now),
+            ))
+            .returning(presences::all_columns)
+            .get_result::<Presence>(conn)
+    }
+
+    pub fn delete(conn: &mut DbConn, id: i64) -> QueryResult<bool> {
+        diesel::delete(presences::table.find(id))
+            .execute(conn)
+            .map(|n| n > 0)
+    }
+
+    /// Deletes every presence of a session; returns their cases.
+    pub fn delete_session(conn: &mut DbConn, session_id: &str) -> QueryResult<Vec<i64>> {
+        diesel::delete(presences::table.filter(presences::session_id.eq(session_id)))
+            .returning(presences::case_id)
+            .get_results(conn)
+    }
+
+    /// Other live channels of the same tab (it may reconnect before the old
+    /// connection is noticed gone).
+    pub fn live_of_session(
+        conn: &mut DbConn,
+        session_id: &str,
+        seen_since: NaiveDateTime,
+    ) -> QueryResult<i64> {
+        presences::table
+            .filter(presences::session_id.eq(session_id))
+            .filter(presences::last_seen_at.ge(seen_since))
+            .count()
+            .get_result(conn)
+    }
+
+    /// Marks every channel of an instance as seen now: one statement per beat.
+    pub fn touch_instance(
+        conn: &mut DbConn,
+        instance_id: &str,
+        now: NaiveDateTime,
+    ) -> QueryResult<usize> {
+        diesel::update(presences::table.filter(presences::instance_id.eq(instance_id)))
+            .set(presences::last_seen_at.eq(now))
+            .execute(conn)
+    }
+
+    /// Removes presences nobody refreshed (their instance stopped); returns
+    /// the cases whose online users changed.
+    pub fn delete_stale(conn: &mut DbConn, seen_before: NaiveDateTime) -> QueryResult<Vec<i64>> {
+        let mut cases: Vec<i64> =
+            diesel::delete(presences::table.filter(presences::last_seen_at.lt(seen_before)))
+                .returning(presences::case_id)
+                .get_results(conn)?;
+        cases.sort_unstable();
+        cases.dedup();
+        Ok(cases)
+    }
+
     /// The live presences of a case with their users.
     pub fn of_case(
         conn: &mut DbConn,
@@ -34,6 +111,24 @@ impl Presence {
             .filter(presences::last_seen_at.ge(seen_since))
             .select((Presence::as_select(), UserRef::as_select()))
             .order((users::name.asc(), presences::id.asc()))
+            .load(conn)
+    }
+
+    /// Every live presence, with user and case, oldest first (for admins).
+    pub fn all_live(
+        conn: &mut DbConn,
+        seen_since: NaiveDateTime,
+    ) -> QueryResult<Vec<(Presence, UserRef, Case)>> {
+        presences::table
+            .inner_join(users::table)
+            .inner_join(cases::table)
+            .filter(presences::last_seen_at.ge(seen_since))
+            .select((
+                Presence::as_select(),
+                UserRef::as_select(),
+                Case::as_select(),
+            ))
+            .order(presences::id.asc())
             .load(conn)
     }
 }

@@ -1,5 +1,6 @@
 //! What committed writes tell the world, and the bus that carries it.
 
+use bytestring::ByteString;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -41,7 +42,8 @@ pub enum Broadcast {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
     pub case_id: i64,
-    pub text: String,
+    /// Shared bytes: handing a frame to a thousand tabs copies no text.
+    pub text: ByteString,
 }
 
 impl Frame {
@@ -57,14 +59,16 @@ impl Broadcast {
         match self {
             Broadcast::Change(event) => Some(Frame {
                 case_id: event.case_id,
-                text: serde_json::to_string(event).unwrap_or_default(),
+                text: serde_json::to_string(event).unwrap_or_default().into(),
             }),
             Broadcast::Presence {
                 case_id,
                 online_users,
             } => Some(Frame {
                 case_id: *case_id,
-                text: json!({ "type": "presence", "onlineUsers": online_users }).to_string(),
+                text: json!({ "type": "presence", "onlineUsers": online_users })
+                    .to_string()
+                    .into(),
             }),
             Broadcast::Kick { .. } => None,
         }

@@ -397,3 +397,136 @@ pub fn lock_body(lockable_type: &str, id: i64) -> Value {
 pub fn takeover_body(lockable_type: &str, id: i64) -> Value {
     serde_json::json!({ "lock": { "lockableType": lockable_type, "lockableParam": id.to_string(), "takeover": true } })
 }
+
+// ---- WebSocket tabs ----
+
+use futures_util::StreamExt;
+use tokio_tungstenite::tungstenite::Message;
+
+pub type RawSocket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A browser tab's edits channel, read continuously (so pings are answered)
+/// by a background task that forwards every JSON text frame.
+pub struct Tab {
+    pub session_id: String,
+    frames: tokio::sync::mpsc::UnboundedReceiver<Value>,
+    close: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl TestApp {
+    pub fn edits_url(&self, slug: &str, user: &TestUser) -> String {
+        let mut url = format!(
+            "{}/cases/{slug}/edits?token={}",
+            self.base.replacen("http", "ws", 1),
+            user.token
+        );
+        if let Some(session) = &user.session {
+            url.push_str(&format!("&sessionId={session}"));
+        }
+        url
+    }
+
+    /// Connects without ever reading: a tab that stops answering pings.
+    pub async fn raw_socket(&self, slug: &str, user: &TestUser) -> RawSocket {
+        let (socket, _) = tokio_tungstenite::connect_async(self.edits_url(slug, user))
+            .await
+            .expect("WebSocket connect");
+        socket
+    }
+
+    /// The HTTP status a refused upgrade answers with.
+    pub async fn refused_status(&self, url: &str) -> u16 {
+        match tokio_tungstenite::connect_async(url).await {
+            Ok(_) => panic!("the upgrade was accepted"),
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+                response.status().as_u16()
+            }
+            Err(other) => panic!("unexpected error: {other}"),
+        }
+    }
+
+    /// Opens a tab and returns it after its welcome.
+    pub async fn open_tab(&self, slug: &str, user: &TestUser) -> (Tab, Value) {
+        let socket = self.raw_socket(slug, user).await;
+        let (frames_tx, frames) = tokio::sync::mpsc::unbounded_channel();
+        let (close_tx, mut close_rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let mut socket = socket;
+            loop {
+                tokio::select! {
+                    _ = &mut close_rx => {
+                        let _ = socket.close(None).await;
+                        // Drain until the server's close arrives.
+                        while let Some(Ok(_)) = socket.next().await {}
+                        return;
+                    }
+                    message = socket.next() => match message {
+                        Some(Ok(Message::Text(text))) => {
+                            let _ = frames_tx.send(serde_json::from_str(text.as_str()).expect("JSON frame"));
+                        }
+                        Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+                        Some(Ok(_)) => {} // pings are answered by the library while reading
+                    }
+                }
+            }
+        });
+        let mut tab = Tab {
+            session_id: user.session.clone().unwrap_or_default(),
+            frames,
+            close: Some(close_tx),
+        };
+        let welcome = tab.next().await;
+        assert_eq!(welcome["type"], "welcome", "first frame: {welcome}");
+        tab.session_id = welcome["sessionId"].as_str().unwrap().to_owned();
+        (tab, welcome)
+    }
+}
+
+impl Tab {
+    /// The next frame (5 s at most).
+    pub async fn next(&mut self) -> Value {
+        tokio::time::timeout(Duration::from_secs(5), self.frames.recv())
+            .await
+            .expect("no frame within 5 s")
+            .expect("channel closed")
+    }
+
+    /// The next frame that matches, skipping others (10 s at most).
+    pub async fn next_where(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let frame = tokio::time::timeout_at(deadline, self.frames.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no {what} within 10 s"))
+                .unwrap_or_else(|| panic!("channel closed before {what}"));
+            if matches(&frame) {
+                return frame;
+            }
+        }
+    }
+
+    /// The next change frame (create/update/destroy), skipping presence.
+    pub async fn next_change(&mut self) -> Value {
+        self.next_where("change", |f| f["type"] != "presence").await
+    }
+
+    /// Whether the server closed the channel (within 5 s).
+    pub async fn closed_by_server(&mut self) -> bool {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match tokio::time::timeout_at(deadline, self.frames.recv()).await {
+                Ok(None) => return true,
+                Ok(Some(_)) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Closes the tab the way a browser does (close frame).
+    pub fn close(mut self) {
+        if let Some(close) = self.close.take() {
+            let _ = close.send(());
+        }
+    }
+}

@@ -1,0 +1,1 @@
+ALTER TABLE locks DROP COLUMN disconnected_at;

@@ -1,0 +1,90 @@
+//! Site admins: who is viewing or editing what, and closing a tab.
+
+use actix_web::{web, HttpResponse};
+use serde_json::{json, Value};
+
+use crate::auth::Actor;
+use crate::clock::{self, utc};
+use crate::error::{AppError, AppResult};
+use crate::locks::engine::end;
+use crate::locks::render::lock_json;
+use crate::locks::Lockable;
+use crate::models::{Lock, LockAction, Presence};
+use crate::realtime::events::Broadcast;
+use crate::state::AppState;
+
+fn require_admin(actor: &Actor) -> AppResult<()> {
+    if actor.user.admin {
+        Ok(())
+    } else {
+        Err(AppError::forbidden(
+            "Only a site admin can see or close sessions.",
+        ))
+    }
+}
+
+/// `GET /admin/sessions`: every open tab on every instance, with the locks
+/// it holds.
+pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpResponse> {
+    require_admin(&actor)?;
+    let interval = state.settings.heartbeat_interval;
+    let sessions = state
+        .db
+        .read(move |conn| {
+            let live = Presence::all_live(conn, clock::before(clock::now(), interval * 3))?;
+            let mut out: Vec<Value> = Vec::with_capacity(live.len());
+            for (presence, user, case) in live {
+                let locks: Vec<Value> = Lock::of_session(conn, &presence.session_id)?
+                    .iter()
+                    .map(lock_json)
+                    .collect();
+                out.push(json!({
+                    "sessionId": presence.session_id,
+                    "user": user.to_json(),
+                    "case": case.to_json(),
+                    "instanceId": presence.instance_id,
+                    "userAgent": presence.user_agent,
+                    "connectedAt": utc(presence.connected_at),
+                    "lastSeenAt": utc(presence.last_seen_at),
+                    "locks": locks,
+                }));
+            }
+            Ok::<_, AppError>(out)
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(sessions))
+}
+
+/// `DELETE /admin/sessions/:sessionId`: releases the tab's locks (reason
+/// `kicked`), tells the tab, and closes its channel. 404 if the session has
+/// neither an open channel nor a lock.
+pub async fn kick(
+    state: web::Data<AppState>,
+    actor: Actor,
+    session: web::Path<String>,
+) -> AppResult<HttpResponse> {
+    require_admin(&actor)?;
+    let session_id = session.into_inner();
+    let reason = format!("{} closed this tab's session.", actor.user.name);
+    let interval = state.settings.heartbeat_interval;
+    state
+        .db
+        .write(actor.session_id.clone(), move |tx| {
+            let locks = Lock::of_session(tx.conn, &session_id)?;
+            let seen_since = clock::before(tx.now, interval * 3);
+            let connected = Presence::live_of_session(tx.conn, &session_id, seen_since)?;
+            if locks.is_empty() && connected == 0 {
+                return Err(AppError::not_found(format!(
+                    "No open tab or lock has session id {session_id}."
+                )));
+            }
+            let admin = actor.user.to_ref();
+            for held in &locks {
+                end(tx, held, LockAction::Kicked, Some(&admin))?;
+            }
+            tx.broadcast(Broadcast::Kick { session_id, reason });
+            Ok(())
+        })
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,83 @@
+//! Lease changes driven by a tab's edits channel: pongs extend the leases of
+//! its locks (never their activity), a closed tab leaves them only the grace
+//! period, and a tab that reconnects in time gets them back.
+
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use crate::clock;
+use crate::db::schema::locks;
+use crate::db::DbConn;
+
+/// Most sessions renewed by one statement.
+const RENEW_CHUNK: usize = 500;
+
+/// Extends the leases of every live lock held by these (answering) tabs, in
+/// a few statements however many tabs there are.
+pub fn renew_for_sessions(
+    conn: &mut DbConn,
+    sessions: &[String],
+    now: NaiveDateTime,
+    ttl: Duration,
+) -> QueryResult<usize> {
+    let until = clock::after(now, ttl);
+    let mut renewed = 0;
+    for chunk in sessions.chunks(RENEW_CHUNK) {
+        renewed += diesel::update(
+            locks::table
+                .filter(locks::session_id.eq_any(chunk))
+                .filter(locks::expires_at.gt(now))
+                .filter(locks::expires_at.lt(until))
+                .filter(locks::disconnected_at.is_null()),
+        )
+        .set(locks::expires_at.eq(until))
+        .execute(conn)?;
+    }
+    Ok(renewed)
+}
+
+/// The tab's channel closed or died: `expires_at = min(expires_at, now + grace)`.
+pub fn disconnect(
+    conn: &mut DbConn,
+    session_id: &str,
+    now: NaiveDateTime,
+    grace: Duration,
+) -> QueryResult<()> {
+    let cutoff = clock::after(now, grace);
+    let of_session = locks::session_id.eq(session_id);
+    diesel::update(
+        locks::table
+            .filter(of_session)
+            .filter(locks::expires_at.gt(cutoff)),
+    )
+    .set(locks::expires_at.eq(cutoff))
+    .execute(conn)?;
+    diesel::update(locks::table.filter(locks::session_id.eq(session_id)))
+        .set(locks::disconnected_at.eq(Some(now)))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// The tab is back within the grace: its locks that are still in force get a
+/// full lease again.
+pub fn reconnect(
+    conn: &mut DbConn,
+    session_id: &str,
+    user_id: i64,
+    now: NaiveDateTime,
+    ttl: Duration,
+) -> QueryResult<usize> {
+    diesel::update(
+        locks::table
+            .filter(locks::session_id.eq(session_id))
+            .filter(locks::user_id.eq(user_id))
+            .filter(locks::expires_at.gt(now)),
+    )
+    .set((
+        locks::expires_at.eq(clock::after(now, ttl)),
+        locks::disconnected_at.eq(None::<NaiveDateTime>),
+    ))
+    .execute(conn)
+}

@@ -1,0 +1,242 @@
+//! One browser tab's edits channel: join (presence, welcome), then forward
+//! the case's frames, ping every heartbeat, and leave (presence, grace for
+//! its locks) when it closes, stops answering, or is kicked.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason, MessageStream, Session};
+use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+
+use crate::auth::Actor;
+use crate::clock;
+use crate::error::AppResult;
+use crate::locks::engine::active_locks;
+use crate::locks::lease;
+use crate::locks::render::lock_json;
+use crate::models::presence::NewPresence;
+use crate::models::{Case, Presence};
+use crate::realtime::events::Broadcast;
+use crate::realtime::presence::online_users;
+use crate::state::AppState;
+
+/// Largest frame a tab may send; the channel is server → client, so small.
+const MAX_CLIENT_FRAME: usize = 64 * 1024;
+
+static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
+
+/// Why a channel ended.
+enum End {
+    /// The tab closed it, or the connection broke.
+    Closed,
+    /// Two pings went unanswered.
+    Unresponsive,
+    /// An admin closed it.
+    Kicked,
+}
+
+/// Serves one tab until its channel ends. Spawn with `actix_web::rt::spawn`:
+/// the message stream is not `Send`.
+pub async fn serve(
+    state: AppState,
+    actor: Actor,
+    case: Case,
+    mut session: Session,
+    stream: MessageStream,
+) {
+    let Some(session_id) = actor.session_id.clone() else {
+        let _ = session.close(None).await;
+        return;
+    };
+    let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+    let (kick_tx, kick_rx) = mpsc::unbounded_channel();
+    state.hub.register_tab(&session_id, connection, kick_tx);
+    // Subscribe before the welcome snapshot, so nothing falls between them.
+    let frames = state.hub.subscribe(case.id);
+
+    let end = match join(&state, &actor, &case, &session_id).await {
+        Ok((presence_id, welcome)) => {
+            let end = if session.text(welcome).await.is_ok() {
+                pump(&state, &session_id, &mut session, stream, frames, kick_rx).await
+            } else {
+                End::Closed
+            };
+            if let Err(e) = leave(&state, &case, &session_id, presence_id, &end).await {
+                tracing::warn!(error = %e, session_id, "could not record a tab leaving");
+            }
+            end
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, session_id, "could not record a tab joining");
+            End::Closed
+        }
+    };
+    state.hub.unregister_tab(&session_id, connection);
+    let reason = match end {
+        End::Closed => None,
+        End::Unresponsive => Some(CloseReason {
+            code: CloseCode::Away,
+            description: Some("no answer to two pings".into()),
+        }),
+        End::Kicked => Some(CloseReason {
+            code: CloseCode::Policy,
+            description: Some("kicked".into()),
+        }),
+    };
+    let _ = session.close(reason).await;
+}
+
+/// Records the tab, gives a returning tab its locks back, tells the case, and
+/// builds the welcome.
+async fn join(
+    state: &AppState,
+    actor: &Actor,
+    case: &Case,
+    session_id: &str,
+) -> AppResult<(i64, String)> {
+    let (state_, actor, case_id, session_id) =
+        (state.clone(), actor.clone(), case.id, session_id.to_owned());
+    state
+        .db
+        .write(Some(session_id.clone()), move |tx| {
+            let presence = Presence::create(
+                tx.conn,
+                &NewPresence {
+                    session_id: &session_id,
+                    user_id: actor.user.id,
+                    case_id,
+                    instance_id: &state_.instance_id,
+                    user_agent: actor.user_agent.as_deref(),
+                },
+                tx.now,
+            )?;
+            lease::reconnect(
+                tx.conn,
+                &session_id,
+                actor.user.id,
+                tx.now,
+                state_.policy.ttl,
+            )?;
+            let online_users = online_users(tx.conn, case_id, state_.settings.heartbeat_interval)?;
+            let active: Vec<_> = active_locks(tx.conn, case_id, &state_.policy)?
+                .iter()
+                .map(lock_json)
+                .collect();
+            let welcome = json!({
+                "type": "welcome",
+                "sessionId": session_id,
+                "activeLocks": active,
+                "onlineUsers": online_users,
+            });
+            tx.broadcast(Broadcast::Presence {
+                case_id,
+                online_users,
+            });
+            Ok((presence.id, welcome.to_string()))
+        })
+        .await
+}
+
+/// Forwards frames and pings until the channel ends.
+async fn pump(
+    state: &AppState,
+    session_id: &str,
+    session: &mut Session,
+    stream: MessageStream,
+    mut frames: tokio::sync::broadcast::Receiver<std::sync::Arc<crate::realtime::events::Frame>>,
+    mut kicks: mpsc::UnboundedReceiver<String>,
+) -> End {
+    let mut stream = stream
+        .max_frame_size(MAX_CLIENT_FRAME)
+        .aggregate_continuations()
+        .max_continuation_size(MAX_CLIENT_FRAME);
+    let period = state.settings.heartbeat_interval;
+    // The first ping waits a full period: it must not race the client's first frame.
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    let mut last_pong = Instant::now();
+    loop {
+        tokio::select! {
+            message = stream.recv() => match message {
+                Some(Ok(AggregatedMessage::Pong(_))) => {
+                    last_pong = Instant::now();
+                    state.heartbeats.answered(session_id);
+                }
+                Some(Ok(AggregatedMessage::Ping(bytes))) => {
+                    if session.pong(&bytes).await.is_err() {
+                        return End::Closed;
+                    }
+                }
+                // Tabs only listen; what they send is ignored.
+                Some(Ok(AggregatedMessage::Text(_) | AggregatedMessage::Binary(_))) => {}
+                Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => return End::Closed,
+            },
+            frame = frames.recv() => match frame {
+                Ok(frame) => {
+                    if session.text(frame.text.clone()).await.is_err() {
+                        return End::Closed;
+                    }
+                }
+                // Too slow to keep up: say so rather than skip silently; the
+                // tab reloads the case and carries on from the newest frame.
+                Err(RecvError::Lagged(missed)) => {
+                    let resync = json!({ "type": "resync", "missed": missed }).to_string();
+                    if session.text(resync).await.is_err() {
+                        return End::Closed;
+                    }
+                }
+                Err(RecvError::Closed) => return End::Closed,
+            },
+            _ = ticks.tick() => {
+                if last_pong.elapsed() > period * 2 {
+                    return End::Unresponsive;
+                }
+                if session.ping(b"").await.is_err() {
+                    return End::Closed;
+                }
+            }
+            Some(reason) = kicks.recv() => {
+                let kicked = json!({ "type": "kicked", "reason": reason }).to_string();
+                let _ = session.text(kicked).await;
+                return End::Kicked;
+            }
+        }
+    }
+}
+
+/// Removes the tab, starts the grace period of its locks (unless the same
+/// tab is still connected elsewhere, or was kicked and has none), and tells
+/// the case.
+async fn leave(
+    state: &AppState,
+    case: &Case,
+    session_id: &str,
+    presence_id: i64,
+    end: &End,
+) -> AppResult<()> {
+    let (state_, case_id, session_id) = (state.clone(), case.id, session_id.to_owned());
+    let kicked = matches!(end, End::Kicked);
+    state
+        .db
+        .write(Some(session_id.clone()), move |tx| {
+            Presence::delete(tx.conn, presence_id)?;
+            let interval = state_.settings.heartbeat_interval;
+            let seen_since = clock::before(tx.now, interval * 3);
+            if !kicked && Presence::live_of_session(tx.conn, &session_id, seen_since)? == 0 {
+                lease::disconnect(
+                    tx.conn,
+                    &session_id,
+                    tx.now,
+                    state_.settings.disconnect_grace,
+                )?;
+            }
+            let online_users = online_users(tx.conn, case_id, interval)?;
+            tx.broadcast(Broadcast::Presence {
+                case_id,
+                online_users,
+            });
+            Ok(())
+        })
+        .await
+}

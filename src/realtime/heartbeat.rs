@@ -1,0 +1,71 @@
+//! Once per heartbeat interval, in one transaction for the whole instance:
+//! extend the leases of the tabs that answered a ping, mark this instance's
+//! tabs as seen, and remove the tabs of instances that stopped.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use crate::clock;
+use crate::error::AppResult;
+use crate::locks::lease;
+use crate::models::Presence;
+use crate::realtime::events::Broadcast;
+use crate::realtime::presence::online_users;
+use crate::state::AppState;
+
+/// Tabs that answered a ping since the last beat.
+#[derive(Default)]
+pub struct Heartbeats {
+    answered: Mutex<HashSet<String>>,
+}
+
+impl Heartbeats {
+    pub fn answered(&self, session_id: &str) {
+        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        if !answered.contains(session_id) {
+            answered.insert(session_id.to_owned());
+        }
+    }
+
+    fn take(&self) -> Vec<String> {
+        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        answered.drain().collect()
+    }
+}
+
+/// One beat; see the module docs.
+pub async fn beat(state: &AppState) -> AppResult<()> {
+    let sessions = state.heartbeats.take();
+    let instance_id = state.instance_id.clone();
+    let ttl = state.policy.ttl;
+    let interval = state.settings.heartbeat_interval;
+    state
+        .db
+        .write(None, move |tx| {
+            lease::renew_for_sessions(tx.conn, &sessions, tx.now, ttl)?;
+            Presence::touch_instance(tx.conn, &instance_id, tx.now)?;
+            let stale_before = clock::before(tx.now, interval * 3);
+            for case_id in Presence::delete_stale(tx.conn, stale_before)? {
+                let online_users = online_users(tx.conn, case_id, interval)?;
+                tx.broadcast(Broadcast::Presence {
+                    case_id,
+                    online_users,
+                });
+            }
+            Ok(())
+        })
+        .await
+}
+
+/// Runs [`beat`] every heartbeat interval until the runtime stops.
+pub async fn run(state: AppState) {
+    let period = state.settings.heartbeat_interval;
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        if let Err(e) = beat(&state).await {
+            tracing::warn!(error = %e, "heartbeat pass failed; retrying next beat");
+        }
+    }
+}
