@@ -14,8 +14,8 @@ use crate::config::Settings;
 use crate::db::{Database, DbError};
 use crate::http::errors;
 use crate::locks::{reaper, LockPolicy};
-use crate::realtime::heartbeat;
 use crate::realtime::hub::{Hub, LocalBus};
+use crate::realtime::{heartbeat, presence};
 use crate::state::AppState;
 
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +63,7 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
         settings: Arc::new(settings),
         hub,
         heartbeats: Default::default(),
+        presence: Default::default(),
     })
 }
 
@@ -96,6 +97,7 @@ pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> 
         state.settings.reaper_interval,
     ));
     actix_web::rt::spawn(heartbeat::run(state.clone()));
+    actix_web::rt::spawn(presence::run(state.clone()));
     let settings = state.settings.clone();
     let data = web::Data::new(state);
     let workers = settings.workers;

@@ -8,6 +8,7 @@ use crate::db::Database;
 use crate::locks::LockPolicy;
 use crate::realtime::heartbeat::Heartbeats;
 use crate::realtime::hub::Hub;
+use crate::realtime::presence::PresenceBoard;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -17,6 +18,7 @@ pub struct AppState {
     pub policy: LockPolicy,
     pub hub: Arc<Hub>,
     pub heartbeats: Arc<Heartbeats>,
+    pub presence: Arc<PresenceBoard>,
     /// Names this process in `presences`, so instances can tell their tabs apart.
     pub instance_id: String,
 }

@@ -18,7 +18,6 @@ use crate::locks::lease;
 use crate::locks::render::lock_json;
 use crate::models::presence::NewPresence;
 use crate::models::{Case, Presence};
-use crate::realtime::events::Broadcast;
 use crate::realtime::presence::online_users;
 use crate::state::AppState;
 
@@ -98,7 +97,7 @@ async fn join(
 ) -> AppResult<(i64, String)> {
     let (state_, actor, case_id, session_id) =
         (state.clone(), actor.clone(), case.id, session_id.to_owned());
-    state
+    let joined = state
         .db
         .write(Some(session_id.clone()), move |tx| {
             let presence = Presence::create(
@@ -130,13 +129,11 @@ async fn join(
                 "activeLocks": active,
                 "onlineUsers": online_users,
             });
-            tx.broadcast(Broadcast::Presence {
-                case_id,
-                online_users,
-            });
-            Ok((presence.id, welcome.to_string()))
+            Ok::<_, crate::error::AppError>((presence.id, welcome.to_string()))
         })
-        .await
+        .await?;
+    state.presence.changed(case_id);
+    Ok(joined)
 }
 
 /// Forwards frames and pings until the channel ends.
@@ -231,12 +228,9 @@ async fn leave(
                     state_.settings.disconnect_grace,
                 )?;
             }
-            let online_users = online_users(tx.conn, case_id, interval)?;
-            tx.broadcast(Broadcast::Presence {
-                case_id,
-                online_users,
-            });
-            Ok(())
+            Ok::<_, crate::error::AppError>(())
         })
-        .await
+        .await?;
+    state.presence.changed(case_id);
+    Ok(())
 }

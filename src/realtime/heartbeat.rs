@@ -9,8 +9,6 @@ use crate::clock;
 use crate::error::AppResult;
 use crate::locks::lease;
 use crate::models::Presence;
-use crate::realtime::events::Broadcast;
-use crate::realtime::presence::online_users;
 use crate::state::AppState;
 
 /// Tabs that answered a ping since the last beat.
@@ -39,22 +37,19 @@ pub async fn beat(state: &AppState) -> AppResult<()> {
     let instance_id = state.instance_id.clone();
     let ttl = state.policy.ttl;
     let interval = state.settings.heartbeat_interval;
-    state
+    let stale_cases = state
         .db
         .write(None, move |tx| {
             lease::renew_for_sessions(tx.conn, &sessions, tx.now, ttl)?;
             Presence::touch_instance(tx.conn, &instance_id, tx.now)?;
             let stale_before = clock::before(tx.now, interval * 3);
-            for case_id in Presence::delete_stale(tx.conn, stale_before)? {
-                let online_users = online_users(tx.conn, case_id, interval)?;
-                tx.broadcast(Broadcast::Presence {
-                    case_id,
-                    online_users,
-                });
-            }
-            Ok(())
+            Ok::<_, crate::error::AppError>(Presence::delete_stale(tx.conn, stale_before)?)
         })
-        .await
+        .await?;
+    for case_id in stale_cases {
+        state.presence.changed(case_id);
+    }
+    Ok(())
 }
 
 /// Runs [`beat`] every heartbeat interval until the runtime stops.

@@ -1,23 +1,34 @@
-//! Who is online in a case, from the `presences` rows of every instance.
+//! Who is online in a case, from the `presences` rows of every instance, and
+//! the coalesced `presence` broadcasts: a burst of joins (a class opening the
+//! same case) makes one frame per case, not one per tab.
 
+use std::collections::HashSet;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tokio::sync::Notify;
 
 use crate::clock;
 use crate::db::DbConn;
 use crate::error::AppResult;
-use crate::models::Presence;
+use crate::models::{Presence, UserRef};
+use crate::realtime::events::Broadcast;
+use crate::state::AppState;
+
+/// How long presence changes are gathered before they are broadcast.
+const COALESCE: Duration = Duration::from_millis(50);
 
 /// `onlineUsers`: one entry per user with their colour and open tab count.
 /// Rows not refreshed for three heartbeats belong to a dead instance.
 pub fn online_users(conn: &mut DbConn, case_id: i64, heartbeat: Duration) -> AppResult<Value> {
     let since = clock::before(clock::now(), heartbeat * 3);
-    let mut users: Vec<(crate::models::UserRef, usize)> = Vec::new();
+    let mut users: Vec<(UserRef, usize)> = Vec::new();
     for (_, user) in Presence::of_case(conn, case_id, since)? {
-        match users.iter_mut().find(|(u, _)| u.id == user.id) {
-            Some((_, sessions)) => *sessions += 1,
-            None => users.push((user, 1)),
+        match users.last_mut() {
+            // Rows come ordered by user, so a user's tabs are adjacent.
+            Some((last, sessions)) if last.id == user.id => *sessions += 1,
+            _ => users.push((user, 1)),
         }
     }
     Ok(Value::Array(
@@ -26,4 +37,57 @@ pub fn online_users(conn: &mut DbConn, case_id: i64, heartbeat: Duration) -> App
             .map(|(user, sessions)| json!({ "user": user.to_json(), "color": user.color, "sessions": sessions }))
             .collect(),
     ))
+}
+
+/// Cases whose online users changed since the last broadcast.
+#[derive(Default)]
+pub struct PresenceBoard {
+    changed: Mutex<HashSet<i64>>,
+    wake: Notify,
+}
+
+impl PresenceBoard {
+    pub fn changed(&self, case_id: i64) {
+        self.changed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(case_id);
+        self.wake.notify_one();
+    }
+
+    fn take(&self) -> Vec<i64> {
+        self.changed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .collect()
+    }
+}
+
+/// Broadcasts `presence` for changed cases, at most once per [`COALESCE`].
+/// The frames go through the bus like any other, so every instance's tabs
+/// see them.
+pub async fn run(state: AppState) {
+    loop {
+        state.presence.wake.notified().await;
+        tokio::time::sleep(COALESCE).await;
+        let cases = state.presence.take();
+        let heartbeat = state.settings.heartbeat_interval;
+        let result = state
+            .db
+            .write(None, move |tx| {
+                for case_id in cases {
+                    let online_users = online_users(tx.conn, case_id, heartbeat)?;
+                    tx.broadcast(Broadcast::Presence {
+                        case_id,
+                        online_users,
+                    });
+                }
+                Ok::<_, crate::error::AppError>(())
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "presence broadcast failed");
+        }
+    }
 }
