@@ -11,10 +11,12 @@ use tracing_actix_web::TracingLogger;
 
 use crate::auth::{AuthError, JwtKeys};
 use crate::config::Settings;
-use crate::db::{Database, DbError};
+use crate::db::{Backend, Database, DbError};
 use crate::http::errors;
 use crate::locks::{reaper, LockPolicy};
+use crate::realtime::events::EventBus;
 use crate::realtime::hub::{Hub, LocalBus};
+use crate::realtime::pg_bus::{self, PgBus};
 use crate::realtime::{heartbeat, presence};
 use crate::state::AppState;
 
@@ -33,6 +35,30 @@ pub enum StartError {
     },
 }
 
+/// SQLite serves one instance: a second `baton serve` on the same file would
+/// keep its own tabs and locks' channel state apart from the first. Holding
+/// an exclusive lock on a file beside the database makes it refuse to start.
+fn lock_sqlite_file(url: &str) -> Result<std::fs::File, StartError> {
+    let path = format!("{}.instance-lock", crate::db::sqlite_path(url));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StartError::Config(format!("cannot open {path}: {e}")))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StartError::Config(format!(
+            "another baton is already serving {}; SQLite supports one instance \
+             (use PostgreSQL, DATABASE_URL=postgres://…, to run several)",
+            crate::db::sqlite_path(url)
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(StartError::Config(format!("cannot lock {path}: {e}")))
+        }
+    }
+}
+
 /// Opens (and migrates) the database and checks that tokens can be signed.
 pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, StartError> {
     if jwt_secret.is_empty() {
@@ -42,8 +68,18 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
     }
     let jwt = JwtKeys::new(jwt_secret, settings.token_ttl);
     jwt.self_check()?;
+    let url = &settings.database.database_url;
+    let instance_lock = match Backend::of_url(url) {
+        Backend::Sqlite => Some(Arc::new(lock_sqlite_file(url)?)),
+        Backend::Postgres => None,
+    };
     let hub = Arc::new(Hub::default());
-    let bus = Arc::new(LocalBus { hub: hub.clone() });
+    // On PostgreSQL every instance hears every commit through NOTIFY; on
+    // SQLite (one instance) the hub is fed directly.
+    let bus: Arc<dyn EventBus> = match Backend::of_url(url) {
+        Backend::Postgres => Arc::new(PgBus::new()),
+        Backend::Sqlite => Arc::new(LocalBus { hub: hub.clone() }),
+    };
     let db = Database::open(
         &settings.database.database_url,
         settings.database.db_pool_size,
@@ -63,6 +99,7 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
         settings: Arc::new(settings),
         hub,
         heartbeats: Default::default(),
+        _instance_lock: instance_lock,
         presence: Default::default(),
     })
 }
@@ -98,6 +135,13 @@ pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> 
     ));
     actix_web::rt::spawn(heartbeat::run(state.clone()));
     actix_web::rt::spawn(presence::run(state.clone()));
+    if state.db.backend() == Backend::Postgres {
+        actix_web::rt::spawn(pg_bus::listen(
+            state.settings.database.database_url.clone(),
+            state.hub.clone(),
+            state.db.clone(),
+        ));
+    }
     let settings = state.settings.clone();
     let data = web::Data::new(state);
     let workers = settings.workers;

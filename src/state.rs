@@ -21,4 +21,6 @@ pub struct AppState {
     pub presence: Arc<PresenceBoard>,
     /// Names this process in `presences`, so instances can tell their tabs apart.
     pub instance_id: String,
+    /// Held while serving a SQLite file, so a second instance refuses to start.
+    pub _instance_lock: Option<Arc<std::fs::File>>,
 }

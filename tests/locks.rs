@@ -29,13 +29,26 @@ on_both_backends!(
     audit_trail_route,
 );
 
-/// Everything published so far, parsed, without waiting.
-fn drain(rx: &mut Receiver<Arc<Frame>>) -> Vec<Value> {
+/// Frames as they arrive (on PostgreSQL they come back through LISTEN, a
+/// moment after the response), until `done` says enough; 5 s at most.
+async fn frames_until(
+    rx: &mut Receiver<Arc<Frame>>,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
     let mut out = Vec::new();
-    while let Ok(frame) = rx.try_recv() {
-        out.push(frame.json());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !done(&out) {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Ok(frame)) => out.push(frame.json()),
+            _ => panic!("frames so far: {out:?}"),
+        }
     }
     out
+}
+
+/// Exactly `n` frames.
+async fn frames(rx: &mut Receiver<Arc<Frame>>, n: usize) -> Vec<Value> {
+    frames_until(rx, |got| got.len() >= n).await
 }
 
 async fn acquire_renew_and_conflict(backend: Backend) {
@@ -1000,7 +1013,13 @@ async fn reaper_ends_expired_and_idle_locks(backend: Backend) {
         "ended once"
     );
 
-    let destroyed: Vec<(i64, String)> = drain(&mut events)
+    let ended = |got: &[Value], id: i64| {
+        got.iter()
+            .any(|e| e["type"] == "destroy" && e["watchable"]["id"] == id)
+    };
+    let destroys = |got: &[Value]| ended(got, first_id) && ended(got, idle_id);
+    let destroyed: Vec<(i64, String)> = frames_until(&mut events, destroys)
+        .await
         .iter()
         .filter(|e| e["type"] == "destroy" && e["watchable"]["type"] == "Lock")
         .map(|e| {
@@ -1072,7 +1091,8 @@ async fn events_after_commit(backend: Backend) {
         .await
         .expect(204);
 
-    let got: Vec<(String, String, Option<String>)> = drain(&mut events)
+    let got: Vec<(String, String, Option<String>)> = frames(&mut events, 5)
+        .await
         .iter()
         .map(|e| {
             (
@@ -1101,7 +1121,8 @@ async fn events_after_commit(backend: Backend) {
             ("destroy".into(), taken_key, carol_s),
         ]
     );
-    assert!(drain(&mut other_events).is_empty(), "no cross-case events");
+    // Frames come in commit order, so anything of the other case would be here by now.
+    assert!(other_events.try_recv().is_err(), "no cross-case events");
 
     // The override's destroy says why and by whom.
     let mut events = app.state.hub.subscribe(f.case_id);
@@ -1118,7 +1139,8 @@ async fn events_after_commit(backend: Backend) {
         .send()
         .await
         .expect(201);
-    let destroy = drain(&mut events)
+    let destroy = frames(&mut events, 2)
+        .await
         .into_iter()
         .find(|e| e["type"] == "destroy")
         .unwrap();

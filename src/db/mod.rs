@@ -84,7 +84,7 @@ impl Backend {
 }
 
 /// Strips an optional `sqlite://`/`sqlite:` prefix: diesel wants a file name.
-fn sqlite_path(url: &str) -> &str {
+pub fn sqlite_path(url: &str) -> &str {
     url.strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
         .unwrap_or(url)
@@ -280,7 +280,8 @@ impl Database {
                     let _ = rollback(&mut conn);
                     return Err(DbError::from(e).into());
                 }
-                let _order = self.commit_order.lock().unwrap_or_else(|e| e.into_inner());
+                let _order = (!self.bus.orders_commits())
+                    .then(|| self.commit_order.lock().unwrap_or_else(|e| e.into_inner()));
                 commit(&mut conn).map_err(DbError::from)?;
                 self.bus.committed(broadcasts);
                 Ok(value)

@@ -118,6 +118,14 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    event_outbox (id) {
+        id -> BigInt,
+        payload -> Text,
+        created_at -> Timestamp,
+    }
+}
+
 diesel::joinable!(memberships -> cases (case_id));
 diesel::joinable!(memberships -> users (user_id));
 diesel::joinable!(pages -> cases (case_id));
@@ -137,4 +145,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     locks,
     lock_events,
     presences,
+    event_outbox,
 );

@@ -86,4 +86,10 @@ pub trait EventBus: Send + Sync + 'static {
 
     /// Right after COMMIT, in commit order.
     fn committed(&self, broadcasts: Vec<Broadcast>);
+
+    /// Whether the bus itself keeps commit order (then the database layer
+    /// need not serialize commits to keep it).
+    fn orders_commits(&self) -> bool {
+        false
+    }
 }

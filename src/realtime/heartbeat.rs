@@ -42,6 +42,7 @@ pub async fn beat(state: &AppState) -> AppResult<()> {
         .write(None, move |tx| {
             lease::renew_for_sessions(tx.conn, &sessions, tx.now, ttl)?;
             Presence::touch_instance(tx.conn, &instance_id, tx.now)?;
+            crate::realtime::pg_bus::prune_outbox(tx.conn, tx.now)?;
             let stale_before = clock::before(tx.now, interval * 3);
             Ok::<_, crate::error::AppError>(Presence::delete_stale(tx.conn, stale_before)?)
         })

@@ -43,6 +43,21 @@ impl Hub {
         }
     }
 
+    /// Tells every tab of this process to reload (after events may have been lost).
+    pub fn resync_all(&self, reason: &str) {
+        let text: bytestring::ByteString =
+            serde_json::json!({ "type": "resync", "reason": reason })
+                .to_string()
+                .into();
+        let cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
+        for (case_id, sender) in cases.iter() {
+            let _ = sender.send(Arc::new(Frame {
+                case_id: *case_id,
+                text: text.clone(),
+            }));
+        }
+    }
+
     /// Registers an open channel of `session_id`; `id` tells its connections apart.
     pub fn register_tab(&self, session_id: &str, id: u64, kick: KickSender) {
         let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());

@@ -6,4 +6,5 @@ pub mod channel;
 pub mod events;
 pub mod heartbeat;
 pub mod hub;
+pub mod pg_bus;
 pub mod presence;
