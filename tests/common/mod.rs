@@ -3,6 +3,8 @@
 //! helpers to make users, cases and requests.
 #![allow(dead_code)]
 
+pub mod storm;
+
 use std::net::TcpListener;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -208,8 +210,13 @@ impl TestApp {
     }
 
     pub fn req(&self, method: Method, path: &str) -> Req {
+        self.req_at(&self.base, method, path)
+    }
+
+    /// A request to another instance serving the same database.
+    pub fn req_at(&self, base: &str, method: Method, path: &str) -> Req {
         Req {
-            builder: self.http.request(method, format!("{}{}", self.base, path)),
+            builder: self.http.request(method, format!("{base}{path}")),
         }
     }
 
@@ -416,11 +423,12 @@ pub struct Tab {
 
 impl TestApp {
     pub fn edits_url(&self, slug: &str, user: &TestUser) -> String {
-        let mut url = format!(
-            "{}/cases/{slug}/edits?token={}",
-            self.base.replacen("http", "ws", 1),
-            user.token
-        );
+        self.edits_url_at(&self.base, slug, user)
+    }
+
+    pub fn edits_url_at(&self, base: &str, slug: &str, user: &TestUser) -> String {
+        let ws = base.replacen("http", "ws", 1);
+        let mut url = format!("{ws}/cases/{slug}/edits?token={}", user.token);
         if let Some(session) = &user.session {
             url.push_str(&format!("&sessionId={session}"));
         }
@@ -429,7 +437,11 @@ impl TestApp {
 
     /// Connects without ever reading: a tab that stops answering pings.
     pub async fn raw_socket(&self, slug: &str, user: &TestUser) -> RawSocket {
-        let (socket, _) = tokio_tungstenite::connect_async(self.edits_url(slug, user))
+        self.raw_socket_at(&self.base, slug, user).await
+    }
+
+    pub async fn raw_socket_at(&self, base: &str, slug: &str, user: &TestUser) -> RawSocket {
+        let (socket, _) = tokio_tungstenite::connect_async(self.edits_url_at(base, slug, user))
             .await
             .expect("WebSocket connect");
         socket
@@ -448,7 +460,12 @@ impl TestApp {
 
     /// Opens a tab and returns it after its welcome.
     pub async fn open_tab(&self, slug: &str, user: &TestUser) -> (Tab, Value) {
-        let socket = self.raw_socket(slug, user).await;
+        self.open_tab_at(&self.base, slug, user).await
+    }
+
+    /// Opens a tab on another instance serving the same database.
+    pub async fn open_tab_at(&self, base: &str, slug: &str, user: &TestUser) -> (Tab, Value) {
+        let socket = self.raw_socket_at(base, slug, user).await;
         let (frames_tx, frames) = tokio::sync::mpsc::unbounded_channel();
         let (close_tx, mut close_rx) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {
@@ -528,5 +545,67 @@ impl Tab {
         if let Some(close) = self.close.take() {
             let _ = close.send(());
         }
+    }
+}
+
+// ---- baton as a separate process ----
+
+/// A `baton serve` child process; killed (SIGKILL) when dropped.
+pub struct ServerProcess {
+    pub base: String,
+    pub child: std::process::Child,
+}
+
+impl ServerProcess {
+    /// Starts `baton serve` on a free port and waits until it answers.
+    pub async fn spawn(db_url: &str, instance: &str, env: &[(&str, &str)]) -> ServerProcess {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baton"));
+        command
+            .arg("serve")
+            .env("DATABASE_URL", db_url)
+            .env("BATON_JWT_SECRET", std::str::from_utf8(SECRET).unwrap())
+            .env("BATON_BIND", format!("127.0.0.1:{port}"))
+            .env("BATON_INSTANCE_ID", instance)
+            .env("BATON_WORKERS", "2")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let child = command.spawn().expect("spawn baton serve");
+        let process = ServerProcess {
+            base: format!("http://127.0.0.1:{port}"),
+            child,
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(r) = reqwest::get(format!("{}/healthz", process.base)).await {
+                if r.status() == 200 {
+                    return process;
+                }
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "baton serve did not come up"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// `kill -9`: no goodbye, no cleanup.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.kill();
     }
 }

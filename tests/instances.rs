@@ -1,0 +1,348 @@
+//! Several `baton serve` processes on one PostgreSQL database behave as one:
+//! broadcasts and presence cross instances, locks and the guard hold across
+//! them, and `kill -9` of one leaves its locks to expire and be released once
+//! by a survivor. Also: a second instance on one SQLite file refuses to start.
+//! (PostgreSQL tests run when BATON_TEST_POSTGRES_URL is set.)
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use baton::auth::Role;
+use baton::config::Settings;
+use common::storm::Storm;
+use common::{lock_body, takeover_body, Backend, ServerProcess, TestApp, TestUser};
+use reqwest::Method;
+use serde_json::json;
+
+const LIFETIMES: [(&str, &str); 4] = [
+    ("BATON_LOCK_TTL", "1s"),
+    ("BATON_HEARTBEAT_INTERVAL", "200ms"),
+    ("BATON_DISCONNECT_GRACE", "500ms"),
+    ("BATON_REAPER_INTERVAL", "100ms"),
+];
+
+fn lifetimes(s: &mut Settings) {
+    s.lock_ttl = Duration::from_secs(1);
+    s.heartbeat_interval = Duration::from_millis(200);
+    s.disconnect_grace = Duration::from_millis(500);
+    s.reaper_interval = Duration::from_millis(100);
+}
+
+/// A fresh PostgreSQL database (seeded through `app`, itself an instance)
+/// and two `baton serve` processes on it.
+async fn two_instances() -> Option<(TestApp, ServerProcess, ServerProcess)> {
+    let app = TestApp::start_with(Backend::Postgres, lifetimes).await?;
+    let a = ServerProcess::spawn(&app.db_url, "instance-a", &LIFETIMES).await;
+    let b = ServerProcess::spawn(&app.db_url, "instance-b", &LIFETIMES).await;
+    Some((app, a, b))
+}
+
+#[actix_web::test]
+async fn a_tab_on_b_sees_what_a_did_in_order() {
+    let Some((app, a, b)) = two_instances().await else {
+        return;
+    };
+    let carol = app.user("Carol").await.tab("carol-on-a");
+    let rita = app.user("Rita").await.tab("rita-on-b");
+    let f = app
+        .case("c", &[(&carol, Role::Editor), (&rita, Role::Reader)])
+        .await;
+    let (mut tab, _) = app.open_tab_at(&b.base, "c", &rita).await;
+
+    let lock = app
+        .req_at(&a.base, Method::POST, "/locks")
+        .by(&carol)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.req_at(&a.base, Method::PATCH, &format!("/cards/{}", f.card_id))
+        .by(&carol)
+        .header("Lock-Token", lock.body["token"].as_str().unwrap())
+        .json(json!({ "card": { "content": "through A" } }))
+        .send()
+        .await
+        .expect(200);
+    app.req_at(
+        &a.base,
+        Method::DELETE,
+        &format!("/locks/{}", lock.body["id"]),
+    )
+    .by(&carol)
+    .send()
+    .await
+    .expect(204);
+
+    let seen = [
+        tab.next_change().await,
+        tab.next_change().await,
+        tab.next_change().await,
+    ];
+    let summary: Vec<(&str, &str, &str)> = seen
+        .iter()
+        .map(|f| {
+            (
+                f["type"].as_str().unwrap(),
+                f["watchable"]["type"].as_str().unwrap(),
+                f["editorSessionId"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("create", "Lock", "carol-on-a"),
+            ("update", "Card", "carol-on-a"),
+            ("destroy", "Lock", "carol-on-a")
+        ]
+    );
+    assert_eq!(seen[1]["watchable"]["content"], "through A");
+    assert_eq!(seen[2]["watchable"]["reason"], "released");
+}
+
+#[actix_web::test]
+async fn presence_spans_instances() {
+    let Some((app, a, b)) = two_instances().await else {
+        return;
+    };
+    let bob = app.user("Bob").await.tab("bob-on-a");
+    let carol = app.user("Carol").await.tab("carol-on-b");
+    app.case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
+        .await;
+    let (mut on_a, _) = app.open_tab_at(&a.base, "c", &bob).await;
+    let (_on_b, welcome) = app.open_tab_at(&b.base, "c", &carol).await;
+    assert_eq!(
+        welcome["onlineUsers"].as_array().unwrap().len(),
+        2,
+        "B's welcome counts A's tab"
+    );
+    let both = on_a
+        .next_where("two users online", |f| {
+            f["type"] == "presence" && f["onlineUsers"].as_array().unwrap().len() == 2
+        })
+        .await;
+    let names: Vec<&str> = both["onlineUsers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["user"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Bob", "Carol"]);
+    let case = app
+        .req_at(&a.base, Method::GET, "/cases/c")
+        .by(&bob)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(case.body["onlineUsers"].as_array().unwrap().len(), 2);
+}
+
+#[actix_web::test]
+async fn locks_and_the_guard_hold_across_instances() {
+    let Some((app, a, b)) = two_instances().await else {
+        return;
+    };
+    let bob = app.user("Bob").await.tab("bob-on-a");
+    let carol = app.user("Carol").await.tab("carol-on-b");
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
+        .await;
+    let card = format!("/cards/{}", f.card_id);
+
+    let lock = app
+        .req_at(&a.base, Method::POST, "/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    let held = app
+        .req_at(&b.base, Method::POST, "/locks")
+        .by(&carol)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect_error(409, "lock_held");
+    assert_eq!(held.body["error"]["lock"]["id"], lock.body["id"]);
+    app.req_at(&b.base, Method::PATCH, &card)
+        .by(&carol)
+        .json(json!({ "card": { "content": "no" } }))
+        .send()
+        .await
+        .expect_error(423, "locked");
+
+    // Edit anyway through B; A's stale tab is locked out, and after Carol
+    // releases it still cannot write over her work.
+    let carols = app
+        .req_at(&b.base, Method::POST, "/locks")
+        .by(&carol)
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.req_at(&b.base, Method::PATCH, &card)
+        .by(&carol)
+        .json(json!({ "card": { "content": "carol's" } }))
+        .send()
+        .await
+        .expect(200);
+    let stale = json!({ "card": { "content": "stale bob" } });
+    app.req_at(&a.base, Method::PATCH, &card)
+        .by(&bob)
+        .header("Lock-Token", lock.body["token"].as_str().unwrap())
+        .json(stale.clone())
+        .send()
+        .await
+        .expect_error(423, "locked");
+    app.req_at(
+        &b.base,
+        Method::DELETE,
+        &format!("/locks/{}", carols.body["id"]),
+    )
+    .by(&carol)
+    .send()
+    .await
+    .expect(204);
+    app.req_at(&a.base, Method::PATCH, &card)
+        .by(&bob)
+        .header("Lock-Token", lock.body["token"].as_str().unwrap())
+        .json(stale)
+        .send()
+        .await
+        .expect_error(412, "lock_lost");
+    let now = app
+        .req_at(&a.base, Method::GET, &card)
+        .by(&bob)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(now.body["content"], "carol's");
+}
+
+#[actix_web::test]
+async fn a_storm_split_across_instances_never_shares_a_record() {
+    let Some((app, a, b)) = two_instances().await else {
+        return;
+    };
+    let app = Arc::new(app);
+    let mut users = Vec::new();
+    for i in 0..4 {
+        users.push(app.user(&format!("user{i}")).await);
+    }
+    let members: Vec<(&TestUser, Role)> = users.iter().map(|u| (u, Role::Editor)).collect();
+    let f = app.case("storm", &members).await;
+    let mut cards = vec![f.card_id];
+    for i in 1..3 {
+        cards.push(app.card(&f, &format!("card {i}")).await);
+    }
+    Storm {
+        bases: vec![a.base.clone(), b.base.clone()],
+        users,
+        cards,
+        case_id: f.case_id,
+        clients: 16,
+        cycles: 2_000,
+    }
+    .run(app)
+    .await;
+}
+
+#[actix_web::test]
+async fn kill_9_of_an_instance_releases_its_tabs_locks() {
+    let Some((app, mut a, b)) = two_instances().await else {
+        return;
+    };
+    let bob = app.user("Bob").await.tab("bob-on-a");
+    let rita = app.user("Rita").await.tab("rita-on-b");
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&rita, Role::Reader)])
+        .await;
+    let (mut watcher, _) = app.open_tab_at(&b.base, "c", &rita).await;
+    let (_bobs_tab, _) = app.open_tab_at(&a.base, "c", &bob).await;
+    let lock = app
+        .req_at(&a.base, Method::POST, "/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    // Bob's tab keeps the lock alive through A's heartbeats…
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    app.req_at(&b.base, Method::GET, &format!("/locks/{}", lock.body["id"]))
+        .by(&rita)
+        .send()
+        .await
+        .expect(200);
+
+    // …until A dies without a word.
+    a.kill();
+    let killed_at = Instant::now();
+    // Two things must reach B's tab, in whichever order: the lock's end
+    // (after its lease) and Bob leaving (after three missed heartbeats).
+    let (mut gone, mut waited, mut alone) = (None, Duration::ZERO, None);
+    while gone.is_none() || alone.is_none() {
+        let frame = watcher.next().await;
+        if frame["type"] == "destroy" && frame["watchable"]["id"] == lock.body["id"] {
+            waited = killed_at.elapsed();
+            gone = Some(frame);
+        } else if frame["type"] == "presence" && frame["onlineUsers"].as_array().unwrap().len() == 1
+        {
+            alone = Some(frame);
+        }
+    }
+    assert_eq!(gone.unwrap()["watchable"]["reason"], "expired");
+    // TTL (1 s) + one reaper interval (100 ms), with slack for a loaded machine.
+    assert!(
+        waited < Duration::from_millis(1100 + 900),
+        "released after {waited:?}"
+    );
+    assert_eq!(alone.unwrap()["onlineUsers"][0]["user"]["name"], "Rita");
+
+    let audit = app.audit(f.case_id).await;
+    let ends: Vec<&str> = audit
+        .iter()
+        .filter(|(_, id, ..)| *id == lock.body["id"].as_i64().unwrap())
+        .map(|(a, ..)| a.as_str())
+        .collect();
+    assert_eq!(ends, ["acquired", "expired"], "released and audited once");
+
+    // B serves on: the record is free for the next editor.
+    app.req_at(&b.base, Method::GET, "/healthz")
+        .send()
+        .await
+        .expect(200);
+    let status = app
+        .req_at(
+            &b.base,
+            Method::GET,
+            &format!(
+                "/locks/status?lockableType=Card&lockableParam={}",
+                f.card_id
+            ),
+        )
+        .by(&rita)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(status.body["state"], "unlocked");
+}
+
+#[actix_web::test]
+async fn a_second_instance_on_one_sqlite_file_refuses_to_start() {
+    let (_db, url) = common::TestDb::create(Backend::Sqlite).unwrap();
+    let _first = ServerProcess::spawn(&url, "first", &[]).await;
+    let second = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("DATABASE_URL", &url)
+        .env("BATON_JWT_SECRET", "x-secret")
+        .output()
+        .expect("run baton");
+    assert!(!second.status.success());
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains("another baton is already serving"),
+        "{stderr}"
+    );
+}
