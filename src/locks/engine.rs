@@ -140,13 +140,7 @@ pub fn acquire(
                 lock: Box::new(lock_json(&held)),
             });
         }
-        ensure_outranks(tx, actor, &held)?;
-        end(
-            tx,
-            &held,
-            LockAction::Overridden,
-            Some(&actor.user.to_ref()),
-        )?;
+        override_lock(tx, actor, &held)?;
     }
     Err(AppError::Conflict(format!(
         "{} changed hands several times while you asked for it; try again.",
@@ -239,13 +233,14 @@ pub fn release(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppR
             held_message(&held)
         )));
     }
-    ensure_outranks(tx, actor, &held)?;
-    end(
-        tx,
-        &held,
-        LockAction::Overridden,
-        Some(&actor.user.to_ref()),
-    )?;
+    override_lock(tx, actor, &held)
+}
+
+/// Ends someone else's lock on the actor's authority ("Edit anyway" or a
+/// break): 403 `outranked` unless the actor's rank is at least the holder's.
+fn override_lock(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()> {
+    ensure_outranks(tx, actor, held)?;
+    end(tx, held, LockAction::Overridden, Some(&actor.user.to_ref()))?;
     Ok(())
 }
 
