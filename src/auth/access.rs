@@ -71,7 +71,7 @@ pub fn rank_on(conn: &mut DbConn, user: &User, case_id: i64) -> QueryResult<Opti
     if user.admin {
         return Ok(Some(Rank::SiteAdmin));
     }
-    rank_of_user_id(conn, user.id, case_id)
+    member_rank(conn, user.id, case_id)
 }
 
 /// Like [`rank_on`] when only the user id is at hand (the holder of a lock).
@@ -79,6 +79,11 @@ pub fn rank_of_user_id(conn: &mut DbConn, user_id: i64, case_id: i64) -> QueryRe
     if User::is_admin(conn, user_id)? {
         return Ok(Some(Rank::SiteAdmin));
     }
+    member_rank(conn, user_id, case_id)
+}
+
+/// The rank a membership gives, ignoring the site-admin flag.
+fn member_rank(conn: &mut DbConn, user_id: i64, case_id: i64) -> QueryResult<Option<Rank>> {
     let role: Option<String> = memberships::table
         .filter(memberships::case_id.eq(case_id))
         .filter(memberships::user_id.eq(user_id))

@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::NaiveDateTime;
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;
-use diesel::r2d2::{self as diesel_r2d2, ManageConnection};
+use diesel::r2d2::{self as diesel_r2d2, ManageConnection, R2D2Connection};
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, ConnectionError};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
@@ -134,12 +134,13 @@ impl ManageConnection for ConnectionManager {
     }
 
     fn is_valid(&self, conn: &mut DbConn) -> Result<(), Self::Error> {
-        conn.batch_execute("SELECT 1")
-            .map_err(diesel_r2d2::Error::QueryError)
+        conn.ping().map_err(diesel_r2d2::Error::QueryError)
     }
 
-    fn has_broken(&self, _conn: &mut DbConn) -> bool {
-        false
+    /// A connection dropped by a panicking thread, or left in a broken
+    /// transaction, must not go back into the pool.
+    fn has_broken(&self, conn: &mut DbConn) -> bool {
+        std::thread::panicking() || conn.is_broken()
     }
 }
 
@@ -183,7 +184,8 @@ pub struct Database {
     /// SQLite's sleeping busy handler, keeps latency flat under contention.
     sqlite_writer: Arc<Mutex<()>>,
     /// Held from COMMIT until the broadcasts are handed to the bus, so they
-    /// are published in commit order.
+    /// are published in commit order — needed only on PostgreSQL with a bus
+    /// that does not keep that order itself (on SQLite the writer lock does).
     commit_order: Arc<Mutex<()>>,
 }
 
@@ -260,11 +262,13 @@ impl Database {
         F: FnOnce(&mut Tx) -> Result<T, E>,
         E: From<DbError>,
     {
-        let mut conn = self.pool.get().map_err(DbError::from)?;
+        // Queue for SQLite's single writer before taking a connection, so
+        // waiting writers do not empty the pool for readers.
         let _writer = match self.backend {
             Backend::Sqlite => Some(self.sqlite_writer.lock().unwrap_or_else(|e| e.into_inner())),
             Backend::Postgres => None,
         };
+        let mut conn = self.pool.get().map_err(DbError::from)?;
         begin(&mut conn).map_err(DbError::from)?;
         let mut tx = Tx {
             conn: &mut conn,
@@ -280,7 +284,8 @@ impl Database {
                     let _ = rollback(&mut conn);
                     return Err(DbError::from(e).into());
                 }
-                let _order = (!self.bus.orders_commits())
+                let needs_order = self.backend == Backend::Postgres && !self.bus.orders_commits();
+                let _order = needs_order
                     .then(|| self.commit_order.lock().unwrap_or_else(|e| e.into_inner()));
                 commit(&mut conn).map_err(DbError::from)?;
                 self.bus.committed(broadcasts);

@@ -25,17 +25,20 @@ pub async fn login(
     let (Some(email), Some(pw)) = (email, password) else {
         return Err(AppError::invalid("Send {\"email\": …, \"password\": …}."));
     };
-    // Verifying runs on the blocking pool with the lookup: argon2 is slow on purpose.
     let user = state
         .db
-        .read(move |conn| {
-            let user = User::find_by_email(conn, &email)?;
-            match user {
-                Some(user) if password::verify(&pw, &user.password_hash) => Ok(user),
-                _ => Err(AppError::from(AuthError::BadCredentials)),
-            }
-        })
-        .await?;
+        .read(move |conn| User::find_by_email(conn, &email).map_err(AppError::from))
+        .await?
+        .ok_or(AuthError::BadCredentials)?;
+    // argon2 is slow on purpose: verify on the blocking pool, without holding
+    // a database connection.
+    let hash = user.password_hash.clone();
+    let verified = web::block(move || password::verify(&pw, &hash))
+        .await
+        .map_err(|_| AppError::Unavailable("The server is shutting down.".into()))?;
+    if !verified {
+        return Err(AuthError::BadCredentials.into());
+    }
     let token = state.jwt.issue(user.id)?;
     Ok(HttpResponse::Ok().json(json!({ "token": token, "user": user.to_json() })))
 }

@@ -159,13 +159,10 @@ pub async fn destroy(
         id,
         Role::Manager,
         move |tx, ctx, case| {
-            let others = Lock::of_case(tx.conn, case.id)?
-                .into_iter()
-                .filter(|(lock, _)| {
-                    !(lock.lockable_type == Case::TYPE && lock.lockable_id == case.id)
-                })
-                .collect();
-            clear_child_locks(tx, ctx, others)?;
+            // Every lock in the case, the case's own included: the cascade
+            // would otherwise remove them unaudited and unannounced.
+            let locks = Lock::of_case(tx.conn, case.id)?;
+            clear_child_locks(tx, ctx, locks)?;
             case.delete(tx.conn)?;
             Ok(Written::Destroyed)
         },

@@ -27,7 +27,8 @@ pub struct LockableRef {
 
 impl LockableRef {
     /// Finds the record: 422 for an unknown type, 404 for a missing record.
-    fn resolve(self, conn: &mut crate::db::DbConn) -> AppResult<Target> {
+    /// With `for_update` its row stays locked until the transaction ends.
+    fn resolve(self, conn: &mut crate::db::DbConn, for_update: bool) -> AppResult<Target> {
         let type_name = self.lockable_type.ok_or_else(|| {
             AppError::invalid(format!(
                 "lockableType is required (one of {}).",
@@ -51,7 +52,12 @@ impl LockableRef {
         };
         let missing = || AppError::not_found(format!("{} {param} does not exist.", kind.type_name));
         let id: i64 = param.trim().parse().map_err(|_| missing())?;
-        kind.find(conn, id)?.ok_or_else(missing)
+        let found = if for_update {
+            kind.find_for_update(conn, id)?
+        } else {
+            kind.find(conn, id)?
+        };
+        found.ok_or_else(missing)
     }
 }
 
@@ -80,7 +86,9 @@ pub async fn create(
     let acquired = state
         .db
         .write(actor.session_id.clone(), move |tx| {
-            let target = target.resolve(tx.conn)?;
+            // Locking the record's row orders this acquire with guarded
+            // writes of the same record (PostgreSQL; SQLite writes are serial).
+            let target = target.resolve(tx.conn, true)?;
             let case = case_of(tx.conn, target.case_id)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
             engine::acquire(tx, &actor, &target, takeover, &policy)
@@ -154,7 +162,7 @@ pub async fn status(
     let status = state
         .db
         .read(move |conn| {
-            let target = target.resolve(conn)?;
+            let target = target.resolve(conn, false)?;
             let case = case_of(conn, target.case_id)?;
             authorize(conn, &actor.user, &case, Role::Reader)?;
             engine::status(conn, &actor, &target, &policy)

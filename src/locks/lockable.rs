@@ -53,6 +53,7 @@ pub struct LockableKind {
     pub type_name: &'static str,
     pub table: &'static str,
     find: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
+    find_for_update: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
 }
 
 impl LockableKind {
@@ -61,16 +62,27 @@ impl LockableKind {
             type_name: L::TYPE,
             table: L::TABLE,
             find: find_target::<L>,
+            find_for_update: find_target_for_update::<L>,
         }
     }
 
     pub fn find(&self, conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
         (self.find)(conn, id)
     }
+
+    /// Like `find`, locking the record's row until the transaction ends, so
+    /// that acquiring a lock queues behind a guarded write of the same record.
+    pub fn find_for_update(&self, conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
+        (self.find_for_update)(conn, id)
+    }
 }
 
 fn find_target<L: Lockable>(conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
     Ok(L::find(conn, id)?.as_ref().map(Target::of))
+}
+
+fn find_target_for_update<L: Lockable>(conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
+    Ok(L::find_for_update(conn, id)?.as_ref().map(Target::of))
 }
 
 /// Every lockable type baton knows.

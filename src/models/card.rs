@@ -38,11 +38,17 @@ impl Card {
             .load(conn)
     }
 
-    pub fn ids_of_page(conn: &mut DbConn, page_id: i64) -> QueryResult<Vec<i64>> {
-        cards::table
+    /// The ids of a page's cards, their rows locked until the transaction
+    /// ends (PostgreSQL), so no lock can be taken on a card being deleted.
+    pub fn ids_of_page_for_update(conn: &mut DbConn, page_id: i64) -> QueryResult<Vec<i64>> {
+        let query = cards::table
             .filter(cards::page_id.eq(page_id))
             .select(cards::id)
-            .load(conn)
+            .order(cards::id.asc());
+        match conn {
+            DbConn::Postgresql(c) => query.for_update().load(c),
+            DbConn::Sqlite(c) => query.load(c),
+        }
     }
 
     pub fn create(

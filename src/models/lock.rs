@@ -159,6 +159,7 @@ impl Lock {
             .filter(locks::lockable_type.eq(lockable_type))
             .filter(locks::lockable_id.eq_any(ids))
             .select((Lock::as_select(), UserRef::as_select()))
+            .order(locks::id.asc())
             .load(conn)
     }
 

@@ -110,7 +110,7 @@ impl Presence {
             .filter(presences::case_id.eq(case_id))
             .filter(presences::last_seen_at.ge(seen_since))
             .select((Presence::as_select(), UserRef::as_select()))
-            .order((users::name.asc(), presences::id.asc()))
+            .order((users::name.asc(), users::id.asc(), presences::id.asc()))
             .load(conn)
     }
 

@@ -3,11 +3,12 @@
 //! its locks) when it closes, stops answering, or is kicked.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use actix_ws::{AggregatedMessage, CloseCode, CloseReason, MessageStream, Session};
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::mpsc;
 
 use crate::auth::Actor;
@@ -18,6 +19,7 @@ use crate::locks::lease;
 use crate::locks::render::lock_json;
 use crate::models::presence::NewPresence;
 use crate::models::{Case, Presence};
+use crate::realtime::events::Frame;
 use crate::realtime::presence::online_users;
 use crate::state::AppState;
 
@@ -142,7 +144,7 @@ async fn pump(
     session_id: &str,
     session: &mut Session,
     stream: MessageStream,
-    mut frames: tokio::sync::broadcast::Receiver<std::sync::Arc<crate::realtime::events::Frame>>,
+    mut frames: broadcast::Receiver<Arc<Frame>>,
     mut kicks: mpsc::UnboundedReceiver<String>,
 ) -> End {
     let mut stream = stream
@@ -150,55 +152,66 @@ async fn pump(
         .aggregate_continuations()
         .max_continuation_size(MAX_CLIENT_FRAME);
     let period = state.settings.heartbeat_interval;
+    // As long as two missed pongs: how long one send to the tab may take.
+    let patience = period * 2;
     // The first ping waits a full period: it must not race the client's first frame.
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     let mut last_pong = Instant::now();
     loop {
-        tokio::select! {
+        let sent = tokio::select! {
             message = stream.recv() => match message {
                 Some(Ok(AggregatedMessage::Pong(_))) => {
                     last_pong = Instant::now();
                     state.heartbeats.answered(session_id);
+                    Ok(())
                 }
                 Some(Ok(AggregatedMessage::Ping(bytes))) => {
-                    if session.pong(&bytes).await.is_err() {
-                        return End::Closed;
-                    }
+                    deliver(session.pong(&bytes), patience).await
                 }
                 // Tabs only listen; what they send is ignored.
-                Some(Ok(AggregatedMessage::Text(_) | AggregatedMessage::Binary(_))) => {}
-                Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => return End::Closed,
+                Some(Ok(AggregatedMessage::Text(_) | AggregatedMessage::Binary(_))) => Ok(()),
+                Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => Err(End::Closed),
             },
             frame = frames.recv() => match frame {
-                Ok(frame) => {
-                    if session.text(frame.text.clone()).await.is_err() {
-                        return End::Closed;
-                    }
-                }
+                Ok(frame) => deliver(session.text(frame.text.clone()), patience).await,
                 // Too slow to keep up: say so rather than skip silently; the
                 // tab reloads the case and carries on from the newest frame.
                 Err(RecvError::Lagged(missed)) => {
                     let resync = json!({ "type": "resync", "missed": missed }).to_string();
-                    if session.text(resync).await.is_err() {
-                        return End::Closed;
-                    }
+                    deliver(session.text(resync), patience).await
                 }
-                Err(RecvError::Closed) => return End::Closed,
+                Err(RecvError::Closed) => Err(End::Closed),
             },
             _ = ticks.tick() => {
                 if last_pong.elapsed() > period * 2 {
-                    return End::Unresponsive;
-                }
-                if session.ping(b"").await.is_err() {
-                    return End::Closed;
+                    Err(End::Unresponsive)
+                } else {
+                    deliver(session.ping(b""), patience).await
                 }
             }
             Some(reason) = kicks.recv() => {
                 let kicked = json!({ "type": "kicked", "reason": reason }).to_string();
-                let _ = session.text(kicked).await;
-                return End::Kicked;
+                let _ = deliver(session.text(kicked), patience).await;
+                Err(End::Kicked)
             }
+        };
+        if let Err(end) = sent {
+            return end;
         }
+    }
+}
+
+/// Awaits one send to the tab. A tab that does not take a frame within two
+/// heartbeats (a suspended laptop with its connection still open) is treated
+/// as gone, so it cannot hold up its own pings and lease.
+async fn deliver(
+    send: impl std::future::Future<Output = Result<(), actix_ws::Closed>>,
+    limit: std::time::Duration,
+) -> Result<(), End> {
+    match tokio::time::timeout(limit, send).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err(End::Closed),
+        Err(_) => Err(End::Unresponsive),
     }
 }
 

@@ -73,10 +73,11 @@ pub async fn run(state: AppState) {
         tokio::time::sleep(COALESCE).await;
         let cases = state.presence.take();
         let heartbeat = state.settings.heartbeat_interval;
+        let pending = cases.clone();
         let result = state
             .db
             .write(None, move |tx| {
-                for case_id in cases {
+                for case_id in pending {
                     let online_users = online_users(tx.conn, case_id, heartbeat)?;
                     tx.broadcast(Broadcast::Presence {
                         case_id,
@@ -87,7 +88,11 @@ pub async fn run(state: AppState) {
             })
             .await;
         if let Err(e) = result {
-            tracing::warn!(error = %e, "presence broadcast failed");
+            tracing::warn!(error = %e, "presence broadcast failed; retrying");
+            for case_id in cases {
+                state.presence.changed(case_id);
+            }
+            tokio::time::sleep(heartbeat).await;
         }
     }
 }
