@@ -88,7 +88,7 @@ fn member_rank(conn: &mut DbConn, user_id: i64, case_id: i64) -> QueryResult<Opt
         .filter(memberships::case_id.eq(case_id))
         .filter(memberships::user_id.eq(user_id))
         .select(memberships::role)
-        .first(conn)
+        .get_result(conn)
         .optional()?;
     Ok(role.as_deref().and_then(Role::parse).map(Rank::Member))
 }

@@ -41,14 +41,17 @@ macro_rules! on_backend {
     };
 }
 
+/// (Lookups use `get_result`, not `first`: diesel binds `first`'s LIMIT as a
+/// parameter, which makes SQLite re-prepare the statement on every call.)
+///
 /// `SELECT … FOR UPDATE` of one row on PostgreSQL; a plain select on SQLite,
 /// whose write transactions are exclusive already.
 #[macro_export]
 macro_rules! select_for_update {
     ($conn:expr, $query:expr) => {
         match $conn {
-            $crate::db::DbConn::Postgresql(c) => $query.for_update().first(c).optional(),
-            $crate::db::DbConn::Sqlite(c) => $query.first(c).optional(),
+            $crate::db::DbConn::Postgresql(c) => $query.for_update().get_result(c).optional(),
+            $crate::db::DbConn::Sqlite(c) => $query.get_result(c).optional(),
         }
     };
 }

@@ -65,7 +65,7 @@ impl Card {
                 let last: Option<i32> = cards::table
                     .filter(cards::page_id.eq(page_id))
                     .select(max(cards::position))
-                    .first(conn)?;
+                    .get_result(conn)?;
                 last.map_or(0, |p| p.saturating_add(1))
             }
         };
@@ -114,7 +114,7 @@ impl Lockable for Card {
         cards::table
             .find(id)
             .select(Card::as_select())
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 

@@ -30,7 +30,7 @@ impl Case {
         cases::table
             .filter(cases::slug.eq(slug))
             .select(Case::as_select())
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 
@@ -102,7 +102,7 @@ impl Lockable for Case {
         cases::table
             .find(id)
             .select(Case::as_select())
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 

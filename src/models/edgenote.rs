@@ -100,7 +100,7 @@ impl Lockable for Edgenote {
         edgenotes::table
             .find(id)
             .select(Edgenote::as_select())
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 

@@ -26,8 +26,10 @@ pub struct Lock {
     pub disconnected_at: Option<NaiveDateTime>,
 }
 
+/// `None`s are bound as NULL (not DEFAULT), so the insert is one cached statement.
 #[derive(Insertable)]
 #[diesel(table_name = locks)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct NewLock<'a> {
     pub lockable_type: &'a str,
     pub lockable_id: i64,
@@ -49,7 +51,7 @@ impl Lock {
             .inner_join(users::table)
             .filter(locks::id.eq(id))
             .select((Lock::as_select(), UserRef::as_select()))
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 
@@ -63,7 +65,7 @@ impl Lock {
             .filter(locks::lockable_type.eq(lockable_type))
             .filter(locks::lockable_id.eq(lockable_id))
             .select((Lock::as_select(), UserRef::as_select()))
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 
@@ -80,8 +82,8 @@ impl Lock {
             .filter(locks::lockable_id.eq(lockable_id))
             .select(locks::all_columns);
         match conn {
-            DbConn::Postgresql(c) => query.for_share().first::<Lock>(c).optional(),
-            DbConn::Sqlite(c) => query.first::<Lock>(c).optional(),
+            DbConn::Postgresql(c) => query.for_share().get_result::<Lock>(c).optional(),
+            DbConn::Sqlite(c) => query.get_result::<Lock>(c).optional(),
         }
     }
 

@@ -23,7 +23,7 @@ impl Membership {
         memberships::table
             .find(id)
             .select(Membership::as_select())
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 
@@ -36,7 +36,7 @@ impl Membership {
             .filter(memberships::case_id.eq(case_id))
             .filter(memberships::user_id.eq(user_id))
             .select(Membership::as_select())
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 

@@ -50,7 +50,7 @@ impl Page {
                 let last: Option<i32> = pages::table
                     .filter(pages::case_id.eq(case_id))
                     .select(max(pages::position))
-                    .first(conn)?;
+                    .get_result(conn)?;
                 last.map_or(0, |p| p.saturating_add(1))
             }
         };
@@ -99,7 +99,7 @@ impl Lockable for Page {
         pages::table
             .find(id)
             .select(Page::as_select())
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 

@@ -66,7 +66,7 @@ impl User {
         users::table
             .find(id)
             .select(User::as_select())
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 
@@ -74,7 +74,7 @@ impl User {
         users::table
             .filter(users::email.eq(normalize_email(email)))
             .select(User::as_select())
-            .first(conn)
+            .get_result(conn)
             .optional()
     }
 
@@ -82,7 +82,7 @@ impl User {
         users::table
             .find(id)
             .select(users::admin)
-            .first(conn)
+            .get_result(conn)
             .optional()
             .map(|a| a.unwrap_or(false))
     }

@@ -194,7 +194,7 @@ async fn deliver(hub: &Hub, db: &Database, payload: &str) {
                     event_outbox::table
                         .find(id)
                         .select(event_outbox::payload)
-                        .first::<String>(conn)
+                        .get_result::<String>(conn)
                         .optional()
                         .map_err(DbError::from)
                 })
