@@ -1,1 +1,641 @@
-fn main() {}
+//! Lock-cycle benchmark: how many lock/release cycles and guarded card
+//! updates baton serves per second over HTTP, next to the bare SQL of a lock
+//! cycle run through the same connection pool.
+//!
+//! ```text
+//! cargo bench --bench lock_cycle
+//! cargo bench --bench lock_cycle -- --backend postgres --duration 5s --clients 16
+//! ```
+//!
+//! Every client is its own user with its own session (browser tab) and works
+//! on its own card: there is no contention, so the figures are throughput, not
+//! conflicts. PostgreSQL runs in a scratch database `baton_bench_<random>`
+//! created on `BATON_BENCH_POSTGRES_URL` and dropped at the end.
+
+use std::future::Future;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use baton::auth::{password, Role};
+use baton::config::Settings;
+use baton::db::schema::locks;
+use baton::db::{DbConn, DbError, Pool};
+use baton::models::lock::NewLock;
+use baton::models::{Card, Case, Membership, Page, User};
+use baton::state::AppState;
+use baton::{clock, server};
+use clap::{Parser, ValueEnum};
+use diesel::pg::PgConnection;
+use diesel::prelude::*;
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::StatusCode;
+use serde::Deserialize;
+
+type BoxError = Box<dyn std::error::Error>;
+
+const JWT_SECRET: &[u8] = b"baton-bench-secret";
+
+#[derive(Parser)]
+#[command(about = "Lock cycles and guarded writes per second, over HTTP and as raw SQL")]
+struct Args {
+    /// Which database backends to measure.
+    #[arg(long, env = "BATON_BENCH_BACKEND", value_enum, default_value_t = Backends::All)]
+    backend: Backends,
+
+    /// How long each measurement runs, after the warm-up.
+    #[arg(long, env = "BATON_BENCH_DURATION", default_value = "3s", value_parser = humantime::parse_duration)]
+    duration: Duration,
+
+    /// Load before each measurement that is not counted.
+    #[arg(long, env = "BATON_BENCH_WARMUP", default_value = "500ms", value_parser = humantime::parse_duration)]
+    warmup: Duration,
+
+    /// Numbers of concurrent clients, comma separated.
+    #[arg(
+        long,
+        env = "BATON_BENCH_CLIENTS",
+        value_delimiter = ',',
+        default_value = "1,16,64"
+    )]
+    clients: Vec<usize>,
+
+    /// Server on which the scratch PostgreSQL database is created.
+    #[arg(
+        long,
+        env = "BATON_BENCH_POSTGRES_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/test"
+    )]
+    postgres_url: String,
+
+    /// Passed by `cargo bench` to every bench binary; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Backends {
+    All,
+    Sqlite,
+    Postgres,
+}
+
+fn main() {
+    let args = Args::parse();
+    if args.clients.contains(&0) {
+        eprintln!("--clients: every client count must be at least 1");
+        std::process::exit(2);
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "lock_cycle: {:?} per measurement after {:?} warm-up; 2 HTTP workers; {cpus} CPUs; \
+         rates in cycles/s (PATCH: requests/s), latencies in ms.\n",
+        args.duration, args.warmup
+    );
+    print_header();
+
+    let mut rows = Vec::new();
+    let mut failed = false;
+    if args.backend != Backends::Postgres {
+        match run_sqlite(&args) {
+            Ok(mut r) => rows.append(&mut r),
+            Err(e) => {
+                eprintln!("SQLite run failed: {e}");
+                failed = true;
+            }
+        }
+    }
+    if args.backend != Backends::Sqlite {
+        match ScratchPg::create(&args.postgres_url) {
+            Ok(db) => match run_backend("PostgreSQL", &db.url, 32, &args) {
+                Ok(mut r) => rows.append(&mut r),
+                Err(e) => {
+                    eprintln!("PostgreSQL run failed: {e}");
+                    failed = true;
+                }
+            },
+            // No PostgreSQL server here is not a failure of baton.
+            Err(e) => eprintln!("PostgreSQL skipped: cannot use {}: {e}", args.postgres_url),
+        }
+    }
+
+    print_targets(&rows);
+    let errors: u64 = rows.iter().map(Row::errors).sum();
+    if errors > 0 {
+        eprintln!("{errors} requests or statements failed; the figures above are not valid.");
+    }
+    if failed || errors > 0 {
+        std::process::exit(1);
+    }
+}
+
+fn run_sqlite(args: &Args) -> Result<Vec<Row>, BoxError> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("bench.sqlite3");
+    let path = path.to_str().ok_or("temporary path is not UTF-8")?;
+    // SQLite has one writer at a time; a few connections are plenty.
+    run_backend("SQLite", path, 8, args)
+}
+
+// ---- one backend ----
+
+/// Starts baton on `database_url`, seeds it and measures every client count.
+/// Runs in its own actix system, so the server and its reaper stop with it.
+fn run_backend(
+    name: &'static str,
+    database_url: &str,
+    pool_size: u32,
+    args: &Args,
+) -> Result<Vec<Row>, BoxError> {
+    let mut settings = Settings::defaults(database_url);
+    settings.workers = Some(2);
+    settings.database.db_pool_size = pool_size;
+    // 64 editors, or one per client if more clients were asked for.
+    let editors = args.clients.iter().copied().max().unwrap_or(1).max(64);
+
+    actix_web::rt::System::new().block_on(async move {
+        let state = server::build_state(settings, JWT_SECRET)?;
+        let editors = seed(&state, editors).await?;
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let server = server::start(state.clone(), listener)?;
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+
+        let mut rows = Vec::new();
+        for &n in &args.clients {
+            let clients = editors[..n]
+                .iter()
+                .map(|e| HttpClient::new(&base, e))
+                .collect::<Result<Vec<_>, _>>()?;
+            let lock = measure_http(&clients, args, |c| c.lock_cycle()).await;
+            let patch = measure_http(&clients, args, |c| c.patch_card()).await;
+            drop(clients);
+            let raw = measure_raw(&state, &editors[..n], args).await?;
+            let row = Row {
+                backend: name,
+                clients: n,
+                lock,
+                patch,
+                raw,
+            };
+            row.print();
+            rows.push(row);
+        }
+        handle.stop(false).await;
+        Ok(rows)
+    })
+}
+
+/// One seeded user: an editor of the bench case with a card of its own.
+#[derive(Clone)]
+struct Editor {
+    user_id: i64,
+    case_id: i64,
+    card_id: i64,
+    token: String,
+    session_id: String,
+}
+
+/// Creates one case with one page, and `count` editors with one card each.
+async fn seed(state: &AppState, count: usize) -> Result<Vec<Editor>, BoxError> {
+    // Argon2 is slow on purpose; nobody logs in here, so one hash serves all.
+    let password_hash = password::hash("bench")?;
+    let (case_id, seeded) = state
+        .db
+        .write(None, move |tx| {
+            let case = Case::create(tx.conn, "bench", "Benchmark", tx.now)?;
+            let page = Page::create(tx.conn, case.id, "Page 1", Some(0), tx.now)?;
+            let mut seeded = Vec::with_capacity(count);
+            for i in 0..count {
+                let email = format!("editor{i}@bench.invalid");
+                let user = User::create(
+                    tx.conn,
+                    &email,
+                    &format!("Editor {i}"),
+                    &password_hash,
+                    false,
+                    tx.now,
+                )?;
+                Membership::create(tx.conn, case.id, user.id, Role::Editor, tx.now)?;
+                let card = Card::create(tx.conn, case.id, page.id, "", Some(i as i32), tx.now)?;
+                seeded.push((user.id, card.id));
+            }
+            Ok::<_, DbError>((case.id, seeded))
+        })
+        .await?;
+    seeded
+        .into_iter()
+        .map(|(user_id, card_id)| {
+            Ok(Editor {
+                user_id,
+                case_id,
+                card_id,
+                token: state.jwt.issue(user_id)?,
+                session_id: uuid::Uuid::new_v4().to_string(),
+            })
+        })
+        .collect()
+}
+
+// ---- measuring ----
+
+/// When a measurement counts: cycles started in `[counted_from, until)`.
+#[derive(Clone, Copy)]
+struct Window {
+    counted_from: Instant,
+    until: Instant,
+}
+
+impl Window {
+    fn starting_now(args: &Args) -> Window {
+        let counted_from = Instant::now() + args.warmup;
+        Window {
+            counted_from,
+            until: counted_from + args.duration,
+        }
+    }
+}
+
+/// What one client saw.
+#[derive(Default)]
+struct Samples {
+    latencies: Vec<Duration>,
+    errors: u64,
+    first_error: Option<String>,
+}
+
+impl Samples {
+    /// Records one cycle that started at `start`; failures count even in the warm-up.
+    fn record(&mut self, window: &Window, start: Instant, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) if start >= window.counted_from => self.latencies.push(start.elapsed()),
+            Ok(()) => {}
+            Err(e) => {
+                self.errors += 1;
+                self.first_error.get_or_insert(e);
+            }
+        }
+    }
+}
+
+/// Throughput and latency of one measurement, all clients together.
+struct Stats {
+    rate: f64,
+    p50: Duration,
+    p99: Duration,
+    errors: u64,
+}
+
+impl Stats {
+    fn of(window: &Window, samples: Vec<Samples>) -> Stats {
+        let errors = samples.iter().map(|s| s.errors).sum();
+        if let Some(e) = samples.iter().find_map(|s| s.first_error.as_ref()) {
+            eprintln!("first error: {e}");
+        }
+        let mut latencies: Vec<Duration> = samples.into_iter().flat_map(|s| s.latencies).collect();
+        latencies.sort_unstable();
+        let percentile = |q: f64| match latencies.len() {
+            0 => Duration::ZERO,
+            n => latencies[((n - 1) as f64 * q).round() as usize],
+        };
+        Stats {
+            rate: latencies.len() as f64 / (window.until - window.counted_from).as_secs_f64(),
+            p50: percentile(0.50),
+            p99: percentile(0.99),
+            errors,
+        }
+    }
+}
+
+/// Runs `op` in a loop on every client concurrently, until the window closes.
+/// All clients share this (single) thread: it keeps the load generator light.
+async fn measure_http<'a, F, Fut>(clients: &'a [HttpClient], args: &Args, op: F) -> Stats
+where
+    F: Fn(&'a HttpClient) -> Fut,
+    Fut: Future<Output = Result<(), String>> + 'a,
+{
+    let window = Window::starting_now(args);
+    let runs = clients.iter().map(|client| {
+        let op = &op;
+        async move {
+            let mut samples = Samples::default();
+            loop {
+                let start = Instant::now();
+                if start >= window.until {
+                    return samples;
+                }
+                samples.record(&window, start, op(client).await);
+            }
+        }
+    });
+    let samples = futures_util::future::join_all(runs).await;
+    Stats::of(&window, samples)
+}
+
+/// The SQL of one lock cycle on one blocking thread per client.
+async fn measure_raw(state: &AppState, editors: &[Editor], args: &Args) -> Result<Stats, BoxError> {
+    let pool = state.db.pool().clone();
+    let ttl = state.settings.lock_ttl;
+    let editors = editors.to_vec();
+    let window = Window::starting_now(args);
+    let samples = tokio::task::spawn_blocking(move || {
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = editors
+                .iter()
+                .map(|editor| {
+                    let pool = &pool;
+                    scope.spawn(move || {
+                        let mut samples = Samples::default();
+                        loop {
+                            let start = Instant::now();
+                            if start >= window.until {
+                                return samples;
+                            }
+                            samples.record(&window, start, raw_lock_cycle(pool, editor, ttl));
+                        }
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| t.join().expect("raw SQL client panicked"))
+                .collect()
+        })
+    })
+    .await?;
+    Ok(Stats::of(&window, samples))
+}
+
+// ---- the clients ----
+
+/// One browser tab: its own user, session and keep-alive connection.
+struct HttpClient {
+    http: reqwest::Client,
+    lock_url: String,
+    lock_body: String,
+    card_url: String,
+    base: String,
+}
+
+#[derive(Deserialize)]
+struct LockReply {
+    id: i64,
+}
+
+impl HttpClient {
+    fn new(base: &str, editor: &Editor) -> Result<HttpClient, BoxError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            AUTHORIZATION,
+            HeaderValue::from_str(&format!("Bearer {}", editor.token))?,
+        );
+        headers.insert("x-session-id", HeaderValue::from_str(&editor.session_id)?);
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        Ok(HttpClient {
+            http: reqwest::Client::builder()
+                .default_headers(headers)
+                .build()?,
+            lock_url: format!("{base}/locks"),
+            lock_body: serde_json::json!({
+                "lock": { "lockableType": "Card", "lockableParam": editor.card_id.to_string() }
+            })
+            .to_string(),
+            card_url: format!("{base}/cards/{}", editor.card_id),
+            base: base.to_owned(),
+        })
+    }
+
+    /// `POST /locks` (201) then `DELETE /locks/:id` (204).
+    async fn lock_cycle(&self) -> Result<(), String> {
+        let response = self
+            .http
+            .post(&self.lock_url)
+            .body(self.lock_body.clone())
+            .send()
+            .await
+            .map_err(|e| format!("POST /locks: {e}"))?;
+        let response = expect(response, StatusCode::CREATED, "POST /locks").await?;
+        let lock: LockReply = response
+            .json()
+            .await
+            .map_err(|e| format!("POST /locks: {e}"))?;
+        let response = self
+            .http
+            .delete(format!("{}/locks/{}", self.base, lock.id))
+            .send()
+            .await
+            .map_err(|e| format!("DELETE /locks/{}: {e}", lock.id))?;
+        expect(response, StatusCode::NO_CONTENT, "DELETE /locks/:id").await?;
+        Ok(())
+    }
+
+    /// `PATCH /cards/:id` (200): no lock is held, so the guard checks and passes.
+    async fn patch_card(&self) -> Result<(), String> {
+        let body =
+            serde_json::json!({ "card": { "content": format!("Edited at {:?}", Instant::now()) } });
+        let response = self
+            .http
+            .patch(&self.card_url)
+            .body(body.to_string())
+            .send()
+            .await
+            .map_err(|e| format!("PATCH /cards/:id: {e}"))?;
+        let response = expect(response, StatusCode::OK, "PATCH /cards/:id").await?;
+        // Read the body to the end so the connection is reused.
+        response
+            .bytes()
+            .await
+            .map_err(|e| format!("PATCH /cards/:id: {e}"))?;
+        Ok(())
+    }
+}
+
+/// The response if it has the expected status, else an error with its body.
+async fn expect(
+    response: reqwest::Response,
+    status: StatusCode,
+    what: &str,
+) -> Result<reqwest::Response, String> {
+    if response.status() == status {
+        return Ok(response);
+    }
+    let got = response.status();
+    let body = response.text().await.unwrap_or_default();
+    Err(format!("{what}: expected {status}, got {got}: {body}"))
+}
+
+/// What `POST /locks` + `DELETE /locks/:id` cost the database at the least:
+/// the insert against the unique index and the delete, each its own
+/// (autocommitted) statement on a connection checked out for it, as each
+/// HTTP request checks out its own.
+fn raw_lock_cycle(pool: &Pool, editor: &Editor, ttl: Duration) -> Result<(), String> {
+    let now = clock::now();
+    let new = NewLock {
+        lockable_type: "Card",
+        lockable_id: editor.card_id,
+        case_id: editor.case_id,
+        user_id: editor.user_id,
+        session_id: Some(&editor.session_id),
+        user_agent: None,
+        created_at: now,
+        expires_at: clock::after(now, ttl),
+        last_activity_at: now,
+    };
+    let id = {
+        let mut conn = pool.get().map_err(|e| e.to_string())?;
+        let insert = diesel::insert_into(locks::table)
+            .values(&new)
+            .on_conflict_do_nothing()
+            .returning(locks::id);
+        // ON CONFLICT cannot run through the `DbConn` enum: use the inner connection.
+        match &mut *conn {
+            DbConn::Postgresql(c) => insert.get_result::<i64>(c).optional(),
+            DbConn::Sqlite(c) => insert.get_result::<i64>(c).optional(),
+        }
+        .map_err(|e| format!("INSERT INTO locks: {e}"))?
+        .ok_or_else(|| format!("card {} was already locked", editor.card_id))?
+    };
+    let mut conn = pool.get().map_err(|e| e.to_string())?;
+    match diesel::delete(locks::table.find(id)).execute(&mut *conn) {
+        Ok(1) => Ok(()),
+        Ok(n) => Err(format!("DELETE FROM locks deleted {n} rows")),
+        Err(e) => Err(format!("DELETE FROM locks: {e}")),
+    }
+}
+
+// ---- PostgreSQL scratch database ----
+
+/// A fresh database on the server of `admin_url`, dropped when this is.
+struct ScratchPg {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl ScratchPg {
+    fn create(admin_url: &str) -> Result<ScratchPg, BoxError> {
+        let mut conn = PgConnection::establish(admin_url)?;
+        let name = format!("baton_bench_{:08x}", rand::random::<u32>());
+        diesel::sql_query(format!("CREATE DATABASE {name}")).execute(&mut conn)?;
+        Ok(ScratchPg {
+            admin_url: admin_url.to_owned(),
+            url: with_database(admin_url, &name),
+            name,
+        })
+    }
+}
+
+impl Drop for ScratchPg {
+    fn drop(&mut self) {
+        let dropped = PgConnection::establish(&self.admin_url)
+            .map_err(|e| e.to_string())
+            .and_then(|mut conn| {
+                diesel::sql_query(format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    self.name
+                ))
+                .execute(&mut conn)
+                .map_err(|e| e.to_string())
+            });
+        if let Err(e) = dropped {
+            eprintln!("could not drop database {}: {e}", self.name);
+        }
+    }
+}
+
+/// `url` with its database name replaced by `name` (query string kept).
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    format!("{server}/{name}{query}")
+}
+
+// ---- output ----
+
+struct Row {
+    backend: &'static str,
+    clients: usize,
+    lock: Stats,
+    patch: Stats,
+    raw: Stats,
+}
+
+impl Row {
+    fn errors(&self) -> u64 {
+        self.lock.errors + self.patch.errors + self.raw.errors
+    }
+
+    /// HTTP lock cycles per raw SQL lock cycle.
+    fn ratio(&self) -> f64 {
+        if self.raw.rate > 0.0 {
+            self.lock.rate / self.raw.rate
+        } else {
+            0.0
+        }
+    }
+
+    fn print(&self) {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        println!(
+            "| {:<10} | {:>7} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>8.2} | {:>6} |",
+            self.backend,
+            self.clients,
+            self.lock.rate,
+            ms(self.lock.p50),
+            ms(self.lock.p99),
+            self.patch.rate,
+            ms(self.patch.p50),
+            ms(self.patch.p99),
+            self.raw.rate,
+            ms(self.raw.p50),
+            ms(self.raw.p99),
+            self.ratio(),
+            self.errors(),
+        );
+    }
+}
+
+fn print_header() {
+    println!(
+        "| backend    | clients | HTTP lock | p50    | p99    | PATCH     | p50    | p99    | raw SQL   | p50    | p99    | HTTP/raw | errors |"
+    );
+    println!(
+        "| ---------- | ------: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | -------: | -----: |"
+    );
+}
+
+/// The project's speed targets, for the rows that were measured.
+fn print_targets(rows: &[Row]) {
+    let find = |backend: &str, clients: usize| {
+        rows.iter()
+            .find(|r| r.backend == backend && r.clients == clients)
+    };
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    println!();
+    if let Some(row) = find("PostgreSQL", 16) {
+        println!(
+            "target PostgreSQL, 16 clients: HTTP/raw >= 0.50: {:.2} ({})",
+            row.ratio(),
+            verdict(row.ratio() >= 0.5)
+        );
+    }
+    if let Some(best) = rows
+        .iter()
+        .filter(|r| r.backend == "SQLite")
+        .max_by(|a, b| a.lock.rate.total_cmp(&b.lock.rate))
+    {
+        println!(
+            "target SQLite: >= 5000 HTTP lock cycles/s: {:.0} at {} clients ({})",
+            best.lock.rate,
+            best.clients,
+            verdict(best.lock.rate >= 5000.0)
+        );
+    }
+}
