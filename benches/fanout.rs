@@ -1,1 +1,1031 @@
-fn main() {}
+//! Fan-out benchmark: how long one edit takes to reach every open edits
+//! channel of a case, and how much server memory an idle open channel costs.
+//!
+//! ```text
+//! cargo bench --bench fanout
+//! cargo bench --bench fanout -- latency --subscribers 100,1000 --updates 200
+//! cargo bench --bench fanout -- memory --tabs 1000,10000
+//! cargo bench --bench fanout -- --database-url postgres://postgres@127.0.0.1:5432/test
+//! ```
+//!
+//! Everything runs against a real `baton serve` child process on 127.0.0.1,
+//! the way it is deployed: its own address space (so its resident memory can
+//! be read) and its own threads. The database is seeded through the library
+//! before the server starts: a publisher (an editor) and `--readers` reader
+//! users who are members of every case. Tab `i` belongs to reader
+//! `i % readers`, so at 1,000 subscribers 50 people have 20 tabs each: this
+//! keeps `onlineUsers` (sent in every welcome and presence frame) at the size
+//! of a real class rather than a list of a thousand people.
+//!
+//! Latency: N subscribers hold the edits channel of one case and read
+//! continuously; the publisher PATCHes a card with `content = "<seq>"` and
+//! waits until every subscriber has seen that update (or a timeout) before
+//! the next one. The figure per update is the latest receipt among the N
+//! subscribers minus the instant the publisher had its HTTP response (zero if
+//! every tab had it before the response).
+//!
+//! Memory: the server's VmRSS after start-up and a warm-up, then with 1,000
+//! and 10,000 idle tabs (at most `--tabs-per-case` per case), which stay
+//! connected and answer the server's pings.
+//!
+//! SQLite runs in a temporary directory. With `--database-url` (or
+//! `BATON_BENCH_POSTGRES_URL`) a scratch database `baton_fanout_<random>` is
+//! created on that PostgreSQL server and dropped at the end.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use baton::auth::{password, JwtKeys, Role};
+use baton::db::schema::presences;
+use baton::db::{Database, DbError};
+use baton::models::{Card, Case, Membership, Page, User};
+use baton::realtime::hub::LocalBus;
+use clap::{Parser, ValueEnum};
+use diesel::pg::PgConnection;
+use diesel::prelude::*;
+use futures_util::{StreamExt, TryStreamExt};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use serde::Deserialize;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+const JWT_SECRET: &str = "baton-fanout-bench-secret";
+
+/// The project's targets.
+const TARGET_P99: Duration = Duration::from_millis(25);
+const TARGET_P99_AT: usize = 1000;
+const TARGET_KIB_PER_TAB: f64 = 64.0;
+
+#[derive(Parser)]
+#[command(about = "Edit fan-out latency and memory per idle tab of a real `baton serve`")]
+struct Args {
+    /// What to measure (default: both).
+    #[arg(value_enum)]
+    parts: Vec<Part>,
+
+    /// Subscriber counts for the latency part, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "100,1000")]
+    subscribers: Vec<usize>,
+
+    /// Measured updates per subscriber count.
+    #[arg(long, default_value_t = 200)]
+    updates: usize,
+
+    /// Updates sent first and not counted.
+    #[arg(long, default_value_t = 5)]
+    warmup_updates: usize,
+
+    /// Pause between updates: edits are people typing, not a flood.
+    #[arg(long, default_value = "20ms", value_parser = humantime::parse_duration)]
+    pause: Duration,
+
+    /// How long an update may take to reach every subscriber.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    timeout: Duration,
+
+    /// Idle tab counts for the memory part, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+    tabs: Vec<usize>,
+
+    /// Most idle tabs on one case (joins get dearer as a case fills up).
+    #[arg(long, default_value_t = 1000)]
+    tabs_per_case: usize,
+
+    /// Reader users; tabs are dealt out to them in turn.
+    #[arg(long, default_value_t = 50)]
+    readers: usize,
+
+    /// WebSocket handshakes in flight at once.
+    #[arg(long, default_value_t = 200)]
+    connect_concurrency: usize,
+
+    /// A PostgreSQL server to run on (a scratch database is made there);
+    /// SQLite in a temporary directory when absent.
+    #[arg(long, env = "BATON_BENCH_POSTGRES_URL")]
+    database_url: Option<String>,
+
+    /// Passed by `cargo bench` to every bench binary; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Part {
+    Latency,
+    Memory,
+}
+
+impl Args {
+    fn runs(&self, part: Part) -> bool {
+        self.parts.is_empty() || self.parts.contains(&part)
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        self.tabs.sort_unstable();
+        self.tabs.dedup();
+        let zero = |v: &[usize]| v.contains(&0);
+        if zero(&self.subscribers) || zero(&self.tabs) {
+            return Err("--subscribers and --tabs: every count must be at least 1".into());
+        }
+        if self.updates == 0 || self.readers == 0 || self.tabs_per_case == 0 {
+            return Err("--updates, --readers and --tabs-per-case must be at least 1".into());
+        }
+        if self.connect_concurrency == 0 {
+            return Err("--connect-concurrency must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// Sockets the bench holds at once (the server holds as many).
+    fn sockets_needed(&self) -> usize {
+        let latency = self.subscribers.iter().max().copied().unwrap_or(0);
+        let memory = self.tabs.last().copied().unwrap_or(0);
+        let mut needed = 0;
+        if self.runs(Part::Latency) {
+            needed = needed.max(latency);
+        }
+        if self.runs(Part::Memory) {
+            needed = needed.max(memory);
+        }
+        needed
+    }
+}
+
+fn main() {
+    let mut args = Args::parse();
+    if let Err(e) = args.check() {
+        eprintln!("fanout: {e}");
+        std::process::exit(2);
+    }
+    // Before anything is spawned: the server inherits the limit.
+    if let Err(e) = raise_open_file_limit(args.sockets_needed() as u64 + 512) {
+        eprintln!("fanout: {e}");
+        std::process::exit(2);
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("fanout: cannot start the tokio runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = runtime.block_on(run(&args)) {
+        eprintln!("fanout: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(args: &Args) -> Result<(), BoxError> {
+    let backend = match &args.database_url {
+        Some(_) => "PostgreSQL",
+        None => "SQLite",
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load = load
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    println!(
+        "fanout: baton serve on 127.0.0.1, {backend}, {cpus} CPUs (nproc), load average {load}; \
+         {} reader users, tabs dealt out in turn.\n",
+        args.readers
+    );
+
+    let mut failed = false;
+    let mut latency = Vec::new();
+    if args.runs(Part::Latency) {
+        print_latency_header();
+        match latency_part(args, backend).await {
+            Ok(rows) => latency = rows,
+            Err(e) => {
+                eprintln!("latency part failed: {e}");
+                failed = true;
+            }
+        }
+        println!();
+    }
+    let mut memory = Vec::new();
+    if args.runs(Part::Memory) {
+        print_memory_header();
+        match memory_part(args, backend).await {
+            Ok(rows) => memory = rows,
+            Err(e) => {
+                eprintln!("memory part failed: {e}");
+                failed = true;
+            }
+        }
+        println!();
+    }
+    print_targets(&latency, &memory);
+    let problems = latency.iter().any(LatencyRow::incomplete) || memory.iter().any(|r| r.lost > 0);
+    if failed || problems {
+        return Err("some measurements failed or are incomplete; see above".into());
+    }
+    Ok(())
+}
+
+// ---- the two parts ----
+
+async fn latency_part(args: &Args, backend: &'static str) -> Result<Vec<LatencyRow>, BoxError> {
+    let scratch = Scratch::create(args.database_url.as_deref())?;
+    let db = open_db(&scratch.url)?;
+    // One case per subscriber count, so each count starts on a quiet case.
+    let seed = seed(&db, args.subscribers.len(), args.readers).await?;
+    let server = Server::start(&scratch.url).await?;
+    let publisher = Publisher::new(&server.http, &seed)?;
+
+    let mut rows = Vec::new();
+    for (case, &n) in seed.cases.iter().zip(&args.subscribers) {
+        let row = fanout(args, &db, &publisher, &server.ws, &seed, case, n).await?;
+        row.print(backend);
+        rows.push(row);
+    }
+    drop(server);
+    Ok(rows)
+}
+
+async fn memory_part(args: &Args, backend: &'static str) -> Result<Vec<MemoryRow>, BoxError> {
+    let most = args.tabs.last().copied().unwrap_or(0);
+    let scratch = Scratch::create(args.database_url.as_deref())?;
+    let db = open_db(&scratch.url)?;
+    let seed = seed(&db, most.div_ceil(args.tabs_per_case), args.readers).await?;
+    let server = Server::start(&scratch.url).await?;
+
+    // Warm-up: a few tabs, edits and departures, so that lazily made things
+    // (pool connections, blocking threads, buffers) count in the baseline.
+    let publisher = Publisher::new(&server.http, &seed)?;
+    let warm_urls = tab_urls(&server.ws, &seed, 0..50, args);
+    let warm = Tabs::open(warm_urls, args.connect_concurrency, None).await?;
+    for seq in 1..=5 {
+        publisher.update(&seed.cases[0], seq).await?;
+    }
+    drop(warm);
+    wait_for_presences(&db, 0).await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let baseline = server.rss_kib()?;
+
+    let mut rows = Vec::new();
+    let mut tabs = Vec::new();
+    let mut open = 0;
+    for &target in &args.tabs {
+        let urls = tab_urls(&server.ws, &seed, open..target, args);
+        tabs.push(Tabs::open(urls, args.connect_concurrency, None).await?);
+        open = target;
+        // Joins are done once every presence row exists; the coalesced
+        // presence frames and first heartbeats settle in the seconds after.
+        wait_for_presences(&db, target).await?;
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let row = MemoryRow {
+            tabs: target,
+            baseline_kib: baseline,
+            rss_kib: server.rss_kib()?,
+            lost: tabs.iter().map(|t| t.counters.closed()).sum(),
+        };
+        row.print(backend);
+        rows.push(row);
+    }
+    // Stop the server before the tabs go, rather than have it record 10,000 departures.
+    drop(server);
+    drop(tabs);
+    Ok(rows)
+}
+
+// ---- fan-out latency ----
+
+/// Who has seen the update in flight. Subscribers record into it directly
+/// and only the last one wakes the publisher: a channel message per receipt
+/// woke the publisher's thread a thousand times per update, CPU that a small
+/// machine takes from the server under test.
+#[derive(Default)]
+struct Tally {
+    round: Mutex<Round>,
+    complete: Notify,
+}
+
+#[derive(Default)]
+struct Round {
+    seq: u64,
+    expected: usize,
+    got: usize,
+    latest: Option<Instant>,
+}
+
+impl Tally {
+    /// Starts counting receipts of update `seq`.
+    fn start(&self, seq: u64, expected: usize) {
+        *self.round.lock().unwrap_or_else(|e| e.into_inner()) = Round {
+            seq,
+            expected,
+            got: 0,
+            latest: None,
+        };
+    }
+
+    /// One subscriber saw update `seq` at `at`; stragglers of an earlier,
+    /// timed-out update are ignored.
+    fn record(&self, seq: u64, at: Instant) {
+        let mut round = self.round.lock().unwrap_or_else(|e| e.into_inner());
+        if round.seq != seq {
+            return;
+        }
+        round.got += 1;
+        round.latest = round.latest.max(Some(at));
+        if round.got == round.expected {
+            self.complete.notify_one();
+        }
+    }
+
+    /// Waits until every subscriber saw update `seq` or the deadline passes,
+    /// and returns how many did and when the last of them did.
+    async fn wait(&self, seq: u64, deadline: Instant) -> (usize, Option<Instant>) {
+        let deadline = tokio::time::Instant::from_std(deadline);
+        loop {
+            {
+                let round = self.round.lock().unwrap_or_else(|e| e.into_inner());
+                debug_assert_eq!(round.seq, seq);
+                if round.got == round.expected {
+                    return (round.got, round.latest);
+                }
+            }
+            // A wake-up can be left over from an earlier round that completed
+            // after its timeout: hence the loop and the check above.
+            if tokio::time::timeout_at(deadline, self.complete.notified())
+                .await
+                .is_err()
+            {
+                let round = self.round.lock().unwrap_or_else(|e| e.into_inner());
+                return (round.got, round.latest);
+            }
+        }
+    }
+}
+
+/// Opens `n` subscribers on `case` (through `subscriber_ws`, which may be
+/// another instance than the publisher's) and measures every update.
+async fn fanout(
+    args: &Args,
+    db: &Database,
+    publisher: &Publisher,
+    subscriber_ws: &str,
+    seed: &Seed,
+    case: &SeededCase,
+    n: usize,
+) -> Result<LatencyRow, BoxError> {
+    let tally = Arc::new(Tally::default());
+    let urls = (0..n)
+        .map(|i| {
+            tab_url(
+                subscriber_ws,
+                &case.slug,
+                &seed.readers[i % seed.readers.len()],
+            )
+        })
+        .collect();
+    let tabs = Tabs::open(urls, args.connect_concurrency, Some(tally.clone())).await?;
+    wait_for_presences(db, n).await?;
+    // Let the presence frames of the joins go out before measuring.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let mut row = LatencyRow {
+        subscribers: n,
+        ..Default::default()
+    };
+    let total = (args.warmup_updates + args.updates) as u64;
+    for seq in 1..=total {
+        tally.start(seq, n);
+        let sent = Instant::now();
+        let answered = publisher.update(case, seq).await?;
+        let (got, latest) = tally.wait(seq, sent + args.timeout).await;
+        if seq > args.warmup_updates as u64 {
+            row.request.push(answered - sent);
+            // Receipts before the response count as zero; an update that did
+            // not reach everybody counts as the timeout.
+            row.fanout.push(match latest {
+                Some(latest) if got == n => latest.saturating_duration_since(answered),
+                _ => args.timeout,
+            });
+            row.end_to_end.push(match latest {
+                Some(latest) if got == n => latest - sent,
+                _ => args.timeout,
+            });
+            row.missed += n - got;
+        }
+        tokio::time::sleep(args.pause).await;
+    }
+    row.closed = tabs.counters.closed();
+    row.resyncs = tabs.counters.resyncs.load(Ordering::Relaxed);
+    drop(tabs);
+    // The next count starts once the server has recorded these departures.
+    wait_for_presences(db, 0).await?;
+    Ok(row)
+}
+
+/// The editor who makes the edits, from its own tab (session), over one
+/// keep-alive connection.
+struct Publisher {
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Publisher {
+    fn new(base: &str, seed: &Seed) -> Result<Publisher, BoxError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            AUTHORIZATION,
+            HeaderValue::from_str(&format!("Bearer {}", seed.publisher_token))?,
+        );
+        let session = uuid::Uuid::new_v4().to_string();
+        headers.insert("x-session-id", HeaderValue::from_str(&session)?);
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        Ok(Publisher {
+            http: reqwest::Client::builder()
+                .default_headers(headers)
+                .timeout(Duration::from_secs(30))
+                .build()?,
+            base: base.to_owned(),
+        })
+    }
+
+    /// `PATCH /cards/:id {"card": {"content": "<seq>"}}`, expecting 200;
+    /// returns when the response arrived.
+    async fn update(&self, case: &SeededCase, seq: u64) -> Result<Instant, BoxError> {
+        let url = format!("{}/cards/{}", self.base, case.card_id);
+        let body = serde_json::json!({ "card": { "content": seq.to_string() } }).to_string();
+        let response = self.http.patch(&url).body(body).send().await?;
+        let answered = Instant::now();
+        let status = response.status();
+        // Read to the end so the connection is reused.
+        let text = response.text().await?;
+        if status != reqwest::StatusCode::OK {
+            return Err(format!("PATCH {url}: {status}: {text}").into());
+        }
+        Ok(answered)
+    }
+}
+
+// ---- tabs ----
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// What the tabs of one batch saw that they should not have.
+#[derive(Default)]
+struct Counters {
+    /// Channels the server closed or that broke.
+    closed: AtomicUsize,
+    /// `resync` frames: the tab fell behind and was told to reload.
+    resyncs: AtomicUsize,
+}
+
+impl Counters {
+    fn closed(&self) -> usize {
+        self.closed.load(Ordering::Relaxed)
+    }
+}
+
+/// Open edits channels, each read continuously by its own task (reading is
+/// what answers the server's pings). Dropping them drops the connections.
+struct Tabs {
+    tasks: Vec<JoinHandle<()>>,
+    counters: Arc<Counters>,
+}
+
+impl Tabs {
+    /// Opens a tab per URL, at most `concurrency` handshakes at a time, and
+    /// returns once every one has its welcome. With a `tally`, every tab
+    /// records the card updates it sees.
+    async fn open(
+        urls: Vec<String>,
+        concurrency: usize,
+        tally: Option<Arc<Tally>>,
+    ) -> Result<Tabs, BoxError> {
+        let count = urls.len();
+        let counters = Arc::new(Counters::default());
+        let tasks = futures_util::stream::iter(urls)
+            .map(connect)
+            .buffer_unordered(concurrency)
+            .map_ok(|socket| tokio::spawn(listen(socket, tally.clone(), counters.clone())))
+            .try_collect::<Vec<_>>()
+            .await
+            .map_err(|e| format!("opening {count} tabs: {e}"))?;
+        Ok(Tabs { tasks, counters })
+    }
+}
+
+impl Drop for Tabs {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Connects one tab and reads up to its welcome.
+async fn connect(url: String) -> Result<Socket, String> {
+    let handshake = async {
+        // tungstenite zero-fills its whole read buffer (128 KiB by default)
+        // before every read: with a thousand tabs that memset was half the
+        // bench's CPU, taken from the server on a small machine. Frames here
+        // are small; 4 KiB is what the docs suggest for many connections.
+        let config = WebSocketConfig::default().read_buffer_size(4 * 1024);
+        // `true`: no Nagle delay on the pongs the tab sends back.
+        let (mut socket, _) =
+            tokio_tungstenite::connect_async_with_config(&url, Some(config), true)
+                .await
+                .map_err(|e| format!("WebSocket connect: {e}"))?;
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Text(text))) => {
+                    let frame: Frame = serde_json::from_str(text.as_str())
+                        .map_err(|e| format!("first frame is not JSON ({e}): {text}"))?;
+                    if frame.kind != "welcome" {
+                        return Err(format!("first frame is not a welcome: {text}"));
+                    }
+                    return Ok(socket);
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(format!("before the welcome: {e}")),
+                None => return Err("closed before the welcome".into()),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), handshake)
+        .await
+        .map_err(|_| "no welcome within 30 s".to_owned())?
+}
+
+/// The fields of a server frame the bench looks at.
+#[derive(Deserialize)]
+struct Frame {
+    #[serde(rename = "type")]
+    kind: String,
+    watchable: Option<Watchable>,
+}
+
+#[derive(Deserialize)]
+struct Watchable {
+    #[serde(rename = "type")]
+    kind: String,
+    content: Option<String>,
+}
+
+impl Frame {
+    /// The sequence number of a card update sent by the publisher.
+    fn update_seq(&self) -> Option<u64> {
+        let watchable = self.watchable.as_ref()?;
+        if self.kind != "update" || watchable.kind != "Card" {
+            return None;
+        }
+        watchable.content.as_deref()?.parse().ok()
+    }
+}
+
+/// Reads one tab until it closes. The receipt's instant is taken before the
+/// frame is parsed, so parsing on a busy client does not count as fan-out.
+async fn listen(mut socket: Socket, tally: Option<Arc<Tally>>, counters: Arc<Counters>) {
+    while let Some(message) = socket.next().await {
+        let text = match message {
+            Ok(Message::Text(text)) => text,
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => continue,
+        };
+        let at = Instant::now();
+        let Ok(frame) = serde_json::from_str::<Frame>(text.as_str()) else {
+            continue;
+        };
+        if frame.kind == "resync" {
+            counters.resyncs.fetch_add(1, Ordering::Relaxed);
+        } else if let (Some(tally), Some(seq)) = (&tally, frame.update_seq()) {
+            tally.record(seq, at);
+        }
+    }
+    counters.closed.fetch_add(1, Ordering::Relaxed);
+}
+
+fn tab_url(ws_base: &str, slug: &str, token: &str) -> String {
+    format!(
+        "{ws_base}/cases/{slug}/edits?token={token}&sessionId={}",
+        uuid::Uuid::new_v4()
+    )
+}
+
+/// URLs of global tab numbers `range`: cases fill up in turn, readers take turns.
+fn tab_urls(ws_base: &str, seed: &Seed, range: std::ops::Range<usize>, args: &Args) -> Vec<String> {
+    range
+        .map(|i| {
+            let case = &seed.cases[i / args.tabs_per_case];
+            tab_url(ws_base, &case.slug, &seed.readers[i % seed.readers.len()])
+        })
+        .collect()
+}
+
+/// Waits until the `presences` table holds `expected` rows: every join (or
+/// departure) has been recorded by the server.
+async fn wait_for_presences(db: &Database, expected: usize) -> Result<(), BoxError> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let count: i64 = db
+            .read(|conn| {
+                presences::table
+                    .count()
+                    .get_result(conn)
+                    .map_err(DbError::from)
+            })
+            .await?;
+        if count == expected as i64 {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{count} presences after 60 s, expected {expected}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+// ---- the server process ----
+
+/// A `baton serve` child process; killed when dropped.
+struct Server {
+    child: Child,
+    http: String,
+    ws: String,
+}
+
+impl Server {
+    /// Starts baton on a free port of 127.0.0.1.
+    async fn start(database_url: &str) -> Result<Server, BoxError> {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        Server::spawn(database_url, port).await
+    }
+
+    /// Starts baton on `port` and waits until `/healthz` answers 200.
+    async fn spawn(database_url: &str, port: u16) -> Result<Server, BoxError> {
+        let child = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .arg("serve")
+            .env("DATABASE_URL", database_url)
+            .env("BATON_JWT_SECRET", JWT_SECRET)
+            .env("BATON_BIND", format!("127.0.0.1:{port}"))
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", env!("CARGO_BIN_EXE_baton")))?;
+        let mut server = Server {
+            child,
+            http: format!("http://127.0.0.1:{port}"),
+            ws: format!("ws://127.0.0.1:{port}"),
+        };
+        server.wait_ready().await?;
+        Ok(server)
+    }
+
+    async fn wait_ready(&mut self) -> Result<(), BoxError> {
+        let http = reqwest::Client::new();
+        let url = format!("{}/healthz", self.http);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Err(format!("baton serve exited during start-up: {status}").into());
+            }
+            let healthy = http
+                .get(&url)
+                .timeout(Duration::from_secs(1))
+                .send()
+                .await
+                .is_ok_and(|r| r.status() == reqwest::StatusCode::OK);
+            if healthy {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("{url} did not answer 200 within 30 s").into());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The server's resident memory (VmRSS), in KiB.
+    fn rss_kib(&self) -> Result<u64, BoxError> {
+        let path = format!("/proc/{}/status", self.child.id());
+        let status = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .ok_or_else(|| format!("no VmRSS line in {path}").into())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---- data ----
+
+struct SeededCase {
+    slug: String,
+    card_id: i64,
+}
+
+struct Seed {
+    cases: Vec<SeededCase>,
+    publisher_token: String,
+    /// One token per reader user.
+    readers: Vec<String>,
+}
+
+/// Opens the database from this process, for seeding and for watching
+/// `presences`. The bus is local and unused: seeding broadcasts nothing.
+fn open_db(url: &str) -> Result<Database, BoxError> {
+    let bus = Arc::new(LocalBus {
+        hub: Default::default(),
+    });
+    Ok(Database::open(url, 2, bus)?)
+}
+
+/// `cases` cases with a page and a card each, an editor who publishes, and
+/// `readers` reader users who are members of every case.
+async fn seed(db: &Database, cases: usize, readers: usize) -> Result<Seed, BoxError> {
+    // Argon2 is slow on purpose; nobody logs in here, so one hash serves all.
+    let hash = password::hash("fanout")?;
+    let (publisher, reader_ids, cases) = db
+        .write(None, move |tx| {
+            let user = |tx: &mut baton::db::Tx, i: &str| {
+                let email = format!("{i}@fanout.invalid");
+                User::create(tx.conn, &email, i, &hash, false, tx.now)
+            };
+            let publisher = user(tx, "publisher")?;
+            let readers = (0..readers)
+                .map(|i| user(tx, &format!("reader{i}")))
+                .collect::<QueryResult<Vec<_>>>()?;
+            let mut seeded = Vec::with_capacity(cases);
+            for c in 0..cases {
+                let slug = format!("fanout-{c}");
+                let case = Case::create(tx.conn, &slug, "Fan-out", tx.now)?;
+                Membership::create(tx.conn, case.id, publisher.id, Role::Editor, tx.now)?;
+                for reader in &readers {
+                    Membership::create(tx.conn, case.id, reader.id, Role::Reader, tx.now)?;
+                }
+                let page = Page::create(tx.conn, case.id, "Page 1", Some(0), tx.now)?;
+                let card = Card::create(tx.conn, case.id, page.id, "draft", Some(0), tx.now)?;
+                seeded.push(SeededCase {
+                    slug,
+                    card_id: card.id,
+                });
+            }
+            let reader_ids: Vec<i64> = readers.iter().map(|r| r.id).collect();
+            Ok::<_, DbError>((publisher.id, reader_ids, seeded))
+        })
+        .await?;
+    let keys = JwtKeys::new(JWT_SECRET.as_bytes(), Duration::from_secs(3600));
+    Ok(Seed {
+        cases,
+        publisher_token: keys.issue(publisher)?,
+        readers: reader_ids
+            .into_iter()
+            .map(|id| keys.issue(id))
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+/// A database for one part: a SQLite file in a temporary directory, or a
+/// fresh PostgreSQL database, dropped (WITH (FORCE)) with this.
+struct Scratch {
+    url: String,
+    _dir: Option<tempfile::TempDir>,
+    postgres: Option<(String, String)>,
+}
+
+impl Scratch {
+    fn create(postgres_url: Option<&str>) -> Result<Scratch, BoxError> {
+        let Some(admin_url) = postgres_url else {
+            let dir = tempfile::tempdir()?;
+            let path = dir.path().join("fanout.sqlite3");
+            let url = path
+                .to_str()
+                .ok_or("temporary path is not UTF-8")?
+                .to_owned();
+            return Ok(Scratch {
+                url,
+                _dir: Some(dir),
+                postgres: None,
+            });
+        };
+        let mut conn = PgConnection::establish(admin_url)
+            .map_err(|e| format!("cannot connect to {admin_url}: {e}"))?;
+        let name = format!("baton_fanout_{:08x}", rand::random::<u32>());
+        diesel::sql_query(format!("CREATE DATABASE {name}")).execute(&mut conn)?;
+        Ok(Scratch {
+            url: with_database(admin_url, &name),
+            _dir: None,
+            postgres: Some((admin_url.to_owned(), name)),
+        })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let Some((admin_url, name)) = &self.postgres else {
+            return;
+        };
+        let dropped = PgConnection::establish(admin_url)
+            .map_err(|e| e.to_string())
+            .and_then(|mut conn| {
+                diesel::sql_query(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut conn)
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = dropped {
+            eprintln!("could not drop database {name}: {e}");
+        }
+    }
+}
+
+/// `url` with its database name replaced by `name` (query string kept).
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    format!("{server}/{name}{query}")
+}
+
+/// Sets the soft open-file limit to the hard one, raising the hard limit to
+/// 65,536 when allowed, and checks that `needed` descriptors fit.
+fn raise_open_file_limit(needed: u64) -> Result<(), String> {
+    let get = || {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only writes into the struct it is given.
+        match unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } {
+            0 => Ok(limit),
+            _ => Err(format!(
+                "getrlimit(RLIMIT_NOFILE): {}",
+                std::io::Error::last_os_error()
+            )),
+        }
+    };
+    let set = |to: libc::rlim_t| {
+        let limit = libc::rlimit {
+            rlim_cur: to,
+            rlim_max: to,
+        };
+        // SAFETY: setrlimit only reads the struct it is given.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 }
+    };
+    let hard = get()?.rlim_max;
+    // Raising the hard limit needs privileges; without them, settle for it.
+    if !set(hard.max(65_536)) {
+        set(hard);
+    }
+    let soft = get()?.rlim_cur;
+    if soft < needed {
+        return Err(format!(
+            "the open-file limit is {soft} but this run needs about {needed} \
+             (one per tab, in the bench and in the server): raise it with `ulimit -n` \
+             or ask for fewer tabs"
+        ));
+    }
+    Ok(())
+}
+
+// ---- output ----
+
+#[derive(Default)]
+struct LatencyRow {
+    subscribers: usize,
+    /// Per update: last receipt minus the publisher's HTTP response.
+    fanout: Vec<Duration>,
+    /// Per update: the publisher's PATCH round trip.
+    request: Vec<Duration>,
+    /// Per update: last receipt minus the moment the PATCH was sent.
+    end_to_end: Vec<Duration>,
+    /// Deliveries that did not arrive within the timeout.
+    missed: usize,
+    closed: usize,
+    resyncs: usize,
+}
+
+impl LatencyRow {
+    fn incomplete(&self) -> bool {
+        self.missed > 0 || self.closed > 0 || self.resyncs > 0
+    }
+
+    fn p99(&self) -> Duration {
+        percentile(&self.fanout, 0.99)
+    }
+
+    fn print(&self, backend: &str) {
+        println!(
+            "| {backend:<10} | {:>11} | {:>7} | {:>6.2} | {:>6.2} | {:>6.2} | {:>9.2} | {:>13.2} | {:>6} | {:>4} |",
+            self.subscribers,
+            self.fanout.len(),
+            ms(percentile(&self.fanout, 0.5)),
+            ms(self.p99()),
+            ms(percentile(&self.fanout, 1.0)),
+            ms(percentile(&self.request, 0.5)),
+            ms(percentile(&self.end_to_end, 0.99)),
+            self.missed,
+            self.closed + self.resyncs,
+        );
+    }
+}
+
+fn print_latency_header() {
+    println!(
+        "Fan-out, in ms: the last subscriber's receipt after the publisher's PATCH response \
+         (p50, p99, max); the PATCH round trip (p50); the last receipt after the PATCH was \
+         sent (p99). lost: tabs closed or told to resync.\n"
+    );
+    println!(
+        "| backend    | subscribers | updates | p50    | p99    | max    | PATCH p50 | from send p99 | missed | lost |"
+    );
+    println!(
+        "| ---------- | ----------: | ------: | -----: | -----: | -----: | --------: | ------------: | -----: | ---: |"
+    );
+}
+
+struct MemoryRow {
+    tabs: usize,
+    baseline_kib: u64,
+    rss_kib: u64,
+    /// Tabs closed by the server (or broken) before the reading.
+    lost: usize,
+}
+
+impl MemoryRow {
+    fn kib_per_tab(&self) -> f64 {
+        self.rss_kib.saturating_sub(self.baseline_kib) as f64 / self.tabs as f64
+    }
+
+    fn print(&self, backend: &str) {
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        println!(
+            "| {backend:<10} | {:>9} | {:>12.1} | {:>15.1} | {:>12.1} | {:>4} |",
+            self.tabs,
+            mib(self.baseline_kib),
+            mib(self.rss_kib),
+            self.kib_per_tab(),
+            self.lost,
+        );
+    }
+}
+
+fn print_memory_header() {
+    println!("Server memory (VmRSS) with idle open tabs.\n");
+    println!("| backend    | idle tabs | baseline MiB | RSS w/ tabs MiB | KiB per tab  | lost |");
+    println!("| ---------- | --------: | -----------: | --------------: | -----------: | ---: |");
+}
+
+fn print_targets(latency: &[LatencyRow], memory: &[MemoryRow]) {
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    if let Some(row) = latency.iter().find(|r| r.subscribers == TARGET_P99_AT) {
+        let p99 = row.p99();
+        println!(
+            "target: fan-out p99 < {} ms at {TARGET_P99_AT} subscribers: {:.2} ms ({})",
+            TARGET_P99.as_millis(),
+            ms(p99),
+            verdict(p99 < TARGET_P99 && !row.incomplete())
+        );
+    }
+    if let Some(row) = memory.last() {
+        println!(
+            "target: < {TARGET_KIB_PER_TAB} KiB per idle tab: {:.1} KiB at {} tabs ({})",
+            row.kib_per_tab(),
+            row.tabs,
+            verdict(row.kib_per_tab() < TARGET_KIB_PER_TAB && row.lost == 0)
+        );
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The `q` quantile (nearest rank) of unsorted samples; zero when empty.
+fn percentile(samples: &[Duration], q: f64) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    match sorted.len() {
+        0 => Duration::ZERO,
+        n => sorted[((n - 1) as f64 * q).round() as usize],
+    }
+}
