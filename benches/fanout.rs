@@ -6,6 +6,7 @@
 //! cargo bench --bench fanout -- latency --subscribers 100,1000 --updates 200
 //! cargo bench --bench fanout -- memory --tabs 1000,10000
 //! cargo bench --bench fanout -- --database-url postgres://postgres@127.0.0.1:5432/test
+//! cargo bench --bench fanout -- cross --database-url postgres://postgres@127.0.0.1:5432/test
 //! ```
 //!
 //! Everything runs against a real `baton serve` child process on 127.0.0.1,
@@ -23,6 +24,13 @@
 //! the next one. The figure per update is the latest receipt among the N
 //! subscribers minus the instant the publisher had its HTTP response (zero if
 //! every tab had it before the response).
+//!
+//! Cross (PostgreSQL only): two `baton serve` processes, A and B, on one
+//! database. The publisher always edits through A; the subscribers are on A
+//! (single instance) or on B (cross instance), measured as above on fresh
+//! cases. Rounds alternate which route goes first so that drift in the
+//! machine's load falls on both alike, and the samples of all rounds are
+//! pooled per route.
 //!
 //! Memory: the server's VmRSS after start-up and a warm-up, then with 1,000
 //! and 10,000 idle tabs (at most `--tabs-per-case` per case), which stay
@@ -66,7 +74,7 @@ const TARGET_KIB_PER_TAB: f64 = 64.0;
 #[derive(Parser)]
 #[command(about = "Edit fan-out latency and memory per idle tab of a real `baton serve`")]
 struct Args {
-    /// What to measure (default: both).
+    /// What to measure (default: latency and memory, plus cross on PostgreSQL).
     #[arg(value_enum)]
     parts: Vec<Part>,
 
@@ -77,6 +85,11 @@ struct Args {
     /// Measured updates per subscriber count.
     #[arg(long, default_value_t = 200)]
     updates: usize,
+
+    /// Cross part: rounds per subscriber count, each measuring both routes
+    /// (`--updates` per route per round).
+    #[arg(long, default_value_t = 2)]
+    rounds: usize,
 
     /// Updates sent first and not counted.
     #[arg(long, default_value_t = 5)]
@@ -118,13 +131,21 @@ struct Args {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Part {
+    /// Fan-out latency on one server.
     Latency,
+    /// Server memory per idle tab.
     Memory,
+    /// Fan-out latency with the publisher on instance A and the subscribers
+    /// on A or on B (PostgreSQL only).
+    Cross,
 }
 
 impl Args {
     fn runs(&self, part: Part) -> bool {
-        self.parts.is_empty() || self.parts.contains(&part)
+        if self.parts.is_empty() {
+            return part != Part::Cross || self.database_url.is_some();
+        }
+        self.parts.contains(&part)
     }
 
     fn check(&mut self) -> Result<(), String> {
@@ -140,6 +161,16 @@ impl Args {
         if self.connect_concurrency == 0 {
             return Err("--connect-concurrency must be at least 1".into());
         }
+        if self.rounds == 0 {
+            return Err("--rounds must be at least 1".into());
+        }
+        if self.parts.contains(&Part::Cross) && self.database_url.is_none() {
+            return Err(
+                "cross needs --database-url: several instances share a PostgreSQL \
+                        database (SQLite serves one instance)"
+                    .into(),
+            );
+        }
         Ok(())
     }
 
@@ -148,7 +179,7 @@ impl Args {
         let latency = self.subscribers.iter().max().copied().unwrap_or(0);
         let memory = self.tabs.last().copied().unwrap_or(0);
         let mut needed = 0;
-        if self.runs(Part::Latency) {
+        if self.runs(Part::Latency) || self.runs(Part::Cross) {
             needed = needed.max(latency);
         }
         if self.runs(Part::Memory) {
@@ -213,6 +244,18 @@ async fn run(args: &Args) -> Result<(), BoxError> {
         }
         println!();
     }
+    let mut cross = Vec::new();
+    if args.runs(Part::Cross) {
+        print_cross_header();
+        match cross_part(args).await {
+            Ok(rows) => cross = rows,
+            Err(e) => {
+                eprintln!("cross part failed: {e}");
+                failed = true;
+            }
+        }
+        println!();
+    }
     let mut memory = Vec::new();
     if args.runs(Part::Memory) {
         print_memory_header();
@@ -225,15 +268,19 @@ async fn run(args: &Args) -> Result<(), BoxError> {
         }
         println!();
     }
-    print_targets(&latency, &memory);
-    let problems = latency.iter().any(LatencyRow::incomplete) || memory.iter().any(|r| r.lost > 0);
+    print_targets(&latency, &cross, &memory);
+    let problems = latency.iter().any(LatencyRow::incomplete)
+        || cross
+            .iter()
+            .any(|c| c.single.incomplete() || c.cross.incomplete())
+        || memory.iter().any(|r| r.lost > 0);
     if failed || problems {
         return Err("some measurements failed or are incomplete; see above".into());
     }
     Ok(())
 }
 
-// ---- the two parts ----
+// ---- the three parts ----
 
 async fn latency_part(args: &Args, backend: &'static str) -> Result<Vec<LatencyRow>, BoxError> {
     let scratch = Scratch::create(args.database_url.as_deref())?;
@@ -250,6 +297,42 @@ async fn latency_part(args: &Args, backend: &'static str) -> Result<Vec<LatencyR
         rows.push(row);
     }
     drop(server);
+    Ok(rows)
+}
+
+async fn cross_part(args: &Args) -> Result<Vec<CrossRow>, BoxError> {
+    let scratch = Scratch::create(args.database_url.as_deref())?;
+    let db = open_db(&scratch.url)?;
+    // A fresh case per count, round and route, so each starts quiet.
+    let per_count = 2 * args.rounds;
+    let seed = seed(&db, args.subscribers.len() * per_count, args.readers).await?;
+    let a = Server::start(&scratch.url).await?;
+    let b = Server::start(&scratch.url).await?;
+    let publisher = Publisher::new(&a.http, &seed)?;
+
+    let mut rows = Vec::new();
+    for (i, &n) in args.subscribers.iter().enumerate() {
+        let mut cases = seed.cases[i * per_count..(i + 1) * per_count].iter();
+        let mut row = CrossRow {
+            single: LatencyRow::new(n),
+            cross: LatencyRow::new(n),
+        };
+        for round in 0..args.rounds {
+            let mut routes = [(&a.ws, &mut row.single), (&b.ws, &mut row.cross)];
+            if round % 2 == 1 {
+                routes.reverse();
+            }
+            for (subscriber_ws, pooled) in routes {
+                let case = cases.next().ok_or("fewer seeded cases than rounds")?;
+                let measured = fanout(args, &db, &publisher, subscriber_ws, &seed, case, n).await?;
+                pooled.absorb(measured);
+            }
+        }
+        row.single.print("PG, A to A");
+        row.cross.print("PG, A to B");
+        rows.push(row);
+    }
+    drop((a, b));
     Ok(rows)
 }
 
@@ -395,10 +478,7 @@ async fn fanout(
     // Let the presence frames of the joins go out before measuring.
     tokio::time::sleep(Duration::from_secs(1)).await;
 
-    let mut row = LatencyRow {
-        subscribers: n,
-        ..Default::default()
-    };
+    let mut row = LatencyRow::new(n);
     let total = (args.warmup_updates + args.updates) as u64;
     for seq in 1..=total {
         tally.start(seq, n);
@@ -925,6 +1005,23 @@ struct LatencyRow {
 }
 
 impl LatencyRow {
+    fn new(subscribers: usize) -> LatencyRow {
+        LatencyRow {
+            subscribers,
+            ..Default::default()
+        }
+    }
+
+    /// Adds the samples and losses of another run at the same count.
+    fn absorb(&mut self, other: LatencyRow) {
+        self.fanout.extend(other.fanout);
+        self.request.extend(other.request);
+        self.end_to_end.extend(other.end_to_end);
+        self.missed += other.missed;
+        self.closed += other.closed;
+        self.resyncs += other.resyncs;
+    }
+
     fn incomplete(&self) -> bool {
         self.missed > 0 || self.closed > 0 || self.resyncs > 0
     }
@@ -950,17 +1047,42 @@ impl LatencyRow {
 }
 
 fn print_latency_header() {
+    print_latency_legend();
+    print_latency_columns();
+}
+
+fn print_latency_legend() {
     println!(
         "Fan-out, in ms: the last subscriber's receipt after the publisher's PATCH response \
          (p50, p99, max); the PATCH round trip (p50); the last receipt after the PATCH was \
          sent (p99). lost: tabs closed or told to resync.\n"
     );
+}
+
+fn print_latency_columns() {
     println!(
         "| backend    | subscribers | updates | p50    | p99    | max    | PATCH p50 | from send p99 | missed | lost |"
     );
     println!(
         "| ---------- | ----------: | ------: | -----: | -----: | -----: | --------: | ------------: | -----: | ---: |"
     );
+}
+
+/// The same subscriber count measured on both routes.
+struct CrossRow {
+    /// Subscribers on the publisher's instance.
+    single: LatencyRow,
+    /// Subscribers on the other instance.
+    cross: LatencyRow,
+}
+
+fn print_cross_header() {
+    println!(
+        "Two instances, A and B, on one PostgreSQL database; the publisher edits through A. \
+         A to A: subscribers on A; A to B: subscribers on B."
+    );
+    print_latency_legend();
+    print_latency_columns();
 }
 
 struct MemoryRow {
@@ -995,7 +1117,7 @@ fn print_memory_header() {
     println!("| ---------- | --------: | -----------: | --------------: | -----------: | ---: |");
 }
 
-fn print_targets(latency: &[LatencyRow], memory: &[MemoryRow]) {
+fn print_targets(latency: &[LatencyRow], cross: &[CrossRow], memory: &[MemoryRow]) {
     let verdict = |met: bool| if met { "met" } else { "MISSED" };
     if let Some(row) = latency.iter().find(|r| r.subscribers == TARGET_P99_AT) {
         let p99 = row.p99();
@@ -1004,6 +1126,17 @@ fn print_targets(latency: &[LatencyRow], memory: &[MemoryRow]) {
             TARGET_P99.as_millis(),
             ms(p99),
             verdict(p99 < TARGET_P99 && !row.incomplete())
+        );
+    }
+    if let Some(row) = cross.iter().find(|r| r.cross.subscribers == TARGET_P99_AT) {
+        let (single, cross) = (row.single.p99(), row.cross.p99());
+        println!(
+            "target: cross-instance p99 < 2 x single-instance p99 at {TARGET_P99_AT} subscribers: \
+             {:.2} ms against {:.2} ms, ratio {:.2} ({})",
+            ms(cross),
+            ms(single),
+            cross.as_secs_f64() / single.as_secs_f64().max(f64::MIN_POSITIVE),
+            verdict(cross < 2 * single && !row.single.incomplete() && !row.cross.incomplete())
         );
     }
     if let Some(row) = memory.last() {
