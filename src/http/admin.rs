@@ -72,7 +72,7 @@ pub async fn kick(
         .write(actor.session_id.clone(), move |tx| {
             let locks = Lock::of_session(tx.conn, &session_id)?;
             let seen_since = clock::before(tx.now, interval * 3);
-            let connected = Presence::live_of_session(tx.conn, &session_id, seen_since)?;
+            let connected = Presence::live_of_session(tx.conn, &session_id, None, seen_since)?;
             if locks.is_empty() && connected == 0 {
                 return Err(AppError::not_found(format!(
                     "No open tab or lock has session id {session_id}."

@@ -10,6 +10,7 @@ use diesel::prelude::*;
 use crate::clock;
 use crate::db::schema::locks;
 use crate::db::DbConn;
+use crate::models::Lock;
 
 /// Most sessions renewed by one statement.
 const RENEW_CHUNK: usize = 500;
@@ -25,6 +26,7 @@ pub fn renew_for_sessions(
     let until = clock::after(now, ttl);
     let mut renewed = 0;
     for chunk in sessions.chunks(RENEW_CHUNK) {
+        Lock::lock_rows_of_sessions(conn, chunk)?;
         renewed += diesel::update(
             locks::table
                 .filter(locks::session_id.eq_any(chunk))
@@ -45,6 +47,7 @@ pub fn disconnect(
     now: NaiveDateTime,
     grace: Duration,
 ) -> QueryResult<()> {
+    Lock::lock_rows_of_sessions(conn, &[session_id.to_owned()])?;
     let cutoff = clock::after(now, grace);
     let of_session = locks::session_id.eq(session_id);
     diesel::update(
@@ -69,6 +72,7 @@ pub fn reconnect(
     now: NaiveDateTime,
     ttl: Duration,
 ) -> QueryResult<usize> {
+    Lock::lock_rows_of_sessions(conn, &[session_id.to_owned()])?;
     diesel::update(
         locks::table
             .filter(locks::session_id.eq(session_id))

@@ -1,6 +1,14 @@
 //! The lock engine: which records are lockable, acquiring, renewing,
 //! releasing and overriding locks, the guard every lockable write goes
 //! through, and the reaper that ends expired and idle locks.
+//!
+//! Row-lock order (PostgreSQL): a transaction that writes several of these
+//! rows takes them as record, then `locks` rows in id order, then
+//! `presences` rows in id order. Paths that end several locks walk them by
+//! id; multi-row UPDATEs first lock their rows with an ordered
+//! `SELECT … FOR UPDATE`. Two transactions taking rows in opposite orders —
+//! a heartbeat renewing a tab's lock while that tab's close deletes its
+//! presence, say — would otherwise deadlock, and PostgreSQL would abort one.
 
 pub mod engine;
 pub mod guard;

@@ -165,6 +165,21 @@ impl Lock {
             .load(conn)
     }
 
+    /// On PostgreSQL, takes the row locks of these tabs' locks in id order
+    /// before a multi-row UPDATE of them; see "Row-lock order" in
+    /// `crate::locks`. SQLite write transactions are exclusive already.
+    pub fn lock_rows_of_sessions(conn: &mut DbConn, sessions: &[String]) -> QueryResult<()> {
+        if let DbConn::Postgresql(c) = conn {
+            locks::table
+                .select(locks::id)
+                .filter(locks::session_id.eq_any(sessions))
+                .order(locks::id.asc())
+                .for_update()
+                .load::<i64>(c)?;
+        }
+        Ok(())
+    }
+
     /// Locks whose lease ran out or that saw no activity since `idle_before`.
     pub fn due(
         conn: &mut DbConn,

@@ -55,22 +55,17 @@ impl Presence {
             .map(|n| n > 0)
     }
 
-    /// Deletes every presence of a session; returns their cases.
-    pub fn delete_session(conn: &mut DbConn, session_id: &str) -> QueryResult<Vec<i64>> {
-        diesel::delete(presences::table.filter(presences::session_id.eq(session_id)))
-            .returning(presences::case_id)
-            .get_results(conn)
-    }
-
-    /// Other live channels of the same tab (it may reconnect before the old
-    /// connection is noticed gone).
+    /// Live channels of the tab other than `except` (it may reconnect before
+    /// the old connection is noticed gone).
     pub fn live_of_session(
         conn: &mut DbConn,
         session_id: &str,
+        except: Option<i64>,
         seen_since: NaiveDateTime,
     ) -> QueryResult<i64> {
         presences::table
             .filter(presences::session_id.eq(session_id))
+            .filter(presences::id.ne(except.unwrap_or(0))) // ids start at 1
             .filter(presences::last_seen_at.ge(seen_since))
             .count()
             .get_result(conn)
@@ -82,6 +77,15 @@ impl Presence {
         instance_id: &str,
         now: NaiveDateTime,
     ) -> QueryResult<usize> {
+        // Row-lock order: see `crate::locks`.
+        if let DbConn::Postgresql(c) = conn {
+            presences::table
+                .select(presences::id)
+                .filter(presences::instance_id.eq(instance_id))
+                .order(presences::id.asc())
+                .for_update()
+                .load::<i64>(c)?;
+        }
         diesel::update(presences::table.filter(presences::instance_id.eq(instance_id)))
             .set(presences::last_seen_at.eq(now))
             .execute(conn)
@@ -90,6 +94,15 @@ impl Presence {
     /// Removes presences nobody refreshed (their instance stopped); returns
     /// the cases whose online users changed.
     pub fn delete_stale(conn: &mut DbConn, seen_before: NaiveDateTime) -> QueryResult<Vec<i64>> {
+        // Row-lock order: see `crate::locks`.
+        if let DbConn::Postgresql(c) = conn {
+            presences::table
+                .select(presences::id)
+                .filter(presences::last_seen_at.lt(seen_before))
+                .order(presences::id.asc())
+                .for_update()
+                .load::<i64>(c)?;
+        }
         let mut cases: Vec<i64> =
             diesel::delete(presences::table.filter(presences::last_seen_at.lt(seen_before)))
                 .returning(presences::case_id)

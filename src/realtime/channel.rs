@@ -102,6 +102,14 @@ async fn join(
     let joined = state
         .db
         .write(Some(session_id.clone()), move |tx| {
+            // Locks before presences: the row-lock order of `crate::locks`.
+            lease::reconnect(
+                tx.conn,
+                &session_id,
+                actor.user.id,
+                tx.now,
+                state_.policy.ttl,
+            )?;
             let presence = Presence::create(
                 tx.conn,
                 &NewPresence {
@@ -112,13 +120,6 @@ async fn join(
                     user_agent: actor.user_agent.as_deref(),
                 },
                 tx.now,
-            )?;
-            lease::reconnect(
-                tx.conn,
-                &session_id,
-                actor.user.id,
-                tx.now,
-                state_.policy.ttl,
             )?;
             let online_users = online_users(tx.conn, case_id, state_.settings.heartbeat_interval)?;
             let active: Vec<_> = active_locks(tx.conn, case_id, &state_.policy)?
@@ -230,10 +231,12 @@ async fn leave(
     state
         .db
         .write(Some(session_id.clone()), move |tx| {
-            Presence::delete(tx.conn, presence_id)?;
+            // Locks before presences: the row-lock order of `crate::locks`.
             let interval = state_.settings.heartbeat_interval;
             let seen_since = clock::before(tx.now, interval * 3);
-            if !kicked && Presence::live_of_session(tx.conn, &session_id, seen_since)? == 0 {
+            let elsewhere =
+                Presence::live_of_session(tx.conn, &session_id, Some(presence_id), seen_since)?;
+            if !kicked && elsewhere == 0 {
                 lease::disconnect(
                     tx.conn,
                     &session_id,
@@ -241,6 +244,7 @@ async fn leave(
                     state_.settings.disconnect_grace,
                 )?;
             }
+            Presence::delete(tx.conn, presence_id)?;
             Ok::<_, crate::error::AppError>(())
         })
         .await?;
