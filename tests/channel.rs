@@ -613,3 +613,90 @@ async fn admins_see_and_kick_sessions(backend: Backend) {
         )
     );
 }
+
+/// PostgreSQL only: a tab closing while a heartbeat renews its lock. The
+/// heartbeat holds the tab's lock row and then wants its presence row; the
+/// close must not hold the presence row while it waits for the lock row, or
+/// the two deadlock and PostgreSQL aborts the close (leaving the presence in
+/// place and the lock without its grace period). Here a raw transaction
+/// plays the heartbeat, so the interleaving is exact rather than lucky.
+#[actix_web::test]
+async fn a_closing_tab_and_a_heartbeat_do_not_deadlock() {
+    use baton::db::schema::{locks, presences};
+    use diesel::prelude::*;
+    use diesel::sql_types::BigInt;
+
+    let Some(app) = TestApp::start(Backend::Postgres).await else {
+        return;
+    };
+    let bob = app.user("Bob").await.tab("bob-tab");
+    let f = app.case("c", &[(&bob, Role::Editor)]).await;
+    let (tab, _) = app.open_tab("c", &bob).await;
+    let lock = app
+        .post("/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    let lock_id = lock.body["id"].as_i64().unwrap();
+
+    let mut heartbeat = PgConnection::establish(&app.db_url).expect("connect");
+    let mut observer = PgConnection::establish(&app.db_url).expect("connect");
+    diesel::sql_query("BEGIN").execute(&mut heartbeat).unwrap();
+    locks::table
+        .select(locks::id)
+        .filter(locks::session_id.eq("bob-tab"))
+        .for_update()
+        .load::<i64>(&mut heartbeat)
+        .unwrap();
+
+    tab.close();
+    // Wait until the close's transaction is blocked on the lock row.
+    let waiting = "(SELECT count(*) FROM pg_stat_activity \
+                   WHERE datname = current_database() AND wait_event_type = 'Lock')";
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let blocked: i64 = diesel::select(diesel::dsl::sql::<BigInt>(waiting))
+            .get_result(&mut observer)
+            .unwrap();
+        if blocked > 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the close never waited for the lock row"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The heartbeat's second half: touch the tab's presence, then commit.
+    let touched = diesel::update(presences::table.filter(presences::session_id.eq("bob-tab")))
+        .set(presences::last_seen_at.eq(presences::last_seen_at))
+        .execute(&mut heartbeat)
+        .expect("the heartbeat's presence update must not deadlock");
+    assert_eq!(touched, 1, "the presence row is still there before commit");
+    diesel::sql_query("COMMIT").execute(&mut heartbeat).unwrap();
+
+    // The close then goes through whole: presence gone, grace started.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let present: i64 = presences::table
+            .filter(presences::session_id.eq("bob-tab"))
+            .count()
+            .get_result(&mut observer)
+            .unwrap();
+        let disconnected: Option<chrono::NaiveDateTime> = locks::table
+            .find(lock_id)
+            .select(locks::disconnected_at)
+            .get_result(&mut observer)
+            .unwrap();
+        if present == 0 && disconnected.is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the close did not complete: {present} presence rows, disconnected_at {disconnected:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
