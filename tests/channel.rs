@@ -23,6 +23,7 @@ on_both_backends!(
     an_unanswering_tab_loses_its_locks,
     idle_locks_go_while_the_tab_is_open,
     admins_see_and_kick_sessions,
+    a_lagging_tab_is_told_to_resync,
 );
 
 /// Short lifetimes: a lease of 1.2 s, a beat every 250 ms (room for a
@@ -699,4 +700,86 @@ async fn a_closing_tab_and_a_heartbeat_do_not_deadlock() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// A tab that stops reading while a case changes fast falls more than the
+/// hub's buffer behind: when it reads again it gets `resync` (with how many
+/// frames it missed) and then carries on with the newest changes, up to the
+/// last one. The tab's socket has a small receive buffer and the updates are
+/// large, so the kernel's buffers cannot absorb the backlog.
+async fn a_lagging_tab_is_told_to_resync(backend: Backend) {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+
+    const UPDATES: usize = 600;
+    let Some(app) = TestApp::start_with(backend, |s| {
+        // No ping falls due while the tab is not reading.
+        s.heartbeat_interval = Duration::from_secs(60);
+        s.lock_ttl = Duration::from_secs(300);
+    })
+    .await
+    else {
+        return;
+    };
+    let bob = app.user("Bob").await.tab("bob-tab");
+    let rita = app.user("Rita").await.tab("rita-tab");
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&rita, Role::Reader)])
+        .await;
+
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let tcp = tokio::net::TcpSocket::new_v4().unwrap();
+    tcp.set_recv_buffer_size(4096).unwrap();
+    let stream = tcp.connect(addr.parse().unwrap()).await.unwrap();
+    let (mut slow, _) = tokio_tungstenite::client_async(app.edits_url("c", &rita), stream)
+        .await
+        .expect("WebSocket handshake");
+
+    let filler = "x".repeat(90_000);
+    for i in 1..=UPDATES {
+        app.patch(&format!("/cards/{}", f.card_id))
+            .by(&bob)
+            .json(json!({ "card": { "content": format!("{i:06}{filler}") } }))
+            .send()
+            .await
+            .expect(200);
+    }
+
+    let mut resync = None;
+    let mut updates = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while updates.last() != Some(&UPDATES) {
+        let message = tokio::time::timeout_at(deadline, slow.next())
+            .await
+            .expect("the last update within 30 s")
+            .expect("channel open")
+            .expect("frame");
+        let Message::Text(text) = message else {
+            continue;
+        };
+        let frame: Value = serde_json::from_str(text.as_str()).unwrap();
+        match frame["type"].as_str() {
+            Some("resync") => {
+                assert!(resync.is_none(), "one resync for one lag: {frame}");
+                assert!(updates.len() < UPDATES, "resync after everything");
+                resync = Some(frame["missed"].as_u64().expect("missed count"));
+            }
+            Some("update") => {
+                let content = frame["watchable"]["content"].as_str().unwrap();
+                updates.push(content[..6].parse::<usize>().unwrap());
+            }
+            _ => {}
+        }
+    }
+    let missed = resync.expect("a resync frame") as usize;
+    assert!(missed > 0);
+    assert_eq!(
+        updates.len() + missed,
+        UPDATES,
+        "every update is either delivered or counted as missed"
+    );
+    assert!(
+        updates.windows(2).all(|w| w[0] < w[1]),
+        "updates stay in order"
+    );
 }
