@@ -56,6 +56,19 @@ macro_rules! select_for_update {
     };
 }
 
+/// On PostgreSQL, row-locks what `$ids` (a select of ids ordered by id)
+/// selects, in that order, before a multi-row write (see "Row-lock order" in
+/// `crate::locks`); nothing on SQLite, whose write transactions are exclusive.
+#[macro_export]
+macro_rules! lock_rows_in_order {
+    ($conn:expr, $ids:expr) => {
+        match $conn {
+            $crate::db::DbConn::Postgresql(c) => $ids.for_update().load::<i64>(c).map(|_| ()),
+            $crate::db::DbConn::Sqlite(_) => Ok(()),
+        }
+    };
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
     #[error("cannot connect to the database: {0}")]

@@ -165,19 +165,14 @@ impl Lock {
             .load(conn)
     }
 
-    /// On PostgreSQL, takes the row locks of these tabs' locks in id order
-    /// before a multi-row UPDATE of them; see "Row-lock order" in
-    /// `crate::locks`. SQLite write transactions are exclusive already.
+    /// Row-locks these tabs' locks in id order before a multi-row UPDATE of
+    /// them (PostgreSQL; see [`crate::lock_rows_in_order`]).
     pub fn lock_rows_of_sessions(conn: &mut DbConn, sessions: &[String]) -> QueryResult<()> {
-        if let DbConn::Postgresql(c) = conn {
-            locks::table
-                .select(locks::id)
-                .filter(locks::session_id.eq_any(sessions))
-                .order(locks::id.asc())
-                .for_update()
-                .load::<i64>(c)?;
-        }
-        Ok(())
+        let ids = locks::table
+            .select(locks::id)
+            .filter(locks::session_id.eq_any(sessions))
+            .order(locks::id.asc());
+        crate::lock_rows_in_order!(conn, ids)
     }
 
     /// Locks whose lease ran out or that saw no activity since `idle_before`.

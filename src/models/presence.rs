@@ -77,15 +77,11 @@ impl Presence {
         instance_id: &str,
         now: NaiveDateTime,
     ) -> QueryResult<usize> {
-        // Row-lock order: see `crate::locks`.
-        if let DbConn::Postgresql(c) = conn {
-            presences::table
-                .select(presences::id)
-                .filter(presences::instance_id.eq(instance_id))
-                .order(presences::id.asc())
-                .for_update()
-                .load::<i64>(c)?;
-        }
+        let ids = presences::table
+            .select(presences::id)
+            .filter(presences::instance_id.eq(instance_id))
+            .order(presences::id.asc());
+        crate::lock_rows_in_order!(conn, ids)?;
         diesel::update(presences::table.filter(presences::instance_id.eq(instance_id)))
             .set(presences::last_seen_at.eq(now))
             .execute(conn)
@@ -94,15 +90,11 @@ impl Presence {
     /// Removes presences nobody refreshed (their instance stopped); returns
     /// the cases whose online users changed.
     pub fn delete_stale(conn: &mut DbConn, seen_before: NaiveDateTime) -> QueryResult<Vec<i64>> {
-        // Row-lock order: see `crate::locks`.
-        if let DbConn::Postgresql(c) = conn {
-            presences::table
-                .select(presences::id)
-                .filter(presences::last_seen_at.lt(seen_before))
-                .order(presences::id.asc())
-                .for_update()
-                .load::<i64>(c)?;
-        }
+        let ids = presences::table
+            .select(presences::id)
+            .filter(presences::last_seen_at.lt(seen_before))
+            .order(presences::id.asc());
+        crate::lock_rows_in_order!(conn, ids)?;
         let mut cases: Vec<i64> =
             diesel::delete(presences::table.filter(presences::last_seen_at.lt(seen_before)))
                 .returning(presences::case_id)
