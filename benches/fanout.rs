@@ -40,6 +40,8 @@
 //! `BATON_BENCH_POSTGRES_URL`) a scratch database `baton_fanout_<random>` is
 //! created on that PostgreSQL server and dropped at the end.
 
+mod support;
+
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,11 +54,11 @@ use baton::db::{Database, DbError};
 use baton::models::{Card, Case, Membership, Page, User};
 use baton::realtime::hub::LocalBus;
 use clap::{Parser, ValueEnum};
-use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use futures_util::{StreamExt, TryStreamExt};
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde::Deserialize;
+use support::ScratchPg;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -880,70 +882,35 @@ async fn seed(db: &Database, cases: usize, readers: usize) -> Result<Seed, BoxEr
 }
 
 /// A database for one part: a SQLite file in a temporary directory, or a
-/// fresh PostgreSQL database, dropped (WITH (FORCE)) with this.
+/// scratch PostgreSQL database; removed with this.
 struct Scratch {
     url: String,
     _dir: Option<tempfile::TempDir>,
-    postgres: Option<(String, String)>,
+    _postgres: Option<ScratchPg>,
 }
 
 impl Scratch {
     fn create(postgres_url: Option<&str>) -> Result<Scratch, BoxError> {
-        let Some(admin_url) = postgres_url else {
-            let dir = tempfile::tempdir()?;
-            let path = dir.path().join("fanout.sqlite3");
-            let url = path
-                .to_str()
-                .ok_or("temporary path is not UTF-8")?
-                .to_owned();
+        if let Some(admin_url) = postgres_url {
+            let postgres = ScratchPg::create(admin_url, "baton_fanout")?;
             return Ok(Scratch {
-                url,
-                _dir: Some(dir),
-                postgres: None,
+                url: postgres.url.clone(),
+                _dir: None,
+                _postgres: Some(postgres),
             });
-        };
-        let mut conn = PgConnection::establish(admin_url)
-            .map_err(|e| format!("cannot connect to {admin_url}: {e}"))?;
-        let name = format!("baton_fanout_{:08x}", rand::random::<u32>());
-        diesel::sql_query(format!("CREATE DATABASE {name}")).execute(&mut conn)?;
+        }
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("fanout.sqlite3");
+        let url = path
+            .to_str()
+            .ok_or("temporary path is not UTF-8")?
+            .to_owned();
         Ok(Scratch {
-            url: with_database(admin_url, &name),
-            _dir: None,
-            postgres: Some((admin_url.to_owned(), name)),
+            url,
+            _dir: Some(dir),
+            _postgres: None,
         })
     }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let Some((admin_url, name)) = &self.postgres else {
-            return;
-        };
-        let dropped = PgConnection::establish(admin_url)
-            .map_err(|e| e.to_string())
-            .and_then(|mut conn| {
-                diesel::sql_query(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .execute(&mut conn)
-                    .map_err(|e| e.to_string())
-            });
-        if let Err(e) = dropped {
-            eprintln!("could not drop database {name}: {e}");
-        }
-    }
-}
-
-/// `url` with its database name replaced by `name` (query string kept).
-fn with_database(url: &str, name: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (url, String::new()),
-    };
-    let authority_start = base.find("://").map_or(0, |i| i + 3);
-    let server = match base[authority_start..].find('/') {
-        Some(slash) => &base[..authority_start + slash],
-        None => base,
-    };
-    format!("{server}/{name}{query}")
 }
 
 /// Sets the soft open-file limit to the hard one, raising the hard limit to

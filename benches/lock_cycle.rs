@@ -12,6 +12,8 @@
 //! conflicts. PostgreSQL runs in a scratch database `baton_bench_<random>`
 //! created on `BATON_BENCH_POSTGRES_URL` and dropped at the end.
 
+mod support;
+
 use std::future::Future;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
@@ -25,11 +27,11 @@ use baton::models::{Card, Case, Membership, Page, User};
 use baton::state::AppState;
 use baton::{clock, server};
 use clap::{Parser, ValueEnum};
-use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::StatusCode;
 use serde::Deserialize;
+use support::ScratchPg;
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -105,7 +107,7 @@ fn main() {
         }
     }
     if args.backend != Backends::Sqlite {
-        match ScratchPg::create(&args.postgres_url) {
+        match ScratchPg::create(&args.postgres_url, "baton_bench") {
             Ok(db) => match run_backend("PostgreSQL", &db.url, 32, &args) {
                 Ok(mut r) => rows.append(&mut r),
                 Err(e) => {
@@ -501,60 +503,6 @@ fn raw_lock_cycle(pool: &Pool, editor: &Editor, ttl: Duration) -> Result<(), Str
         Ok(n) => Err(format!("DELETE FROM locks deleted {n} rows")),
         Err(e) => Err(format!("DELETE FROM locks: {e}")),
     }
-}
-
-// ---- PostgreSQL scratch database ----
-
-/// A fresh database on the server of `admin_url`, dropped when this is.
-struct ScratchPg {
-    admin_url: String,
-    name: String,
-    url: String,
-}
-
-impl ScratchPg {
-    fn create(admin_url: &str) -> Result<ScratchPg, BoxError> {
-        let mut conn = PgConnection::establish(admin_url)?;
-        let name = format!("baton_bench_{:08x}", rand::random::<u32>());
-        diesel::sql_query(format!("CREATE DATABASE {name}")).execute(&mut conn)?;
-        Ok(ScratchPg {
-            admin_url: admin_url.to_owned(),
-            url: with_database(admin_url, &name),
-            name,
-        })
-    }
-}
-
-impl Drop for ScratchPg {
-    fn drop(&mut self) {
-        let dropped = PgConnection::establish(&self.admin_url)
-            .map_err(|e| e.to_string())
-            .and_then(|mut conn| {
-                diesel::sql_query(format!(
-                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                    self.name
-                ))
-                .execute(&mut conn)
-                .map_err(|e| e.to_string())
-            });
-        if let Err(e) = dropped {
-            eprintln!("could not drop database {}: {e}", self.name);
-        }
-    }
-}
-
-/// `url` with its database name replaced by `name` (query string kept).
-fn with_database(url: &str, name: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (url, String::new()),
-    };
-    let authority_start = base.find("://").map_or(0, |i| i + 3);
-    let server = match base[authority_start..].find('/') {
-        Some(slash) => &base[..authority_start + slash],
-        None => base,
-    };
-    format!("{server}/{name}{query}")
 }
 
 // ---- output ----

@@ -1,0 +1,61 @@
+//! What the benchmarks share: a scratch PostgreSQL database.
+
+use diesel::pg::PgConnection;
+use diesel::prelude::*;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A fresh database `<prefix>_<random>` on the server of `admin_url`,
+/// dropped (WITH (FORCE)) when this is.
+pub struct ScratchPg {
+    admin_url: String,
+    name: String,
+    /// The scratch database's URL.
+    pub url: String,
+}
+
+impl ScratchPg {
+    pub fn create(admin_url: &str, prefix: &str) -> Result<ScratchPg, BoxError> {
+        let mut conn = PgConnection::establish(admin_url)
+            .map_err(|e| format!("cannot connect to {admin_url}: {e}"))?;
+        let name = format!("{prefix}_{:08x}", rand::random::<u32>());
+        diesel::sql_query(format!("CREATE DATABASE {name}")).execute(&mut conn)?;
+        Ok(ScratchPg {
+            admin_url: admin_url.to_owned(),
+            url: with_database(admin_url, &name),
+            name,
+        })
+    }
+}
+
+impl Drop for ScratchPg {
+    fn drop(&mut self) {
+        let dropped = PgConnection::establish(&self.admin_url)
+            .map_err(|e| e.to_string())
+            .and_then(|mut conn| {
+                diesel::sql_query(format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    self.name
+                ))
+                .execute(&mut conn)
+                .map_err(|e| e.to_string())
+            });
+        if let Err(e) = dropped {
+            eprintln!("could not drop database {}: {e}", self.name);
+        }
+    }
+}
+
+/// `url` with its database name replaced by `name` (query string kept).
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    format!("{server}/{name}{query}")
+}
