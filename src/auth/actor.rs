@@ -9,6 +9,7 @@ use actix_web::http::header::{HeaderMap, AUTHORIZATION, USER_AGENT};
 use actix_web::{web, FromRequest, HttpRequest};
 
 use super::AuthError;
+use crate::db::DbConn;
 use crate::error::AppError;
 use crate::models::User;
 use crate::state::AppState;
@@ -33,20 +34,53 @@ impl Actor {
         session_id: Option<String>,
         user_agent: Option<String>,
     ) -> Result<Actor, AppError> {
+        let caller = Caller::verify(state, token, session_id, user_agent)?;
+        state.db.read(move |conn| caller.load(conn)).await
+    }
+}
+
+/// A caller whose token checked out but whose user is not loaded yet. The
+/// lock and record write routes take this and [`Caller::load`] the user in
+/// their own transaction: one pooled connection and one trip to a database
+/// thread per request instead of two.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    user_id: i64,
+    session_id: Option<String>,
+    user_agent: Option<String>,
+}
+
+impl Caller {
+    /// Checks the bearer token's signature and expiry (no database).
+    pub fn verify(
+        state: &AppState,
+        token: Option<&str>,
+        session_id: Option<String>,
+        user_agent: Option<String>,
+    ) -> Result<Caller, AppError> {
         let token = token
             .filter(|t| !t.is_empty())
             .ok_or(AuthError::MissingToken)?;
-        let user_id = state.jwt.verify(token)?;
-        let user = state
-            .db
-            .read(move |conn| User::find(conn, user_id).map_err(AppError::from))
-            .await?
-            .ok_or(AuthError::UnknownUser)?;
-        Ok(Actor {
-            user,
+        Ok(Caller {
+            user_id: state.jwt.verify(token)?,
             session_id,
             user_agent,
         })
+    }
+
+    /// The actor, or 401 when the token's user no longer exists.
+    pub fn load(self, conn: &mut DbConn) -> Result<Actor, AppError> {
+        let user = User::find(conn, self.user_id)?.ok_or(AuthError::UnknownUser)?;
+        Ok(Actor {
+            user,
+            session_id: self.session_id,
+            user_agent: self.user_agent,
+        })
+    }
+
+    /// The tab (browser session) the request came from, if it said.
+    pub fn session_id(&self) -> Option<&String> {
+        self.session_id.as_ref()
     }
 }
 
@@ -82,6 +116,27 @@ pub fn user_agent(headers: &HeaderMap) -> Option<String> {
     header(headers, USER_AGENT).map(|ua| ua.chars().take(255).collect())
 }
 
+impl FromRequest for Caller {
+    type Error = AppError;
+    type Future = std::future::Ready<Result<Caller, AppError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(caller_of(req))
+    }
+}
+
+fn caller_of(req: &HttpRequest) -> Result<Caller, AppError> {
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .ok_or_else(|| AppError::Unavailable("server state missing".into()))?;
+    let headers = req.headers();
+    let session_id = header(headers, SESSION_HEADER)
+        .filter(|s| !s.is_empty())
+        .map(valid_session_id)
+        .transpose()?;
+    Caller::verify(state, bearer(headers), session_id, user_agent(headers))
+}
+
 impl FromRequest for Actor {
     type Error = AppError;
     type Future = Pin<Box<dyn Future<Output = Result<Actor, AppError>>>>;
@@ -89,15 +144,12 @@ impl FromRequest for Actor {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
         Box::pin(async move {
+            let caller = caller_of(&req)?;
             let state = req
                 .app_data::<web::Data<AppState>>()
-                .ok_or_else(|| AppError::Unavailable("server state missing".into()))?;
-            let headers = req.headers();
-            let session_id = header(headers, SESSION_HEADER)
-                .filter(|s| !s.is_empty())
-                .map(valid_session_id)
-                .transpose()?;
-            Actor::from_token(state, bearer(headers), session_id, user_agent(headers)).await
+                .ok_or_else(|| AppError::Unavailable("server state missing".into()))?
+                .clone();
+            state.db.read(move |conn| caller.load(conn)).await
         })
     }
 }

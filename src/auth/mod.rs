@@ -7,7 +7,7 @@ pub mod jwt;
 pub mod password;
 
 pub use access::{Rank, Role};
-pub use actor::{Actor, Preconditions};
+pub use actor::{Actor, Caller, Preconditions};
 pub use jwt::JwtKeys;
 
 #[derive(Debug, thiserror::Error)]

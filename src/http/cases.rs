@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{case_by_slug, guarded, lockable_response, params};
 use crate::auth::access::authorize;
-use crate::auth::{Actor, Preconditions, Role};
+use crate::auth::{Actor, Caller, Preconditions, Role};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::active_locks;
 use crate::locks::guard::clear_child_locks;
@@ -117,7 +117,7 @@ pub async fn show(
 /// `PATCH /cases/:slug` (managers, guarded).
 pub async fn update(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     preconditions: Preconditions,
     slug: web::Path<String>,
     body: web::Json<CaseBody>,
@@ -134,7 +134,7 @@ pub async fn update(
     let id = case_id(&state, slug.into_inner()).await?;
     guarded::<Case, _>(
         &state,
-        actor,
+        caller,
         preconditions,
         id,
         Role::Manager,
@@ -147,14 +147,14 @@ pub async fn update(
 /// holds a lock anywhere in the case.
 pub async fn destroy(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     preconditions: Preconditions,
     slug: web::Path<String>,
 ) -> AppResult<HttpResponse> {
     let id = case_id(&state, slug.into_inner()).await?;
     guarded::<Case, _>(
         &state,
-        actor,
+        caller,
         preconditions,
         id,
         Role::Manager,

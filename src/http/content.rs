@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{case_by_slug, case_of, guarded, lockable_response, params, show_lockable};
 use crate::auth::access::authorize;
-use crate::auth::{Actor, Preconditions, Role};
+use crate::auth::{Actor, Caller, Preconditions, Role};
 use crate::error::{AppError, AppResult};
 use crate::locks::guard::clear_child_locks;
 use crate::locks::{Lockable, Written};
@@ -65,7 +65,7 @@ pub async fn show_page(
 
 pub async fn update_page(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     preconditions: Preconditions,
     id: web::Path<i64>,
     body: web::Json<PageBody>,
@@ -77,7 +77,7 @@ pub async fn update_page(
     };
     guarded::<Page, _>(
         &state,
-        actor,
+        caller,
         preconditions,
         id.into_inner(),
         Role::Editor,
@@ -90,13 +90,13 @@ pub async fn update_page(
 /// holds a lock on one of the cards.
 pub async fn destroy_page(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     preconditions: Preconditions,
     id: web::Path<i64>,
 ) -> AppResult<HttpResponse> {
     guarded::<Page, _>(
         &state,
-        actor,
+        caller,
         preconditions,
         id.into_inner(),
         Role::Editor,
@@ -169,7 +169,7 @@ pub async fn show_card(
 
 pub async fn update_card(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     preconditions: Preconditions,
     id: web::Path<i64>,
     body: web::Json<CardBody>,
@@ -181,7 +181,7 @@ pub async fn update_card(
     };
     guarded::<Card, _>(
         &state,
-        actor,
+        caller,
         preconditions,
         id.into_inner(),
         Role::Editor,
@@ -192,13 +192,13 @@ pub async fn update_card(
 
 pub async fn destroy_card(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     preconditions: Preconditions,
     id: web::Path<i64>,
 ) -> AppResult<HttpResponse> {
     guarded::<Card, _>(
         &state,
-        actor,
+        caller,
         preconditions,
         id.into_inner(),
         Role::Editor,
@@ -264,7 +264,7 @@ pub async fn show_edgenote(
 
 pub async fn update_edgenote(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     preconditions: Preconditions,
     id: web::Path<i64>,
     body: web::Json<EdgenoteBody>,
@@ -281,7 +281,7 @@ pub async fn update_edgenote(
     };
     guarded::<Edgenote, _>(
         &state,
-        actor,
+        caller,
         preconditions,
         id.into_inner(),
         Role::Editor,
@@ -301,13 +301,13 @@ pub async fn update_edgenote(
 
 pub async fn destroy_edgenote(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     preconditions: Preconditions,
     id: web::Path<i64>,
 ) -> AppResult<HttpResponse> {
     guarded::<Edgenote, _>(
         &state,
-        actor,
+        caller,
         preconditions,
         id.into_inner(),
         Role::Editor,

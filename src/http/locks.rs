@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::{case_by_slug, case_of};
 use crate::auth::access::authorize;
-use crate::auth::{Actor, Role};
+use crate::auth::{Actor, Caller, Role};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::{self, active_locks, LockStatus};
 use crate::locks::lockable::{kind_named, known_types};
@@ -78,14 +78,15 @@ pub struct LockFields {
 /// when someone else does; with `takeover: true`, "Edit anyway".
 pub async fn create(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     body: web::Json<LockBody>,
 ) -> AppResult<HttpResponse> {
     let LockFields { target, takeover } = body.into_inner().lock;
     let policy = state.policy;
     let acquired = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(caller.session_id().cloned(), move |tx| {
+            let actor = caller.load(tx.conn)?;
             // Locking the record's row orders this acquire with guarded
             // writes of the same record (PostgreSQL; SQLite writes are serial).
             let target = target.resolve(tx.conn, true)?;
@@ -195,14 +196,15 @@ pub async fn refresh(
 /// `DELETE /locks/:id`: release (holder) or break (equal or higher rank).
 pub async fn destroy(
     state: web::Data<AppState>,
-    actor: Actor,
+    caller: Caller,
     id: web::Path<i64>,
 ) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     let policy = state.policy;
     state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(caller.session_id().cloned(), move |tx| {
+            let actor = caller.load(tx.conn)?;
             engine::release(tx, &actor, id, &policy)
         })
         .await?;

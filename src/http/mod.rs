@@ -16,7 +16,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 
-use crate::auth::{Actor, Preconditions, Role};
+use crate::auth::{Actor, Caller, Preconditions, Role};
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
 use crate::locks::guard::{guarded_write, WriteContext};
@@ -146,12 +146,12 @@ pub async fn show_lockable<L: Lockable>(
     Ok(lockable_response(StatusCode::OK, &record))
 }
 
-/// `PATCH`/`DELETE` of one lockable: loads it for update, checks the caller's
-/// role on its case, and runs `write` through the guard — all in one
-/// transaction, whose broadcasts go out after commit.
+/// `PATCH`/`DELETE` of one lockable: loads the caller and the record (for
+/// update), checks the caller's role on its case, and runs `write` through
+/// the guard — all in one transaction, whose broadcasts go out after commit.
 pub async fn guarded<L, F>(
     state: &AppState,
-    actor: Actor,
+    caller: Caller,
     preconditions: Preconditions,
     id: i64,
     min_role: Role,
@@ -164,7 +164,8 @@ where
     let policy = state.policy;
     let written = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(caller.session_id().cloned(), move |tx| {
+            let actor = caller.load(tx.conn)?;
             let record = L::find_for_update(tx.conn, id)?.ok_or_else(|| missing::<L>(id))?;
             let case = case_of(tx.conn, record.case_id())?;
             crate::auth::access::authorize(tx.conn, &actor.user, &case, min_role)?;
