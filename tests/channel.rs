@@ -644,6 +644,11 @@ async fn a_closing_tab_and_a_heartbeat_do_not_deadlock() {
 
     let mut heartbeat = PgConnection::establish(&app.db_url).expect("connect");
     let mut observer = PgConnection::establish(&app.db_url).expect("connect");
+    let heartbeat_pid: i32 = diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>(
+        "pg_backend_pid()",
+    ))
+    .get_result(&mut heartbeat)
+    .unwrap();
     diesel::sql_query("BEGIN").execute(&mut heartbeat).unwrap();
     locks::table
         .select(locks::id)
@@ -653,12 +658,14 @@ async fn a_closing_tab_and_a_heartbeat_do_not_deadlock() {
         .unwrap();
 
     tab.close();
-    // Wait until the close's transaction is blocked on the lock row.
-    let waiting = "(SELECT count(*) FROM pg_stat_activity \
-                   WHERE datname = current_database() AND wait_event_type = 'Lock')";
+    // Wait until the close's transaction is blocked by this one.
+    let waiting = format!(
+        "(SELECT count(*) FROM pg_stat_activity \
+          WHERE pg_blocking_pids(pid) @> ARRAY[{heartbeat_pid}])"
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let blocked: i64 = diesel::select(diesel::dsl::sql::<BigInt>(waiting))
+        let blocked: i64 = diesel::select(diesel::dsl::sql::<BigInt>(&waiting))
             .get_result(&mut observer)
             .unwrap();
         if blocked > 0 {
@@ -734,6 +741,21 @@ async fn a_lagging_tab_is_told_to_resync(backend: Backend) {
     let (mut slow, _) = tokio_tungstenite::client_async(app.edits_url("c", &rita), stream)
         .await
         .expect("WebSocket handshake");
+    // Before the burst: the welcome, and the presence frame of Rita's own
+    // join, which comes through the case's channel (so the tab is subscribed,
+    // and no frame but the updates can fall in the missed range).
+    let mut first_frames = Vec::new();
+    while first_frames.last().map(|f: &Value| f["type"].clone()) != Some(json!("presence")) {
+        let message = tokio::time::timeout(Duration::from_secs(5), slow.next())
+            .await
+            .expect("welcome and presence within 5 s")
+            .expect("channel open")
+            .expect("frame");
+        if let Message::Text(text) = message {
+            first_frames.push(serde_json::from_str(text.as_str()).unwrap());
+        }
+    }
+    assert_eq!(first_frames[0]["type"], "welcome");
 
     let filler = "x".repeat(90_000);
     for i in 1..=UPDATES {

@@ -44,26 +44,37 @@ macro_rules! on_backend {
 /// (Lookups use `get_result`, not `first`: diesel binds `first`'s LIMIT as a
 /// parameter, which makes SQLite re-prepare the statement on every call.)
 ///
-/// `SELECT … FOR UPDATE` of one row on PostgreSQL; a plain select on SQLite,
-/// whose write transactions are exclusive already.
+/// `SELECT … FOR NO KEY UPDATE` of one row on PostgreSQL; a plain select on
+/// SQLite, whose write transactions are exclusive already. Not `FOR UPDATE`:
+/// that would also block the `FOR KEY SHARE` every foreign-key check takes on
+/// its parent row (a presence or audit row inserted for this case), and turn
+/// unrelated writes into waits, or deadlocks.
 #[macro_export]
 macro_rules! select_for_update {
     ($conn:expr, $query:expr) => {
         match $conn {
-            $crate::db::DbConn::Postgresql(c) => $query.for_update().get_result(c).optional(),
+            $crate::db::DbConn::Postgresql(c) => {
+                $query.for_no_key_update().get_result(c).optional()
+            }
             $crate::db::DbConn::Sqlite(c) => $query.get_result(c).optional(),
         }
     };
 }
 
-/// On PostgreSQL, row-locks what `$ids` (a select of ids ordered by id)
-/// selects, in that order, before a multi-row write (see "Row-lock order" in
+/// On PostgreSQL, row-locks the rows of `$table` that `$filter` selects, in
+/// id order, before a multi-row write of them (see "Row-lock order" in
 /// `crate::locks`); nothing on SQLite, whose write transactions are exclusive.
 #[macro_export]
 macro_rules! lock_rows_in_order {
-    ($conn:expr, $ids:expr) => {
+    ($conn:expr, $table:ident, $filter:expr) => {
         match $conn {
-            $crate::db::DbConn::Postgresql(c) => $ids.for_update().load::<i64>(c).map(|_| ()),
+            $crate::db::DbConn::Postgresql(c) => $table::table
+                .select($table::id)
+                .filter($filter)
+                .order($table::id.asc())
+                .for_update()
+                .execute(c)
+                .map(|_| ()),
             $crate::db::DbConn::Sqlite(_) => Ok(()),
         }
     };

@@ -24,9 +24,11 @@ pub fn renew_for_sessions(
     ttl: Duration,
 ) -> QueryResult<usize> {
     let until = clock::after(now, ttl);
+    // One ordered lock over every session (PostgreSQL binds the list as one
+    // array), not per chunk: chunks would take rows in several orders.
+    Lock::lock_rows_of_sessions(conn, sessions)?;
     let mut renewed = 0;
     for chunk in sessions.chunks(RENEW_CHUNK) {
-        Lock::lock_rows_of_sessions(conn, chunk)?;
         renewed += diesel::update(
             locks::table
                 .filter(locks::session_id.eq_any(chunk))

@@ -3,12 +3,14 @@
 //! through, and the reaper that ends expired and idle locks.
 //!
 //! Row-lock order (PostgreSQL): a transaction that writes several of these
-//! rows takes them as record, then `locks` rows in id order, then
-//! `presences` rows in id order. Paths that end several locks walk them by
-//! id; multi-row UPDATEs first lock their rows with an ordered
-//! `SELECT … FOR UPDATE`. Two transactions taking rows in opposite orders —
-//! a heartbeat renewing a tab's lock while that tab's close deletes its
-//! presence, say — would otherwise deadlock, and PostgreSQL would abort one.
+//! rows takes them as record (`FOR NO KEY UPDATE`, which lets the foreign-key
+//! checks of inserts into the case go by), then `locks` rows, then
+//! `presences` rows, each in id order. Paths that end several locks walk
+//! them by id (a delete's own record lock, read by the guard, comes first);
+//! multi-row UPDATEs first lock their rows with [`crate::lock_rows_in_order`].
+//! Two transactions taking rows in opposite orders — a heartbeat renewing a
+//! tab's lock while that tab's close deletes its presence, say — would
+//! otherwise deadlock, and PostgreSQL would abort one.
 
 pub mod engine;
 pub mod guard;

@@ -168,11 +168,7 @@ impl Lock {
     /// Row-locks these tabs' locks in id order before a multi-row UPDATE of
     /// them (PostgreSQL; see [`crate::lock_rows_in_order`]).
     pub fn lock_rows_of_sessions(conn: &mut DbConn, sessions: &[String]) -> QueryResult<()> {
-        let ids = locks::table
-            .select(locks::id)
-            .filter(locks::session_id.eq_any(sessions))
-            .order(locks::id.asc());
-        crate::lock_rows_in_order!(conn, ids)
+        crate::lock_rows_in_order!(conn, locks, locks::session_id.eq_any(sessions))
     }
 
     /// Locks whose lease ran out or that saw no activity since `idle_before`.

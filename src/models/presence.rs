@@ -63,42 +63,47 @@ impl Presence {
         except: Option<i64>,
         seen_since: NaiveDateTime,
     ) -> QueryResult<i64> {
-        presences::table
+        let mut query = presences::table
             .filter(presences::session_id.eq(session_id))
-            .filter(presences::id.ne(except.unwrap_or(0))) // ids start at 1
             .filter(presences::last_seen_at.ge(seen_since))
             .count()
-            .get_result(conn)
+            .into_boxed();
+        if let Some(except) = except {
+            query = query.filter(presences::id.ne(except));
+        }
+        query.get_result(conn)
     }
 
-    /// Marks every channel of an instance as seen now: one statement per beat.
+    /// Marks every channel of an instance as seen now.
     pub fn touch_instance(
         conn: &mut DbConn,
         instance_id: &str,
         now: NaiveDateTime,
     ) -> QueryResult<usize> {
-        let ids = presences::table
-            .select(presences::id)
-            .filter(presences::instance_id.eq(instance_id))
-            .order(presences::id.asc());
-        crate::lock_rows_in_order!(conn, ids)?;
+        crate::lock_rows_in_order!(conn, presences, presences::instance_id.eq(instance_id))?;
         diesel::update(presences::table.filter(presences::instance_id.eq(instance_id)))
             .set(presences::last_seen_at.eq(now))
             .execute(conn)
     }
 
-    /// Removes presences nobody refreshed (their instance stopped); returns
-    /// the cases whose online users changed.
-    pub fn delete_stale(conn: &mut DbConn, seen_before: NaiveDateTime) -> QueryResult<Vec<i64>> {
-        let ids = presences::table
-            .select(presences::id)
-            .filter(presences::last_seen_at.lt(seen_before))
-            .order(presences::id.asc());
-        crate::lock_rows_in_order!(conn, ids)?;
-        let mut cases: Vec<i64> =
-            diesel::delete(presences::table.filter(presences::last_seen_at.lt(seen_before)))
-                .returning(presences::case_id)
-                .get_results(conn)?;
+    /// Removes the presences of other instances that nobody refreshed (their
+    /// instance stopped); returns the cases whose online users changed. An
+    /// instance's own rows are left to it: it touches them in the same beat,
+    /// and the two statements would otherwise take the same rows in two orders.
+    pub fn delete_stale(
+        conn: &mut DbConn,
+        own_instance_id: &str,
+        seen_before: NaiveDateTime,
+    ) -> QueryResult<Vec<i64>> {
+        let stale = || {
+            presences::last_seen_at
+                .lt(seen_before)
+                .and(presences::instance_id.ne(own_instance_id))
+        };
+        crate::lock_rows_in_order!(conn, presences, stale())?;
+        let mut cases: Vec<i64> = diesel::delete(presences::table.filter(stale()))
+            .returning(presences::case_id)
+            .get_results(conn)?;
         cases.sort_unstable();
         cases.dedup();
         Ok(cases)

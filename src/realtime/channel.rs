@@ -18,7 +18,7 @@ use crate::locks::engine::active_locks;
 use crate::locks::lease;
 use crate::locks::render::lock_json;
 use crate::models::presence::NewPresence;
-use crate::models::{Case, Presence};
+use crate::models::{Case, Lock, Presence};
 use crate::realtime::events::Frame;
 use crate::realtime::presence::online_users;
 use crate::state::AppState;
@@ -102,7 +102,9 @@ async fn join(
     let joined = state
         .db
         .write(Some(session_id.clone()), move |tx| {
-            // Locks before presences: the row-lock order of `crate::locks`.
+            // The tab's lock rows first (the row-lock order of `crate::locks`):
+            // a close of the same tab on an older connection takes them first
+            // too, so the two are serialized.
             lease::reconnect(
                 tx.conn,
                 &session_id,
@@ -231,7 +233,10 @@ async fn leave(
     state
         .db
         .write(Some(session_id.clone()), move |tx| {
-            // Locks before presences: the row-lock order of `crate::locks`.
+            // The tab's lock rows first (the row-lock order of `crate::locks`),
+            // and only then count its other connections: a reconnect that
+            // commits meanwhile is counted rather than cut off.
+            Lock::lock_rows_of_sessions(tx.conn, std::slice::from_ref(&session_id))?;
             let interval = state_.settings.heartbeat_interval;
             let seen_since = clock::before(tx.now, interval * 3);
             let elsewhere =

@@ -44,7 +44,11 @@ pub async fn beat(state: &AppState) -> AppResult<()> {
             Presence::touch_instance(tx.conn, &instance_id, tx.now)?;
             crate::realtime::pg_bus::prune_outbox(tx.conn, tx.now)?;
             let stale_before = clock::before(tx.now, interval * 3);
-            Ok::<_, crate::error::AppError>(Presence::delete_stale(tx.conn, stale_before)?)
+            Ok::<_, crate::error::AppError>(Presence::delete_stale(
+                tx.conn,
+                &instance_id,
+                stale_before,
+            )?)
         })
         .await?;
     for case_id in stale_cases {
