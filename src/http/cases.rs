@@ -159,6 +159,7 @@ pub async fn destroy(
         id,
         Role::Manager,
         move |tx, ctx, case| {
+            case.lock_for_delete(tx.conn)?;
             // Every lock in the case, the case's own included: the cascade
             // would otherwise remove them unaudited and unannounced.
             let locks = Lock::of_case(tx.conn, case.id)?;

@@ -101,6 +101,7 @@ pub async fn destroy_page(
         id.into_inner(),
         Role::Editor,
         move |tx, ctx, page| {
+            page.lock_for_delete(tx.conn)?;
             let card_ids = Card::ids_of_page_for_update(tx.conn, page.id)?;
             let card_locks = Lock::on_any(tx.conn, Card::TYPE, &card_ids)?;
             clear_child_locks(tx, ctx, card_locks)?;

@@ -85,6 +85,14 @@ impl Case {
             .get_result::<Case>(conn)
     }
 
+    /// Before deleting: the row's strongest lock on PostgreSQL (the guard's
+    /// `FOR NO KEY UPDATE` lets inserts into the case go by). From here on, a
+    /// lock, card or presence inserted into this case waits for the delete
+    /// and then fails its foreign key, instead of being cascaded away unaudited.
+    pub fn lock_for_delete(&self, conn: &mut DbConn) -> QueryResult<()> {
+        crate::lock_rows_in_order!(conn, cases, cases::id.eq(self.id))
+    }
+
     /// Deletes the case; pages, cards, edgenotes, memberships, locks and the
     /// audit trail go with it (ON DELETE CASCADE).
     pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {

@@ -83,6 +83,13 @@ impl Page {
             .get_result::<Page>(conn)
     }
 
+    /// Before deleting: the row's strongest lock on PostgreSQL, so that a card
+    /// added to the page meanwhile waits and fails rather than being cascaded
+    /// away unannounced (see [`crate::models::Case::lock_for_delete`]).
+    pub fn lock_for_delete(&self, conn: &mut DbConn) -> QueryResult<()> {
+        crate::lock_rows_in_order!(conn, pages, pages::id.eq(self.id))
+    }
+
     /// Deletes the page and its cards.
     pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
         diesel::delete(pages::table.find(self.id))

@@ -63,15 +63,17 @@ impl Presence {
         except: Option<i64>,
         seen_since: NaiveDateTime,
     ) -> QueryResult<i64> {
-        let mut query = presences::table
+        let live = presences::table
             .filter(presences::session_id.eq(session_id))
-            .filter(presences::last_seen_at.ge(seen_since))
-            .count()
-            .into_boxed();
-        if let Some(except) = except {
-            query = query.filter(presences::id.ne(except));
+            .filter(presences::last_seen_at.ge(seen_since));
+        // Two fixed queries rather than a boxed one: SQLite caches these.
+        match except {
+            Some(except) => live
+                .filter(presences::id.ne(except))
+                .count()
+                .get_result(conn),
+            None => live.count().get_result(conn),
         }
-        query.get_result(conn)
     }
 
     /// Marks every channel of an instance as seen now.
@@ -88,22 +90,31 @@ impl Presence {
 
     /// Removes the presences of other instances that nobody refreshed (their
     /// instance stopped); returns the cases whose online users changed. An
-    /// instance's own rows are left to it: it touches them in the same beat,
-    /// and the two statements would otherwise take the same rows in two orders.
+    /// instance's own rows are left to it (it touches them in the same beat),
+    /// and on PostgreSQL rows locked right now are skipped: their instance is
+    /// touching them, so it is alive, and waiting for it could deadlock two
+    /// beats that each find the other stale.
     pub fn delete_stale(
         conn: &mut DbConn,
         own_instance_id: &str,
         seen_before: NaiveDateTime,
     ) -> QueryResult<Vec<i64>> {
-        let stale = || {
-            presences::last_seen_at
-                .lt(seen_before)
-                .and(presences::instance_id.ne(own_instance_id))
+        let stale = presences::table
+            .select(presences::id)
+            .filter(presences::last_seen_at.lt(seen_before))
+            .filter(presences::instance_id.ne(own_instance_id))
+            .order(presences::id.asc());
+        let ids: Vec<i64> = match conn {
+            DbConn::Postgresql(c) => stale.for_update().skip_locked().load(c)?,
+            DbConn::Sqlite(c) => stale.load(c)?,
         };
-        crate::lock_rows_in_order!(conn, presences, stale())?;
-        let mut cases: Vec<i64> = diesel::delete(presences::table.filter(stale()))
-            .returning(presences::case_id)
-            .get_results(conn)?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut cases: Vec<i64> =
+            diesel::delete(presences::table.filter(presences::id.eq_any(&ids)))
+                .returning(presences::case_id)
+                .get_results(conn)?;
         cases.sort_unstable();
         cases.dedup();
         Ok(cases)

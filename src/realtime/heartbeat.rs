@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use crate::clock;
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::locks::lease;
 use crate::models::Presence;
 use crate::state::AppState;
@@ -42,7 +42,6 @@ pub async fn beat(state: &AppState) -> AppResult<()> {
         .write(None, move |tx| {
             lease::renew_for_sessions(tx.conn, &sessions, tx.now, ttl)?;
             Presence::touch_instance(tx.conn, &instance_id, tx.now)?;
-            crate::realtime::pg_bus::prune_outbox(tx.conn, tx.now)?;
             let stale_before = clock::before(tx.now, interval * 3);
             Ok::<_, crate::error::AppError>(Presence::delete_stale(
                 tx.conn,
@@ -54,6 +53,14 @@ pub async fn beat(state: &AppState) -> AppResult<()> {
     for case_id in stale_cases {
         state.presence.changed(case_id);
     }
+    // Its own transaction: holding outbox rows while waiting for another
+    // instance's presence rows (or the reverse) could deadlock two beats.
+    state
+        .db
+        .write(None, |tx| {
+            crate::realtime::pg_bus::prune_outbox(tx.conn, tx.now).map_err(AppError::from)
+        })
+        .await?;
     Ok(())
 }
 
