@@ -56,9 +56,8 @@ use baton::realtime::hub::LocalBus;
 use clap::{Parser, ValueEnum};
 use diesel::prelude::*;
 use futures_util::{StreamExt, TryStreamExt};
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde::Deserialize;
-use support::ScratchPg;
+use support::{tab_client, ScratchPg};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -237,38 +236,17 @@ async fn run(args: &Args) -> Result<(), BoxError> {
     let mut latency = Vec::new();
     if args.runs(Part::Latency) {
         print_latency_header();
-        match latency_part(args, backend).await {
-            Ok(rows) => latency = rows,
-            Err(e) => {
-                eprintln!("latency part failed: {e}");
-                failed = true;
-            }
-        }
-        println!();
+        latency = report(latency_part(args, backend).await, "latency", &mut failed);
     }
     let mut cross = Vec::new();
     if args.runs(Part::Cross) {
         print_cross_header();
-        match cross_part(args).await {
-            Ok(rows) => cross = rows,
-            Err(e) => {
-                eprintln!("cross part failed: {e}");
-                failed = true;
-            }
-        }
-        println!();
+        cross = report(cross_part(args).await, "cross", &mut failed);
     }
     let mut memory = Vec::new();
     if args.runs(Part::Memory) {
         print_memory_header();
-        match memory_part(args, backend).await {
-            Ok(rows) => memory = rows,
-            Err(e) => {
-                eprintln!("memory part failed: {e}");
-                failed = true;
-            }
-        }
-        println!();
+        memory = report(memory_part(args, backend).await, "memory", &mut failed);
     }
     print_targets(&latency, &cross, &memory);
     let problems = latency.iter().any(LatencyRow::incomplete)
@@ -280,6 +258,16 @@ async fn run(args: &Args) -> Result<(), BoxError> {
         return Err("some measurements failed or are incomplete; see above".into());
     }
     Ok(())
+}
+
+/// A part's rows, or none after saying why it failed (the other parts still run).
+fn report<T>(outcome: Result<Vec<T>, BoxError>, part: &str, failed: &mut bool) -> Vec<T> {
+    println!();
+    outcome.unwrap_or_else(|e| {
+        eprintln!("{part} part failed: {e}");
+        *failed = true;
+        Vec::new()
+    })
 }
 
 // ---- the three parts ----
@@ -520,19 +508,10 @@ struct Publisher {
 
 impl Publisher {
     fn new(base: &str, seed: &Seed) -> Result<Publisher, BoxError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            AUTHORIZATION,
-            HeaderValue::from_str(&format!("Bearer {}", seed.publisher_token))?,
-        );
         let session = uuid::Uuid::new_v4().to_string();
-        headers.insert("x-session-id", HeaderValue::from_str(&session)?);
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let builder = reqwest::Client::builder().timeout(Duration::from_secs(30));
         Ok(Publisher {
-            http: reqwest::Client::builder()
-                .default_headers(headers)
-                .timeout(Duration::from_secs(30))
-                .build()?,
+            http: tab_client(&seed.publisher_token, &session, builder)?,
             base: base.to_owned(),
         })
     }

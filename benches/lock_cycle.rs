@@ -28,12 +28,11 @@ use baton::state::AppState;
 use baton::{clock, server};
 use clap::{Parser, ValueEnum};
 use diesel::prelude::*;
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::StatusCode;
 use serde::Deserialize;
-use support::ScratchPg;
+use support::{tab_client, ScratchPg};
 
-type BoxError = Box<dyn std::error::Error>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 const JWT_SECRET: &[u8] = b"baton-bench-secret";
 
@@ -386,17 +385,12 @@ struct LockReply {
 
 impl HttpClient {
     fn new(base: &str, editor: &Editor) -> Result<HttpClient, BoxError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            AUTHORIZATION,
-            HeaderValue::from_str(&format!("Bearer {}", editor.token))?,
-        );
-        headers.insert("x-session-id", HeaderValue::from_str(&editor.session_id)?);
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         Ok(HttpClient {
-            http: reqwest::Client::builder()
-                .default_headers(headers)
-                .build()?,
+            http: tab_client(
+                &editor.token,
+                &editor.session_id,
+                reqwest::Client::builder(),
+            )?,
             lock_url: format!("{base}/locks"),
             lock_body: serde_json::json!({
                 "lock": { "lockableType": "Card", "lockableParam": editor.card_id.to_string() }

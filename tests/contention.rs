@@ -15,36 +15,12 @@ on_both_backends!(
     concurrent_takeovers_leave_one_lock
 );
 
-const CLIENTS: usize = 16;
-const RECORDS: usize = 3;
-const CYCLES: usize = 2_000;
-
 async fn racing_clients_never_share_a_record(backend: Backend) {
     let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
         return;
     };
-    let app = Arc::new(app);
-    // 4 users with 4 tabs each: another tab of the same user must be refused too.
-    let mut users = Vec::new();
-    for i in 0..4 {
-        users.push(app.user(&format!("user{i}")).await);
-    }
-    let members: Vec<(&TestUser, Role)> = users.iter().map(|u| (u, Role::Editor)).collect();
-    let f = app.case("race", &members).await;
-    let mut cards = vec![f.card_id];
-    for i in 1..RECORDS {
-        cards.push(app.card(&f, &format!("card {i}")).await);
-    }
-    Storm {
-        bases: vec![app.base.clone()],
-        users,
-        cards,
-        case_id: f.case_id,
-        clients: CLIENTS,
-        cycles: CYCLES,
-    }
-    .run(app)
-    .await;
+    let storm = Storm::seed(&app, "race", 3).await;
+    storm.run(Arc::new(app)).await;
 }
 
 async fn concurrent_takeovers_leave_one_lock(backend: Backend) {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use baton::auth::Role;
 use baton::config::Settings;
 use common::storm::Storm;
-use common::{lock_body, takeover_body, Backend, ServerProcess, TestApp, TestUser};
+use common::{lock_body, takeover_body, Backend, ServerProcess, TestApp};
 use reqwest::Method;
 use serde_json::json;
 
@@ -226,27 +226,9 @@ async fn a_storm_split_across_instances_never_shares_a_record() {
     let Some((app, a, b)) = two_instances().await else {
         return;
     };
-    let app = Arc::new(app);
-    let mut users = Vec::new();
-    for i in 0..4 {
-        users.push(app.user(&format!("user{i}")).await);
-    }
-    let members: Vec<(&TestUser, Role)> = users.iter().map(|u| (u, Role::Editor)).collect();
-    let f = app.case("storm", &members).await;
-    let mut cards = vec![f.card_id];
-    for i in 1..3 {
-        cards.push(app.card(&f, &format!("card {i}")).await);
-    }
-    Storm {
-        bases: vec![a.base.clone(), b.base.clone()],
-        users,
-        cards,
-        case_id: f.case_id,
-        clients: 16,
-        cycles: 2_000,
-    }
-    .run(app)
-    .await;
+    let mut storm = Storm::seed(&app, "storm", 3).await;
+    storm.bases = vec![a.base.clone(), b.base.clone()];
+    storm.run(Arc::new(app)).await;
 }
 
 #[actix_web::test]

@@ -1,7 +1,9 @@
-//! What the benchmarks share: a scratch PostgreSQL database.
+//! What the benchmarks share: a scratch PostgreSQL database and the HTTP
+//! client of one browser tab.
 
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -58,4 +60,21 @@ fn with_database(url: &str, name: &str) -> String {
         None => base,
     };
     format!("{server}/{name}{query}")
+}
+
+/// A keep-alive client that sends, with every request, the user's bearer
+/// `token`, the tab's `X-Session-ID` and a JSON content type.
+pub fn tab_client(
+    token: &str,
+    session_id: &str,
+    builder: reqwest::ClientBuilder,
+) -> Result<reqwest::Client, BoxError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        AUTHORIZATION,
+        HeaderValue::from_str(&format!("Bearer {token}"))?,
+    );
+    headers.insert("x-session-id", HeaderValue::from_str(session_id)?);
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Ok(builder.default_headers(headers).build()?)
 }

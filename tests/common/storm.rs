@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use baton::auth::Role;
 use serde_json::json;
 
 use super::{lock_body, TestApp, TestUser};
@@ -23,6 +24,30 @@ pub struct Storm {
 }
 
 impl Storm {
+    /// A new case `slug` with `records` cards and 4 editors, so that other
+    /// tabs of the same user race too; 16 clients of 2,000 cycles against
+    /// `app` itself until the caller says otherwise.
+    pub async fn seed(app: &TestApp, slug: &str, records: usize) -> Storm {
+        let mut users = Vec::new();
+        for i in 0..4 {
+            users.push(app.user(&format!("user{i}")).await);
+        }
+        let members: Vec<(&TestUser, Role)> = users.iter().map(|u| (u, Role::Editor)).collect();
+        let f = app.case(slug, &members).await;
+        let mut cards = vec![f.card_id];
+        for i in 1..records {
+            cards.push(app.card(&f, &format!("card {i}")).await);
+        }
+        Storm {
+            bases: vec![app.base.clone()],
+            users,
+            cards,
+            case_id: f.case_id,
+            clients: 16,
+            cycles: 2_000,
+        }
+    }
+
     pub async fn run(self, app: Arc<TestApp>) {
         let holders: Arc<Vec<AtomicI64>> =
             Arc::new(self.cards.iter().map(|_| AtomicI64::new(0)).collect());
