@@ -43,13 +43,14 @@ pub fn renew_for_sessions(
 }
 
 /// The tab's channel closed or died: `expires_at = min(expires_at, now + grace)`.
+/// The caller has row-locked the tab's locks already ([`Lock::lock_rows_of_sessions`]):
+/// the channel's leave does so before it counts the tab's other connections.
 pub fn disconnect(
     conn: &mut DbConn,
     session_id: &str,
     now: NaiveDateTime,
     grace: Duration,
 ) -> QueryResult<()> {
-    Lock::lock_rows_of_sessions(conn, &[session_id.to_owned()])?;
     let cutoff = clock::after(now, grace);
     let of_session = locks::session_id.eq(session_id);
     diesel::update(
