@@ -209,11 +209,10 @@ pub struct Database {
     bus: Arc<dyn EventBus>,
     /// SQLite has one writer at a time. Queueing writers here, instead of in
     /// SQLite's sleeping busy handler, keeps latency flat under contention.
+    /// It also keeps commit order for the SQLite bus: the lock is held from
+    /// BEGIN until the broadcasts are handed over. (On PostgreSQL, `NOTIFY`
+    /// delivers in commit order by itself.)
     sqlite_writer: Arc<Mutex<()>>,
-    /// Held from COMMIT until the broadcasts are handed to the bus, so they
-    /// are published in commit order — needed only on PostgreSQL with a bus
-    /// that does not keep that order itself (on SQLite the writer lock does).
-    commit_order: Arc<Mutex<()>>,
 }
 
 impl Database {
@@ -234,7 +233,6 @@ impl Database {
             backend: Backend::of_url(url),
             bus,
             sqlite_writer: Arc::new(Mutex::new(())),
-            commit_order: Arc::new(Mutex::new(())),
         })
     }
 
@@ -311,9 +309,6 @@ impl Database {
                     let _ = rollback(&mut conn);
                     return Err(DbError::from(e).into());
                 }
-                let needs_order = self.backend == Backend::Postgres && !self.bus.orders_commits();
-                let _order = needs_order
-                    .then(|| self.commit_order.lock().unwrap_or_else(|e| e.into_inner()));
                 commit(&mut conn).map_err(DbError::from)?;
                 self.bus.committed(broadcasts);
                 Ok(value)

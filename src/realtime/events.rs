@@ -84,12 +84,8 @@ pub trait EventBus: Send + Sync + 'static {
         Ok(())
     }
 
-    /// Right after COMMIT, in commit order.
+    /// Right after COMMIT. Called in commit order only where writes are
+    /// serial (SQLite's single writer): a bus for concurrent writers must
+    /// order deliveries itself, as `NOTIFY` does.
     fn committed(&self, broadcasts: Vec<Broadcast>);
-
-    /// Whether the bus itself keeps commit order (then the database layer
-    /// need not serialize commits to keep it).
-    fn orders_commits(&self) -> bool {
-        false
-    }
 }

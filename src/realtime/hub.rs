@@ -97,7 +97,8 @@ impl Hub {
     }
 }
 
-/// The single-process event bus: delivers straight into the hub.
+/// The single-process event bus for SQLite: delivers straight into the hub,
+/// in commit order because SQLite's writes are serial.
 pub struct LocalBus {
     pub hub: Arc<Hub>,
 }

@@ -118,10 +118,6 @@ impl EventBus for PgBus {
     fn committed(&self, _broadcasts: Vec<Broadcast>) {
         // Delivered by the listener, in commit order across instances.
     }
-
-    fn orders_commits(&self) -> bool {
-        true
-    }
 }
 
 /// Deletes by-reference payloads old enough that every listener has read them.
