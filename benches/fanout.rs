@@ -48,9 +48,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use baton::auth::{password, JwtKeys, Role};
+use baton::auth::{password, JwtKeys};
 use baton::db::schema::presences;
 use baton::db::{Database, DbError};
+use baton::models::Role;
 use baton::models::{Card, Case, Membership, Page, User};
 use baton::realtime::hub::LocalBus;
 use clap::{Parser, ValueEnum};

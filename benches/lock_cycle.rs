@@ -18,11 +18,12 @@ use std::future::Future;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use baton::auth::{password, Role};
+use baton::auth::password;
 use baton::config::Settings;
 use baton::db::schema::locks;
 use baton::db::{DbConn, DbError, Pool};
 use baton::models::lock::NewLock;
+use baton::models::Role;
 use baton::models::{Card, Case, Membership, Page, User};
 use baton::state::AppState;
 use baton::{clock, server};

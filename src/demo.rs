@@ -1,9 +1,9 @@
 //! `serve --demo`: three people and a sample case, created only if absent.
 
-use crate::auth::{password, Role};
+use crate::auth::password;
 use crate::db::{Database, DbError, Tx};
 use crate::error::{AppError, AppResult};
-use crate::models::{Card, Case, Edgenote, Membership, Page, User};
+use crate::models::{Card, Case, Edgenote, Membership, Page, Role, User};
 
 pub const DEMO_PASSWORD: &str = "demo";
 pub const DEMO_CASE: &str = "sample-case";

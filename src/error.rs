@@ -4,9 +4,9 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use serde_json::{json, Map, Value};
 
 use crate::db::DbError;
+use crate::views::{ErrorBody, ErrorCode, LockView, RecordView};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -18,7 +18,10 @@ pub enum AppError {
     Forbidden(String),
     /// A takeover or break refused because the holder outranks the caller.
     #[error("{message}")]
-    Outranked { message: String, lock: Box<Value> },
+    Outranked {
+        message: String,
+        lock: Box<LockView>,
+    },
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -26,20 +29,23 @@ pub enum AppError {
     /// Someone else holds the lock the caller asked for. (Payloads are boxed
     /// to keep `Result<_, AppError>` small.)
     #[error("{message}")]
-    LockHeld { message: String, lock: Box<Value> },
+    LockHeld {
+        message: String,
+        lock: Box<LockView>,
+    },
     #[error("{0}")]
     Conflict(String),
     /// `If-Match` named an older version than the record has.
     #[error("{message}")]
     StaleVersion {
         message: String,
-        current: Box<Value>,
+        current: Box<RecordView>,
     },
     /// `Lock-Token` named a lock that no longer holds the record.
     #[error("{message}")]
     LockLost {
         message: String,
-        current: Box<Value>,
+        current: Box<RecordView>,
     },
     #[error("{0}")]
     PayloadTooLarge(String),
@@ -51,8 +57,8 @@ pub enum AppError {
     #[error("{message}")]
     Locked {
         message: String,
-        lock: Box<Value>,
-        lockable: Box<Value>,
+        lock: Box<LockView>,
+        lockable: Box<RecordView>,
     },
     #[error("{0}")]
     Unavailable(String),
@@ -79,112 +85,94 @@ impl AppError {
         AppError::Forbidden(message.into())
     }
 
-    fn parts(&self) -> (StatusCode, &'static str, String, Map<String, Value>) {
+    /// The status and the envelope this error leaves baton as.
+    pub fn to_response_parts(&self) -> (StatusCode, ErrorBody) {
         use AppError::*;
-        let mut extra = Map::new();
         let (status, code) = match self {
-            BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
-            Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
-            Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
-            Outranked { lock, .. } => {
-                extra.insert("lock".into(), (**lock).clone());
-                (StatusCode::FORBIDDEN, "outranked")
-            }
-            NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
-            LockHeld { lock, .. } => {
-                extra.insert("lock".into(), (**lock).clone());
-                (StatusCode::CONFLICT, "lock_held")
-            }
-            Conflict(_) => (StatusCode::CONFLICT, "conflict"),
-            StaleVersion { current, .. } => {
-                extra.insert("current".into(), (**current).clone());
-                (StatusCode::PRECONDITION_FAILED, "stale_version")
-            }
-            LockLost { current, .. } => {
-                extra.insert("current".into(), (**current).clone());
-                (StatusCode::PRECONDITION_FAILED, "lock_lost")
-            }
-            PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            UnsupportedMediaType(_) => {
-                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
-            }
-            Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
-            Locked { lock, lockable, .. } => {
-                extra.insert("lock".into(), (**lock).clone());
-                extra.insert("lockable".into(), (**lockable).clone());
-                (StatusCode::LOCKED, "locked")
-            }
-            Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            BadRequest(_) => (StatusCode::BAD_REQUEST, ErrorCode::BadRequest),
+            Unauthorized(_) => (StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized),
+            Forbidden(_) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden),
+            Outranked { .. } => (StatusCode::FORBIDDEN, ErrorCode::Outranked),
+            NotFound(_) => (StatusCode::NOT_FOUND, ErrorCode::NotFound),
+            MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, ErrorCode::MethodNotAllowed),
+            LockHeld { .. } => (StatusCode::CONFLICT, ErrorCode::LockHeld),
+            Conflict(_) => (StatusCode::CONFLICT, ErrorCode::Conflict),
+            StaleVersion { .. } => (StatusCode::PRECONDITION_FAILED, ErrorCode::StaleVersion),
+            LockLost { .. } => (StatusCode::PRECONDITION_FAILED, ErrorCode::LockLost),
+            PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::PayloadTooLarge),
+            UnsupportedMediaType(_) => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                ErrorCode::UnsupportedMediaType,
+            ),
+            Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, ErrorCode::Invalid),
+            Locked { .. } => (StatusCode::LOCKED, ErrorCode::Locked),
+            Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
             Db(e) => return db_error_parts(e),
         };
-        (status, code, self.to_string(), extra)
+        let mut body = ErrorBody::new(code, self.to_string());
+        match self {
+            Outranked { lock, .. } | LockHeld { lock, .. } => body.error.lock = Some(lock.clone()),
+            StaleVersion { current, .. } | LockLost { current, .. } => {
+                body.error.current = Some(current.clone())
+            }
+            Locked { lock, lockable, .. } => {
+                body.error.lock = Some(lock.clone());
+                body.error.lockable = Some(lockable.clone());
+            }
+            _ => {}
+        }
+        (status, body)
     }
 }
 
 /// Database failures: the ones a client can cause or retry get their own
 /// status; anything else is a 500 whose details stay in the log.
-fn db_error_parts(e: &DbError) -> (StatusCode, &'static str, String, Map<String, Value>) {
-    let none = Map::new();
-    match e {
+fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
+    let (status, code, message) = match e {
         DbError::Query(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => (
             StatusCode::CONFLICT,
-            "conflict",
-            "That record already exists (it was created at the same moment); reload and try again."
-                .into(),
-            none,
+            ErrorCode::Conflict,
+            "That record already exists (it was created at the same moment); reload and try again.",
         ),
         DbError::Query(DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _)) => (
             StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid",
-            "A record this one refers to does not exist (any more).".into(),
-            none,
+            ErrorCode::Invalid,
+            "A record this one refers to does not exist (any more).",
         ),
         DbError::Query(DieselError::DatabaseError(_, info))
             if info.message().contains("database is locked") =>
         {
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                "unavailable",
-                "The database is busy; try again in a moment.".into(),
-                none,
+                ErrorCode::Unavailable,
+                "The database is busy; try again in a moment.",
             )
         }
         DbError::Pool(_) | DbError::Connection(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
-            "The database is not answering; try again in a moment.".into(),
-            none,
+            ErrorCode::Unavailable,
+            "The database is not answering; try again in a moment.",
         ),
         _ => (
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "Something went wrong on the server; it has been logged.".into(),
-            none,
+            ErrorCode::Internal,
+            "Something went wrong on the server; it has been logged.",
         ),
-    }
-}
-
-/// The error envelope, for errors raised outside `AppError` too.
-pub fn envelope(code: &str, message: &str, extra: Map<String, Value>) -> Value {
-    let mut error = Map::new();
-    error.insert("code".into(), json!(code));
-    error.insert("message".into(), json!(message));
-    error.extend(extra);
-    json!({ "error": error })
+    };
+    (status, ErrorBody::new(code, message))
 }
 
 impl ResponseError for AppError {
     fn status_code(&self) -> StatusCode {
-        self.parts().0
+        self.to_response_parts().0
     }
 
     fn error_response(&self) -> HttpResponse {
-        let (status, code, message, extra) = self.parts();
+        let (status, body) = self.to_response_parts();
         if status.is_server_error() {
             tracing::error!(error = %self, ?self, "request failed");
         }
-        HttpResponse::build(status).json(envelope(code, &message, extra))
+        HttpResponse::build(status).json(body)
     }
 }
 

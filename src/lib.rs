@@ -1,10 +1,20 @@
 //! baton: pessimistic edit locks, guarded writes and live presence for
 //! collaborative web apps.
 //!
-//! Layout: `http` (handlers) → `locks` (the lock engine and the guard) and
-//! `models` (records and queries) → `db` (SQLite/PostgreSQL, transactions).
-//! `realtime` carries committed changes to browser tabs; `auth` says who is
-//! calling and what they may do; `config`, `error` and `server` hold it together.
+//! Layers, top to bottom; each imports only the ones below it (a test,
+//! `tests/layering.rs`, keeps it so):
+//!
+//! - `server`, `main`, `demo`: putting it together;
+//! - `http`: handlers (parse, authorize, call, render), the extractors, the
+//!   OpenAPI document; `state` is what they share;
+//! - `realtime`: the edits channel, hub, presence, heartbeat and event buses;
+//! - `locks`: the lock engine, the guard, leases and the reaper;
+//! - `auth`: tokens, passwords, the caller, ranks on a case;
+//! - `error`: the error type and its one mapping to HTTP;
+//! - `views`: the wire shapes (every JSON body and channel frame);
+//! - `models`: records and their queries;
+//! - `db`: connections, the transaction and what it will publish;
+//! - `config`, `clock`: settings and time, used by any layer.
 
 pub mod auth;
 pub mod clock;
@@ -18,3 +28,4 @@ pub mod models;
 pub mod realtime;
 pub mod server;
 pub mod state;
+pub mod views;

@@ -189,7 +189,11 @@ async fn user_add(args: UserAddArgs) -> Result<(), String> {
         })
         .await
         .map_err(|e| e.to_string())?;
-    println!("{}", user.to_json());
+    let view = baton::views::UserView::full(&user);
+    println!(
+        "{}",
+        serde_json::to_string(&view).map_err(|e| e.to_string())?
+    );
     Ok(())
 }
 

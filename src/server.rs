@@ -11,13 +11,13 @@ use tracing_actix_web::TracingLogger;
 
 use crate::auth::{AuthError, JwtKeys};
 use crate::config::Settings;
+use crate::db::EventBus;
 use crate::db::{Backend, Database, DbError};
 use crate::http::errors;
 use crate::locks::{reaper, LockPolicy};
-use crate::realtime::events::EventBus;
 use crate::realtime::hub::{Hub, LocalBus};
 use crate::realtime::pg_bus::{self, PgBus};
-use crate::realtime::{heartbeat, presence};
+use crate::realtime::{heartbeat, presence, ChannelTiming, Realtime};
 use crate::state::AppState;
 
 #[derive(Debug, thiserror::Error)]
@@ -85,22 +85,32 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
         settings.database.db_pool_size,
         bus,
     )?;
-    Ok(AppState {
-        db,
-        jwt,
-        policy: LockPolicy {
-            ttl: settings.lock_ttl,
-            idle_timeout: settings.idle_timeout,
+    let policy = LockPolicy {
+        ttl: settings.lock_ttl,
+        idle_timeout: settings.idle_timeout,
+    };
+    let realtime = Realtime {
+        db: db.clone(),
+        hub,
+        heartbeats: Default::default(),
+        presence: Default::default(),
+        policy,
+        timing: ChannelTiming {
+            heartbeat_interval: settings.heartbeat_interval,
+            disconnect_grace: settings.disconnect_grace,
         },
         instance_id: settings
             .instance_id
             .clone()
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+    };
+    Ok(AppState {
+        db,
+        jwt,
+        policy,
+        realtime,
         settings: Arc::new(settings),
-        hub,
-        heartbeats: Default::default(),
         _instance_lock: instance_lock,
-        presence: Default::default(),
     })
 }
 
@@ -133,12 +143,12 @@ pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> 
         state.policy,
         state.settings.reaper_interval,
     ));
-    actix_web::rt::spawn(heartbeat::run(state.clone()));
-    actix_web::rt::spawn(presence::run(state.clone()));
+    actix_web::rt::spawn(heartbeat::run(state.realtime.clone()));
+    actix_web::rt::spawn(presence::run(state.realtime.clone()));
     if state.db.backend() == Backend::Postgres {
         actix_web::rt::spawn(pg_bus::listen(
             state.settings.database.database_url.clone(),
-            state.hub.clone(),
+            state.realtime.hub.clone(),
             state.db.clone(),
         ));
     }

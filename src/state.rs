@@ -1,4 +1,5 @@
-//! What every request handler and background task shares.
+//! What every request handler shares. Background tasks get narrower handles
+//! (`Realtime`, the database, the lock policy), not this.
 
 use std::sync::Arc;
 
@@ -6,9 +7,7 @@ use crate::auth::JwtKeys;
 use crate::config::Settings;
 use crate::db::Database;
 use crate::locks::LockPolicy;
-use crate::realtime::heartbeat::Heartbeats;
-use crate::realtime::hub::Hub;
-use crate::realtime::presence::PresenceBoard;
+use crate::realtime::Realtime;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -16,11 +15,7 @@ pub struct AppState {
     pub jwt: JwtKeys,
     pub settings: Arc<Settings>,
     pub policy: LockPolicy,
-    pub hub: Arc<Hub>,
-    pub heartbeats: Arc<Heartbeats>,
-    pub presence: Arc<PresenceBoard>,
-    /// Names this process in `presences`, so instances can tell their tabs apart.
-    pub instance_id: String,
+    pub realtime: Realtime,
     /// Held while serving a SQLite file, so a second instance refuses to start.
     pub _instance_lock: Option<Arc<std::fs::File>>,
 }

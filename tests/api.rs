@@ -3,7 +3,7 @@
 
 mod common;
 
-use baton::auth::Role;
+use baton::models::Role;
 use common::{Backend, TestApp};
 use serde_json::json;
 

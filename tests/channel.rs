@@ -5,8 +5,8 @@ mod common;
 
 use std::time::Duration;
 
-use baton::auth::Role;
 use baton::config::Settings;
+use baton::models::Role;
 use common::{lock_body, takeover_body, Backend, TestApp};
 use serde_json::{json, Value};
 

@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use baton::auth::Role;
+use baton::models::Role;
 use common::storm::Storm;
 use common::{lock_body, takeover_body, Backend, TestApp, TestUser};
 

@@ -9,8 +9,8 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use baton::auth::Role;
 use baton::config::Settings;
+use baton::models::Role;
 use common::storm::Storm;
 use common::{lock_body, takeover_body, Backend, ServerProcess, TestApp};
 use reqwest::Method;

@@ -7,8 +7,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use baton::auth::Role;
-use baton::realtime::events::Frame;
+use baton::db::Frame;
+use baton::models::Role;
 use common::{lock_body, takeover_body, Backend, TestApp};
 use serde_json::{json, Value};
 use tokio::sync::broadcast::Receiver;
@@ -72,8 +72,10 @@ async fn acquire_renew_and_conflict(backend: Backend) {
     let lock = &first.body;
     assert_eq!(lock["type"], "Lock");
     assert_eq!(lock["table"], "locks");
-    assert_eq!(lock["lockableType"], "Card");
-    assert_eq!(lock["lockableParam"], f.card_id.to_string());
+    assert_eq!(
+        lock["lockable"],
+        json!({ "type": "Card", "table": "cards", "param": f.card_id.to_string() })
+    );
     assert_eq!(lock["sessionId"], "bob-tab-1");
     assert_eq!(lock["user"]["name"], "Bob");
     assert_eq!(lock["token"], lock["param"]);
@@ -947,7 +949,7 @@ async fn reaper_ends_expired_and_idle_locks(backend: Backend) {
     let f = app
         .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
         .await;
-    let mut events = app.state.hub.subscribe(f.case_id);
+    let mut events = app.state.realtime.hub.subscribe(f.case_id);
 
     // Expiry: no refresh, so the lease runs out.
     let lock = app
@@ -1049,8 +1051,8 @@ async fn events_after_commit(backend: Backend) {
         .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
         .await;
     let other = app.case("other", &[(&bob, Role::Editor)]).await;
-    let mut events = app.state.hub.subscribe(f.case_id);
-    let mut other_events = app.state.hub.subscribe(other.case_id);
+    let mut events = app.state.realtime.hub.subscribe(f.case_id);
+    let mut other_events = app.state.realtime.hub.subscribe(other.case_id);
 
     let lock = app
         .post("/locks")
@@ -1125,7 +1127,7 @@ async fn events_after_commit(backend: Backend) {
     assert!(other_events.try_recv().is_err(), "no cross-case events");
 
     // The override's destroy says why and by whom.
-    let mut events = app.state.hub.subscribe(f.case_id);
+    let mut events = app.state.realtime.hub.subscribe(f.case_id);
     let again = app
         .post("/locks")
         .by(&bob)
@@ -1183,8 +1185,8 @@ async fn audit_trail_route(backend: Backend) {
     assert_eq!(trail[0]["action"], "released", "newest first");
     assert_eq!(trail[1]["action"], "acquired");
     assert_eq!(trail[0]["lockId"], lock.body["id"]);
-    assert_eq!(trail[0]["lockableType"], "Card");
-    assert_eq!(trail[0]["actorId"], bob.id);
+    assert_eq!(trail[0]["lockable"]["type"], "Card");
+    assert_eq!(trail[0]["actor"]["id"], bob.id);
     let one = app
         .get("/cases/c/lock_events?limit=1")
         .by(&mia)

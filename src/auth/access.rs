@@ -8,40 +8,7 @@ use diesel::prelude::*;
 use crate::db::schema::memberships;
 use crate::db::DbConn;
 use crate::error::{AppError, AppResult};
-use crate::models::{Case, User};
-
-/// A member's role on one case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
-    Reader,
-    Editor,
-    Manager,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Reader => "reader",
-            Role::Editor => "editor",
-            Role::Manager => "manager",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Role> {
-        match s {
-            "reader" => Some(Role::Reader),
-            "editor" => Some(Role::Editor),
-            "manager" => Some(Role::Manager),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::models::{Case, Role, User};
 
 /// Authority on a case. A site admin acts as a manager everywhere and
 /// outranks every case role (the derived order puts it last).

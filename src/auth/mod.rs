@@ -6,8 +6,8 @@ pub mod actor;
 pub mod jwt;
 pub mod password;
 
-pub use access::{Rank, Role};
-pub use actor::{Actor, Caller, Preconditions};
+pub use access::Rank;
+pub use actor::{Actor, Caller};
 pub use jwt::JwtKeys;
 
 #[derive(Debug, thiserror::Error)]

@@ -2,6 +2,7 @@
 //! pool, migrations, and the two ways in — `read` and `write`. `write` is the
 //! single place where a transaction commits and its events are published.
 
+pub mod outbox;
 pub mod schema;
 
 use std::sync::{Arc, Mutex};
@@ -16,7 +17,7 @@ use diesel::{Connection, ConnectionError};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
 use crate::clock;
-use crate::realtime::events::{Broadcast, Change, Event, EventBus};
+pub use outbox::{EventBus, Frame, Outgoing};
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
@@ -28,9 +29,11 @@ pub enum DbConn {
     Sqlite(SqliteConnection),
 }
 
-/// Runs the same diesel expression on the inner connection of either backend.
-/// For the statements the `DbConn` enum cannot carry (`ON CONFLICT`,
-/// `FOR UPDATE`/`FOR SHARE`): keep such uses in the model modules.
+/// The one way to reach the backend-specific connection, for what the
+/// `DbConn` enum cannot carry (`ON CONFLICT`, row locks). With one body, the
+/// same diesel expression runs on either inner connection; with `postgres:`
+/// and `sqlite:` arms, each backend gets its own. Keep such statements in the
+/// model modules.
 #[macro_export]
 macro_rules! on_backend {
     ($conn:expr, |$c:ident| $body:expr) => {
@@ -39,44 +42,49 @@ macro_rules! on_backend {
             $crate::db::DbConn::Sqlite($c) => $body,
         }
     };
+    ($conn:expr, postgres: |$p:ident| $pg:expr, sqlite: |$s:ident| $sqlite:expr $(,)?) => {
+        match $conn {
+            $crate::db::DbConn::Postgresql($p) => $pg,
+            $crate::db::DbConn::Sqlite($s) => $sqlite,
+        }
+    };
 }
 
 /// (Lookups use `get_result`, not `first`: diesel binds `first`'s LIMIT as a
 /// parameter, which makes SQLite re-prepare the statement on every call.)
 ///
-/// `SELECT … FOR NO KEY UPDATE` of one row on PostgreSQL; a plain select on
-/// SQLite, whose write transactions are exclusive already. Not `FOR UPDATE`:
-/// that would also block the `FOR KEY SHARE` every foreign-key check takes on
-/// its parent row (a presence or audit row inserted for this case), and turn
+/// One row read `FOR NO KEY UPDATE` on PostgreSQL; a plain select on SQLite,
+/// whose write transactions are exclusive already. Not `FOR UPDATE`: that
+/// would also block the `FOR KEY SHARE` every foreign-key check takes on its
+/// parent row (a presence or audit row inserted for this case), and turn
 /// unrelated writes into waits, or deadlocks.
 #[macro_export]
-macro_rules! select_for_update {
+macro_rules! select_one_for_no_key_update {
     ($conn:expr, $query:expr) => {
-        match $conn {
-            $crate::db::DbConn::Postgresql(c) => {
-                $query.for_no_key_update().get_result(c).optional()
-            }
-            $crate::db::DbConn::Sqlite(c) => $query.get_result(c).optional(),
-        }
+        $crate::on_backend!($conn,
+            postgres: |c| $query.for_no_key_update().get_result(c).optional(),
+            sqlite: |c| $query.get_result(c).optional(),
+        )
     };
 }
 
-/// On PostgreSQL, row-locks the rows of `$table` that `$filter` selects, in
-/// id order, before a multi-row write of them (see "Row-lock order" in
-/// `crate::locks`); nothing on SQLite, whose write transactions are exclusive.
+/// On PostgreSQL, takes `FOR UPDATE` on the rows of `$table` that `$filter`
+/// selects, in id order, before a multi-row write of them (see "Row-lock
+/// order" in `crate::locks`); nothing on SQLite, whose write transactions are
+/// exclusive.
 #[macro_export]
-macro_rules! lock_rows_in_order {
+macro_rules! lock_rows_for_update_in_order {
     ($conn:expr, $table:ident, $filter:expr) => {
-        match $conn {
-            $crate::db::DbConn::Postgresql(c) => $table::table
+        $crate::on_backend!($conn,
+            postgres: |c| $table::table
                 .select($table::id)
                 .filter($filter)
                 .order($table::id.asc())
                 .for_update()
                 .execute(c)
                 .map(|_| ()),
-            $crate::db::DbConn::Sqlite(_) => Ok(()),
-        }
+            sqlite: |_c| Ok(()),
+        )
     };
 }
 
@@ -174,30 +182,24 @@ impl ManageConnection for ConnectionManager {
 pub type Pool = r2d2::Pool<ConnectionManager>;
 
 /// A write transaction in progress: the connection, the transaction's clock,
-/// and the events it will publish once it has committed.
+/// and what it will publish once it has committed.
 pub struct Tx<'a> {
     pub conn: &'a mut DbConn,
     /// One timestamp for everything the transaction writes.
     pub now: NaiveDateTime,
     editor_session_id: Option<String>,
-    broadcasts: Vec<Broadcast>,
+    outgoing: Vec<Outgoing>,
 }
 
 impl Tx<'_> {
-    /// Queues a change for publication after commit, tagged with the session
-    /// (browser tab) that made it.
-    pub fn emit(&mut self, case_id: i64, change: Change, watchable: serde_json::Value) {
-        self.broadcasts.push(Broadcast::Change(Event {
-            case_id,
-            change,
-            watchable,
-            editor_session_id: self.editor_session_id.clone(),
-        }));
+    /// The session (browser tab) whose request this is; broadcasts carry it.
+    pub fn editor_session_id(&self) -> Option<&str> {
+        self.editor_session_id.as_deref()
     }
 
-    /// Queues any other broadcast (presence, kicks) for after commit.
-    pub fn broadcast(&mut self, broadcast: Broadcast) {
-        self.broadcasts.push(broadcast);
+    /// Queues a frame or a kick for publication after commit.
+    pub fn publish(&mut self, outgoing: Outgoing) {
+        self.outgoing.push(outgoing);
     }
 }
 
@@ -299,18 +301,18 @@ impl Database {
             conn: &mut conn,
             now: clock::now(),
             editor_session_id,
-            broadcasts: Vec::new(),
+            outgoing: Vec::new(),
         };
         let outcome = f(&mut tx);
-        let broadcasts = std::mem::take(&mut tx.broadcasts);
+        let outgoing = std::mem::take(&mut tx.outgoing);
         match outcome {
             Ok(value) => {
-                if let Err(e) = self.bus.stage(&mut conn, &broadcasts) {
+                if let Err(e) = self.bus.stage(&mut conn, &outgoing) {
                     let _ = rollback(&mut conn);
                     return Err(DbError::from(e).into());
                 }
                 commit(&mut conn).map_err(DbError::from)?;
-                self.bus.committed(broadcasts);
+                self.bus.committed(outgoing);
                 Ok(value)
             }
             Err(e) => {

@@ -1,17 +1,16 @@
 //! Site admins: who is viewing or editing what, and closing a tab.
 
 use actix_web::{web, HttpResponse};
-use serde_json::{json, Value};
 
 use crate::auth::Actor;
-use crate::clock::{self, utc};
+use crate::clock;
+use crate::db::Outgoing;
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::end;
-use crate::locks::render::lock_json;
-use crate::locks::Lockable;
+use crate::locks::render::lock_views;
 use crate::models::{Lock, LockAction, Presence};
-use crate::realtime::events::Broadcast;
 use crate::state::AppState;
+use crate::views::SessionView;
 
 fn require_admin(actor: &Actor) -> AppResult<()> {
     if actor.user.admin {
@@ -27,27 +26,15 @@ fn require_admin(actor: &Actor) -> AppResult<()> {
 /// it holds.
 pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpResponse> {
     require_admin(&actor)?;
-    let interval = state.settings.heartbeat_interval;
+    let presence_ttl = state.realtime.timing.presence_ttl();
     let sessions = state
         .db
         .read(move |conn| {
-            let live = Presence::all_live(conn, clock::before(clock::now(), interval * 3))?;
-            let mut out: Vec<Value> = Vec::with_capacity(live.len());
+            let live = Presence::all_live(conn, clock::before(clock::now(), presence_ttl))?;
+            let mut out = Vec::with_capacity(live.len());
             for (presence, user, case) in live {
-                let locks: Vec<Value> = Lock::of_session(conn, &presence.session_id)?
-                    .iter()
-                    .map(lock_json)
-                    .collect();
-                out.push(json!({
-                    "sessionId": presence.session_id,
-                    "user": user.to_json(),
-                    "case": case.to_json(),
-                    "instanceId": presence.instance_id,
-                    "userAgent": presence.user_agent,
-                    "connectedAt": utc(presence.connected_at),
-                    "lastSeenAt": utc(presence.last_seen_at),
-                    "locks": locks,
-                }));
+                let locks = lock_views(&Lock::of_session(conn, &presence.session_id)?);
+                out.push(SessionView::new(&presence, &user, &case, locks));
             }
             Ok::<_, AppError>(out)
         })
@@ -66,12 +53,12 @@ pub async fn kick(
     require_admin(&actor)?;
     let session_id = session.into_inner();
     let reason = format!("{} closed this tab's session.", actor.user.name);
-    let interval = state.settings.heartbeat_interval;
+    let presence_ttl = state.realtime.timing.presence_ttl();
     state
         .db
         .write(actor.session_id.clone(), move |tx| {
             let locks = Lock::of_session(tx.conn, &session_id)?;
-            let seen_since = clock::before(tx.now, interval * 3);
+            let seen_since = clock::before(tx.now, presence_ttl);
             let connected = Presence::live_of_session(tx.conn, &session_id, None, seen_since)?;
             if locks.is_empty() && connected == 0 {
                 return Err(AppError::not_found(format!(
@@ -82,7 +69,7 @@ pub async fn kick(
             for held in &locks {
                 end(tx, held, LockAction::Kicked, Some(&admin))?;
             }
-            tx.broadcast(Broadcast::Kick { session_id, reason });
+            tx.publish(Outgoing::Kick { session_id, reason });
             Ok(())
         })
         .await?;

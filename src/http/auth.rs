@@ -2,13 +2,13 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::params;
 use crate::auth::{password, Actor, AuthError};
 use crate::error::{AppError, AppResult};
 use crate::models::User;
 use crate::state::AppState;
+use crate::views::{LoginView, UserView};
 
 #[derive(Deserialize)]
 pub struct LoginBody {
@@ -40,12 +40,15 @@ pub async fn login(
         return Err(AuthError::BadCredentials.into());
     }
     let token = state.jwt.issue(user.id)?;
-    Ok(HttpResponse::Ok().json(json!({ "token": token, "user": user.to_json() })))
+    Ok(HttpResponse::Ok().json(LoginView {
+        token,
+        user: UserView::full(&user),
+    }))
 }
 
 /// `GET /me`.
 pub async fn me(actor: Actor) -> HttpResponse {
-    HttpResponse::Ok().json(actor.user.to_json())
+    HttpResponse::Ok().json(UserView::full(&actor.user))
 }
 
 #[derive(Deserialize)]
@@ -91,5 +94,5 @@ pub async fn create_user(
             Ok(User::create(tx.conn, &email, &name, &hash, admin, tx.now)?)
         })
         .await?;
-    Ok(HttpResponse::Created().json(user.to_json()))
+    Ok(HttpResponse::Created().json(UserView::full(&user)))
 }

@@ -3,20 +3,20 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::{case_by_slug, guarded, lockable_response, params};
 use crate::auth::access::authorize;
-use crate::auth::{Actor, Caller, Preconditions, Role};
+use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::active_locks;
-use crate::locks::guard::clear_child_locks;
-use crate::locks::render::lock_json;
-use crate::locks::{Lockable, Written};
+use crate::locks::guard::{clear_child_locks, Preconditions};
+use crate::locks::render::lock_views;
+use crate::locks::Written;
 use crate::models::case::CaseChanges;
-use crate::models::{Card, Case, Edgenote, Lock, Membership, Page};
+use crate::models::{Card, Case, Edgenote, Lock, Membership, Page, Role};
 use crate::realtime::presence::online_users;
 use crate::state::AppState;
+use crate::views::{CardView, CaseDetailView, CaseView, EdgenoteView, PageWithCardsView};
 
 /// `GET /cases`: the cases the caller is a member of.
 pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpResponse> {
@@ -25,7 +25,7 @@ pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpRe
         .db
         .read(move |conn| Case::of_member(conn, user_id).map_err(AppError::from))
         .await?;
-    Ok(HttpResponse::Ok().json(cases.iter().map(Lockable::to_json).collect::<Vec<_>>()))
+    Ok(HttpResponse::Ok().json(cases.iter().map(CaseView::from).collect::<Vec<_>>()))
 }
 
 #[derive(Deserialize)]
@@ -73,45 +73,44 @@ pub async fn show(
     slug: web::Path<String>,
 ) -> AppResult<HttpResponse> {
     let policy = state.policy;
-    let heartbeat = state.settings.heartbeat_interval;
-    let (case, body) = state
+    let presence_ttl = state.realtime.timing.presence_ttl();
+    let detail = state
         .db
         .read(move |conn| {
             let case = case_by_slug(conn, &slug)?;
             let rank = authorize(conn, &actor.user, &case, Role::Reader)?;
             let mut cards = Card::of_case(conn, case.id)?;
-            let pages: Vec<Value> = Page::of_case(conn, case.id)?
-                .into_iter()
+            let pages = Page::of_case(conn, case.id)?
+                .iter()
                 .map(|page| {
-                    let mut json = page.to_json();
                     let (mine, rest): (Vec<Card>, Vec<Card>) =
                         cards.drain(..).partition(|c| c.page_id == page.id);
                     cards = rest;
-                    json["cards"] = mine.iter().map(Lockable::to_json).collect();
-                    json
+                    PageWithCardsView {
+                        page: page.into(),
+                        cards: mine.iter().map(CardView::from).collect(),
+                    }
                 })
                 .collect();
-            let mut body = case.to_json();
-            body["pages"] = pages.into();
-            body["edgenotes"] = Edgenote::of_case(conn, case.id)?
-                .iter()
-                .map(Lockable::to_json)
-                .collect();
-            body["activeLocks"] = active_locks(conn, case.id, &policy)?
-                .iter()
-                .map(lock_json)
-                .collect();
-            body["onlineUsers"] = online_users(conn, case.id, heartbeat)?;
-            body["role"] = rank.to_string().into();
-            Ok::<_, AppError>((case, body))
+            Ok::<_, AppError>(CaseDetailView {
+                case: CaseView::from(&case),
+                pages,
+                edgenotes: Edgenote::of_case(conn, case.id)?
+                    .iter()
+                    .map(EdgenoteView::from)
+                    .collect(),
+                active_locks: lock_views(&active_locks(conn, case.id, &policy)?),
+                online_users: online_users(conn, case.id, presence_ttl)?,
+                role: rank.to_string(),
+            })
         })
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header((
             actix_web::http::header::ETAG,
-            format!("\"{}\"", case.version),
+            format!("\"{}\"", detail.case.version),
         ))
-        .json(body))
+        .json(detail))
 }
 
 /// `PATCH /cases/:slug` (managers, guarded).

@@ -7,16 +7,16 @@ use serde::Deserialize;
 
 use super::{case_by_slug, case_of, guarded, lockable_response, params, show_lockable};
 use crate::auth::access::authorize;
-use crate::auth::{Actor, Caller, Preconditions, Role};
+use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
-use crate::locks::guard::clear_child_locks;
+use crate::locks::guard::{clear_child_locks, Preconditions};
 use crate::locks::{Lockable, Written};
 use crate::models::card::CardChanges;
 use crate::models::edgenote::EdgenoteChanges;
 use crate::models::page::PageChanges;
-use crate::models::{identity, Card, Edgenote, Lock, Page};
-use crate::realtime::events::Change;
+use crate::models::{Card, Edgenote, Lock, Page, Record, Role};
 use crate::state::AppState;
+use crate::views::{Change, Identity, Watchable};
 
 // ---- pages ----
 
@@ -48,7 +48,7 @@ pub async fn create_page(
             let case = case_by_slug(tx.conn, &slug)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
             let page = Page::create(tx.conn, case.id, &title, position, tx.now)?;
-            tx.emit(case.id, Change::Create, page.to_json());
+            tx.emit(case.id, Change::Create, page.view().into());
             Ok::<_, AppError>(page)
         })
         .await?;
@@ -107,11 +107,8 @@ pub async fn destroy_page(
             clear_child_locks(tx, ctx, card_locks)?;
             page.delete(tx.conn)?;
             for card_id in card_ids {
-                tx.emit(
-                    page.case_id,
-                    Change::Destroy,
-                    identity(Card::TYPE, Card::TABLE, card_id),
-                );
+                let gone = Identity::new(Card::TYPE, Card::TABLE, card_id);
+                tx.emit(page.case_id, Change::Destroy, Watchable::Gone(gone));
             }
             Ok(Written::Destroyed)
         },
@@ -148,12 +145,12 @@ pub async fn create_card(
     let card = state
         .db
         .write(actor.session_id.clone(), move |tx| {
-            let page = <Page as Lockable>::find(tx.conn, page_id)?
+            let page = Page::find(tx.conn, page_id)?
                 .ok_or_else(|| AppError::not_found(format!("Page {page_id} does not exist.")))?;
             let case = case_of(tx.conn, page.case_id)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
             let card = Card::create(tx.conn, case.id, page.id, &content, position, tx.now)?;
-            tx.emit(case.id, Change::Create, card.to_json());
+            tx.emit(case.id, Change::Create, card.view().into());
             Ok::<_, AppError>(card)
         })
         .await?;
@@ -248,7 +245,7 @@ pub async fn create_edgenote(
                 )));
             }
             let note = Edgenote::create(tx.conn, case.id, &note_slug, &caption, &content, tx.now)?;
-            tx.emit(case.id, Change::Create, note.to_json());
+            tx.emit(case.id, Change::Create, note.view().into());
             Ok(note)
         })
         .await?;

@@ -5,10 +5,11 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use super::case_by_slug;
+use super::extract::{bearer, user_agent, valid_session_id};
 use crate::auth::access::authorize;
-use crate::auth::actor::{bearer, user_agent, valid_session_id};
-use crate::auth::{Actor, Role};
+use crate::auth::Caller;
 use crate::error::{AppError, AppResult};
+use crate::models::Role;
 use crate::realtime::channel;
 use crate::state::AppState;
 
@@ -34,8 +35,13 @@ pub async fn edits(
         None => uuid::Uuid::new_v4().to_string(),
     };
     let token = token.as_deref().or_else(|| bearer(req.headers()));
-    let actor =
-        Actor::from_token(&state, token, Some(session_id), user_agent(req.headers())).await?;
+    let caller = Caller::verify(
+        &state.jwt,
+        token,
+        Some(session_id),
+        user_agent(req.headers()),
+    )?;
+    let actor = state.db.read(move |conn| caller.load(conn)).await?;
     let (user, slug) = (actor.user.clone(), slug.into_inner());
     let case = state
         .db
@@ -52,7 +58,7 @@ pub async fn edits(
         )
     })?;
     actix_web::rt::spawn(channel::serve(
-        state.get_ref().clone(),
+        state.realtime.clone(),
         actor,
         case,
         session,

@@ -8,7 +8,8 @@ use actix_web::http::{header, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use crate::error::{envelope, AppError};
+use crate::error::AppError;
+use crate::views::{ErrorBody, ErrorCode};
 
 pub fn json_config(limit: usize) -> web::JsonConfig {
     web::JsonConfig::default()
@@ -98,31 +99,31 @@ fn envelope_response(
     let (method, path) = req.map_or(("", ""), |r| (r.method().as_str(), r.path()));
     let (code, fallback) = match status.as_u16() {
         400 => (
-            "bad_request",
+            ErrorCode::BadRequest,
             "The request could not be understood.".to_string(),
         ),
-        401 => ("unauthorized", "Sign in first.".to_string()),
-        403 => ("forbidden", "You may not do this.".to_string()),
-        404 => ("not_found", format!("There is nothing at {path}.")),
+        401 => (ErrorCode::Unauthorized, "Sign in first.".to_string()),
+        403 => (ErrorCode::Forbidden, "You may not do this.".to_string()),
+        404 => (ErrorCode::NotFound, format!("There is nothing at {path}.")),
         405 => (
-            "method_not_allowed",
+            ErrorCode::MethodNotAllowed,
             format!("{method} is not supported on {path}."),
         ),
         413 => (
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             "The request body is too large.".to_string(),
         ),
         _ if status.is_server_error() => (
-            "internal",
+            ErrorCode::Internal,
             "Something went wrong on the server; it has been logged.".to_string(),
         ),
         _ => (
-            "error",
+            ErrorCode::BadRequest,
             status.canonical_reason().unwrap_or("Error").to_string(),
         ),
     };
     let message = message
         .filter(|m| !m.is_empty() && !status.is_server_error())
         .unwrap_or(fallback);
-    HttpResponse::build(status).json(envelope(code, &message, Default::default()))
+    HttpResponse::build(status).json(ErrorBody::new(code, message))
 }

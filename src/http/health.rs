@@ -1,10 +1,10 @@
 use actix_web::{web, HttpResponse};
 use diesel::connection::SimpleConnection;
-use serde_json::json;
 
 use crate::db::{Backend, DbError};
 use crate::error::AppResult;
 use crate::state::AppState;
+use crate::views::HealthView;
 
 /// `GET /healthz`: 200 when the database answers.
 pub async fn healthz(state: web::Data<AppState>) -> AppResult<HttpResponse> {
@@ -16,5 +16,8 @@ pub async fn healthz(state: web::Data<AppState>) -> AppResult<HttpResponse> {
         Backend::Sqlite => "sqlite",
         Backend::Postgres => "postgres",
     };
-    Ok(HttpResponse::Ok().json(json!({ "status": "ok", "database": database })))
+    Ok(HttpResponse::Ok().json(HealthView {
+        status: "ok".into(),
+        database: database.into(),
+    }))
 }

@@ -3,18 +3,20 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{case_by_slug, case_of};
 use crate::auth::access::authorize;
-use crate::auth::{Actor, Caller, Role};
+use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::{self, active_locks, LockStatus};
 use crate::locks::lockable::{kind_named, known_types};
-use crate::locks::render::lock_json;
+use crate::locks::render::{lock_event_view, lock_view, lock_views};
 use crate::locks::{Acquired, Target};
-use crate::models::{Lock, LockEvent};
+use crate::models::{Lock, LockEvent, Role, User};
 use crate::state::AppState;
+use crate::views::locks::LockState;
+use crate::views::LockStatusView;
 
 /// Which record: `lockableType` + `lockableParam` (snake_case accepted too).
 #[derive(Deserialize)]
@@ -96,8 +98,8 @@ pub async fn create(
         })
         .await?;
     Ok(match acquired {
-        Acquired::Created(held) => HttpResponse::Created().json(lock_json(&held)),
-        Acquired::Renewed(held) => HttpResponse::Ok().json(lock_json(&held)),
+        Acquired::Created(held) => HttpResponse::Created().json(lock_view(&held)),
+        Acquired::Renewed(held) => HttpResponse::Ok().json(lock_view(&held)),
     })
 }
 
@@ -114,15 +116,15 @@ pub async fn show(
         .read(move |conn| {
             let gone = || AppError::not_found(format!("Lock {id} does not exist (any more)."));
             let held = Lock::find(conn, id)?.ok_or_else(gone)?;
-            let case = case_of(conn, held.0.case_id)?;
+            let case = case_of(conn, held.lock.case_id)?;
             authorize(conn, &actor.user, &case, Role::Reader)?;
-            if engine::overdue(&held.0, crate::clock::now(), &policy).is_some() {
+            if engine::overdue(&held.lock, crate::clock::now(), &policy).is_some() {
                 return Err(gone());
             }
             Ok(held)
         })
         .await?;
-    Ok(HttpResponse::Ok().json(lock_json(&held)))
+    Ok(HttpResponse::Ok().json(lock_view(&held)))
 }
 
 #[derive(Deserialize)]
@@ -149,7 +151,7 @@ pub async fn index(
             active_locks(conn, case.id, &policy)
         })
         .await?;
-    Ok(HttpResponse::Ok().json(locks.iter().map(lock_json).collect::<Vec<_>>()))
+    Ok(HttpResponse::Ok().json(lock_views(&locks)))
 }
 
 /// `GET /locks/status?lockableType=Card&lockableParam=1`.
@@ -169,11 +171,12 @@ pub async fn status(
             engine::status(conn, &actor, &target, &policy)
         })
         .await?;
-    Ok(HttpResponse::Ok().json(match status {
-        LockStatus::Owned(held) => json!({ "state": "owned", "lock": lock_json(&held) }),
-        LockStatus::Locked(held) => json!({ "state": "locked", "lock": lock_json(&held) }),
-        LockStatus::Unlocked => json!({ "state": "unlocked" }),
-    }))
+    let (state, lock) = match status {
+        LockStatus::Owned(held) => (LockState::Owned, Some(lock_view(&held))),
+        LockStatus::Locked(held) => (LockState::Locked, Some(lock_view(&held))),
+        LockStatus::Unlocked => (LockState::Unlocked, None),
+    };
+    Ok(HttpResponse::Ok().json(LockStatusView { state, lock }))
 }
 
 /// `POST /locks/:id/refresh`: the holder renews lease and activity.
@@ -190,7 +193,7 @@ pub async fn refresh(
             engine::refresh(tx, &actor, id, &policy)
         })
         .await?;
-    Ok(HttpResponse::Ok().json(lock_json(&held)))
+    Ok(HttpResponse::Ok().json(lock_view(&held)))
 }
 
 /// `DELETE /locks/:id`: release (holder) or break (equal or higher rank).
@@ -263,8 +266,26 @@ pub async fn events(
         .read(move |conn| {
             let case = case_by_slug(conn, &slug)?;
             authorize(conn, &actor.user, &case, Role::Manager)?;
-            Ok::<_, AppError>(LockEvent::of_case(conn, case.id, limit, before)?)
+            let events = LockEvent::of_case(conn, case.id, limit, before)?;
+            let mut ids: Vec<i64> = events
+                .iter()
+                .flat_map(|e| [Some(e.holder_id), e.actor_id])
+                .flatten()
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let users = User::refs(conn, &ids)?;
+            let user = |id: i64| users.iter().find(|u| u.id == id);
+            Ok::<_, AppError>(
+                events
+                    .iter()
+                    .filter_map(|e| {
+                        let holder = user(e.holder_id)?;
+                        Some(lock_event_view(e, e.actor_id.and_then(user), holder))
+                    })
+                    .collect::<Vec<_>>(),
+            )
         })
         .await?;
-    Ok(HttpResponse::Ok().json(events.iter().map(LockEvent::to_json).collect::<Vec<_>>()))
+    Ok(HttpResponse::Ok().json(events))
 }

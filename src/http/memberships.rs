@@ -5,10 +5,11 @@ use serde::Deserialize;
 
 use super::{case_by_slug, case_of};
 use crate::auth::access::authorize;
-use crate::auth::{Actor, Role};
+use crate::auth::Actor;
 use crate::error::{AppError, AppResult};
-use crate::models::{Membership, User};
+use crate::models::{Membership, Role, User};
 use crate::state::AppState;
+use crate::views::MembershipView;
 
 /// `GET /cases/:slug/memberships`.
 pub async fn index(
@@ -27,7 +28,7 @@ pub async fn index(
     Ok(HttpResponse::Ok().json(
         members
             .iter()
-            .map(|(m, u)| m.to_json(u))
+            .map(|(m, u)| MembershipView::new(m, u))
             .collect::<Vec<_>>(),
     ))
 }
@@ -93,7 +94,7 @@ pub async fn create(
     } else {
         HttpResponse::Ok()
     };
-    Ok(response.json(membership.to_json(&user)))
+    Ok(response.json(MembershipView::new(&membership, &user)))
 }
 
 /// `DELETE /memberships/:id`: 204.

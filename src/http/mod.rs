@@ -7,6 +7,7 @@ pub mod cases;
 pub mod content;
 pub mod edits;
 pub mod errors;
+pub mod extract;
 pub mod health;
 pub mod locks;
 pub mod memberships;
@@ -16,12 +17,12 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 
-use crate::auth::{Actor, Caller, Preconditions, Role};
+use crate::auth::{Actor, Caller};
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
-use crate::locks::guard::{guarded_write, WriteContext};
+use crate::locks::guard::{guarded_write, Preconditions, WriteContext};
 use crate::locks::{Lockable, Written};
-use crate::models::Case;
+use crate::models::{Case, Role};
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -98,7 +99,7 @@ pub fn lockable_response<L: Lockable>(status: StatusCode, record: &L) -> HttpRes
     if let Ok(etag) = HeaderValue::from_str(&format!("\"{}\"", record.version())) {
         response.insert_header((header::ETAG, etag));
     }
-    response.json(record.to_json())
+    response.json(record.view())
 }
 
 /// Renders what a guarded write did: 200 with the record, or 204.

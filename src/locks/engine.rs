@@ -4,16 +4,16 @@
 use chrono::NaiveDateTime;
 
 use super::lockable::Target;
-use super::render::{ended_lock_json, held_message, lock_json};
+use super::render::{ended_lock, held_message, lock_view};
 use super::LockPolicy;
 use crate::auth::access::{rank_of_user_id, rank_on};
-use crate::auth::{Actor, Role};
+use crate::auth::Actor;
 use crate::clock;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
-use crate::models::lock::{HeldLock, NewLock};
-use crate::models::{Lock, LockAction, LockEvent, UserRef};
-use crate::realtime::events::Change;
+use crate::models::lock::NewLock;
+use crate::models::{HeldLock, Lock, LockAction, LockEvent, Role, UserRef};
+use crate::views::Change;
 
 /// How many times an acquire retries when the lock changed hands under it.
 const ACQUIRE_ATTEMPTS: usize = 4;
@@ -57,7 +57,7 @@ pub fn end(
     reason: LockAction,
     actor: Option<&UserRef>,
 ) -> AppResult<bool> {
-    let lock = &held.0;
+    let lock = &held.lock;
     if !Lock::delete(tx.conn, lock.id)? {
         return Ok(false);
     }
@@ -66,7 +66,7 @@ pub fn end(
     tx.emit(
         lock.case_id,
         Change::Destroy,
-        ended_lock_json(held, reason, overridden_by),
+        ended_lock(held, reason, overridden_by),
     );
     Ok(true)
 }
@@ -77,7 +77,7 @@ pub fn live_or_end(
     held: HeldLock,
     policy: &LockPolicy,
 ) -> AppResult<Option<HeldLock>> {
-    match overdue(&held.0, tx.now, policy) {
+    match overdue(&held.lock, tx.now, policy) {
         Some(reason) => {
             end(tx, &held, reason, None)?;
             Ok(None)
@@ -98,8 +98,8 @@ pub fn acquire(
 ) -> AppResult<Acquired> {
     for _ in 0..ACQUIRE_ATTEMPTS {
         let new = NewLock {
-            lockable_type: target.type_name,
-            lockable_id: target.id,
+            lockable_type: target.identity.type_name,
+            lockable_id: target.identity.id,
             case_id: target.case_id,
             user_id: actor.user.id,
             session_id: actor.session_id.as_deref(),
@@ -116,18 +116,21 @@ pub fn acquire(
                 LockAction::Acquired,
                 tx.now,
             )?;
-            let held = (lock, actor.user.to_ref());
-            tx.emit(target.case_id, Change::Create, lock_json(&held));
+            let held = HeldLock {
+                lock,
+                holder: actor.user.to_ref(),
+            };
+            tx.emit(target.case_id, Change::Create, lock_view(&held).into());
             return Ok(Acquired::Created(held));
         }
         // Taken: by whom? (It may have been released since; then go again.)
-        let Some(held) = Lock::on(tx.conn, target.type_name, target.id)? else {
+        let Some(held) = Lock::on(tx.conn, target.identity.type_name, target.identity.id)? else {
             continue;
         };
         let Some(held) = live_or_end(tx, held, policy)? else {
             continue;
         };
-        if is_held_by(&held.0, actor) {
+        if is_held_by(&held.lock, actor) {
             let renewed = renew(tx, held, policy, true)?;
             return Ok(Acquired::Renewed(renewed));
         }
@@ -137,23 +140,23 @@ pub fn acquire(
                     "{}; ask them, or edit anyway (takeover).",
                     held_message(&held)
                 ),
-                lock: Box::new(lock_json(&held)),
+                lock: Box::new(lock_view(&held)),
             });
         }
         override_lock(tx, actor, &held)?;
     }
     Err(AppError::Conflict(format!(
         "{} changed hands several times while you asked for it; try again.",
-        target.label()
+        target.identity.label()
     )))
 }
 
 /// Refuses (403 `outranked`) unless the actor's rank on the lock's case is at
 /// least the holder's. Callers have already checked the actor is an editor.
 fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()> {
-    let case_id = held.0.case_id;
+    let case_id = held.lock.case_id;
     let mine = rank_on(tx.conn, &actor.user, case_id)?;
-    let theirs = rank_of_user_id(tx.conn, held.0.user_id, case_id)?;
+    let theirs = rank_of_user_id(tx.conn, held.lock.user_id, case_id)?;
     if mine >= theirs {
         return Ok(());
     }
@@ -163,14 +166,14 @@ fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()>
             held_message(held),
             theirs.map(|r| r.to_string()).unwrap_or_default()
         ),
-        lock: Box::new(lock_json(held)),
+        lock: Box::new(lock_view(held)),
     })
 }
 
 /// Extends the lease (and the activity when `activity`) and broadcasts the
 /// lock's new times.
 fn renew(tx: &mut Tx, held: HeldLock, policy: &LockPolicy, activity: bool) -> AppResult<HeldLock> {
-    let (lock, holder) = held;
+    let HeldLock { lock, holder } = held;
     let renewed = Lock::renew(
         tx.conn,
         lock.id,
@@ -178,8 +181,11 @@ fn renew(tx: &mut Tx, held: HeldLock, policy: &LockPolicy, activity: bool) -> Ap
         activity.then_some(tx.now),
     )?
     .unwrap_or(lock);
-    let held = (renewed, holder);
-    tx.emit(held.0.case_id, Change::Update, lock_json(&held));
+    let held = HeldLock {
+        lock: renewed,
+        holder,
+    };
+    tx.emit(held.lock.case_id, Change::Update, lock_view(&held).into());
     Ok(held)
 }
 
@@ -209,7 +215,7 @@ fn find_live(tx: &mut Tx, id: i64, policy: &LockPolicy) -> AppResult<HeldLock> {
 /// `POST /locks/:id/refresh`: the holder renews lease and activity.
 pub fn refresh(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppResult<HeldLock> {
     let held = find_live(tx, id, policy)?;
-    if !is_held_by(&held.0, actor) {
+    if !is_held_by(&held.lock, actor) {
         return Err(AppError::forbidden(format!(
             "Only the tab holding lock {id} can refresh it ({}).",
             held_message(&held)
@@ -222,11 +228,11 @@ pub fn refresh(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppR
 /// rank breaks it (recorded as `overridden`, the holder is told).
 pub fn release(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppResult<()> {
     let held = find_live(tx, id, policy)?;
-    if is_held_by(&held.0, actor) {
+    if is_held_by(&held.lock, actor) {
         end(tx, &held, LockAction::Released, Some(&actor.user.to_ref()))?;
         return Ok(());
     }
-    let rank = rank_on(tx.conn, &actor.user, held.0.case_id)?;
+    let rank = rank_on(tx.conn, &actor.user, held.lock.case_id)?;
     if !rank.is_some_and(|r| r.allows(Role::Editor)) {
         return Err(AppError::forbidden(format!(
             "{}; only an editor or above of the case can break a lock.",
@@ -248,7 +254,7 @@ fn override_lock(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()> {
 pub fn release_session(tx: &mut Tx, actor: &Actor, session_id: &str) -> AppResult<usize> {
     let mut released = 0;
     for held in Lock::of_session(tx.conn, session_id)? {
-        if held.0.user_id == actor.user.id
+        if held.lock.user_id == actor.user.id
             && end(tx, &held, LockAction::Released, Some(&actor.user.to_ref()))?
         {
             released += 1;
@@ -273,16 +279,18 @@ pub fn status(
     policy: &LockPolicy,
 ) -> AppResult<LockStatus> {
     let now = clock::now();
-    Ok(match Lock::on(conn, target.type_name, target.id)? {
-        Some(held) if overdue(&held.0, now, policy).is_none() => {
-            if is_held_by(&held.0, actor) {
-                LockStatus::Owned(held)
-            } else {
-                LockStatus::Locked(held)
+    Ok(
+        match Lock::on(conn, target.identity.type_name, target.identity.id)? {
+            Some(held) if overdue(&held.lock, now, policy).is_none() => {
+                if is_held_by(&held.lock, actor) {
+                    LockStatus::Owned(held)
+                } else {
+                    LockStatus::Locked(held)
+                }
             }
-        }
-        _ => LockStatus::Unlocked,
-    })
+            _ => LockStatus::Unlocked,
+        },
+    )
 }
 
 /// The locks of a case that are still in force, oldest first.
@@ -294,6 +302,6 @@ pub fn active_locks(
     let now = clock::now();
     Ok(Lock::of_case(conn, case_id)?
         .into_iter()
-        .filter(|(lock, _)| overdue(lock, now, policy).is_none())
+        .filter(|held| overdue(&held.lock, now, policy).is_none())
         .collect())
 }

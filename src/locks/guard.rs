@@ -2,15 +2,24 @@
 //! through [`guarded_write`], inside the write's transaction.
 
 use super::engine::{end, is_held_by, live_or_end, touch};
-use super::lockable::Lockable;
-use super::render::{held_message, lock_json};
+use super::lockable::{kind_named, Lockable};
+use super::render::{held_message, lock_view};
 use super::LockPolicy;
-use crate::auth::{Actor, Preconditions};
+use crate::auth::Actor;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
-use crate::models::lock::HeldLock;
-use crate::models::{Lock, LockAction, User};
-use crate::realtime::events::Change;
+use crate::models::{HeldLock, Lock, LockAction, User};
+use crate::views::Change;
+use crate::views::{Identity, RecordView, Watchable};
+
+/// What a write asks to be true before it happens.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Preconditions {
+    /// `If-Match: "<version>"`.
+    pub if_match: Option<i64>,
+    /// `Lock-Token: <lock id>`.
+    pub lock_token: Option<i64>,
+}
 
 /// What a guarded write did to its record.
 pub enum Written<L> {
@@ -52,23 +61,19 @@ where
             if let Some(lock) = &own_lock {
                 touch(tx, lock, ctx.policy)?;
             }
-            tx.emit(case_id, Change::Update, updated.to_json());
+            tx.emit(case_id, Change::Update, updated.view().into());
         }
         Written::Destroyed => {
             if let Some(lock) = own_lock {
                 let holder = ctx.actor.user.to_ref();
-                end(
-                    tx,
-                    &(lock, holder.clone()),
-                    LockAction::Released,
-                    Some(&holder),
-                )?;
+                let held = HeldLock {
+                    lock,
+                    holder: holder.clone(),
+                };
+                end(tx, &held, LockAction::Released, Some(&holder))?;
             }
-            tx.emit(
-                case_id,
-                Change::Destroy,
-                crate::models::identity(L::TYPE, L::TABLE, id),
-            );
+            let gone = Identity::new(L::TYPE, L::TABLE, id);
+            tx.emit(case_id, Change::Destroy, Watchable::Gone(gone));
         }
     }
     Ok(written)
@@ -80,19 +85,19 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
         Some(lock) => {
             let holder = User::refs(tx.conn, &[lock.user_id])?.pop();
             match holder {
-                Some(holder) => live_or_end(tx, (lock, holder), ctx.policy)?,
+                Some(holder) => live_or_end(tx, HeldLock { lock, holder }, ctx.policy)?,
                 None => None,
             }
         }
         None => None,
     };
     if let Some(held) = &lock {
-        if !is_held_by(&held.0, ctx.actor) {
-            return Err(locked(held, &record.to_json()));
+        if !is_held_by(&held.lock, ctx.actor) {
+            return Err(locked(held, record.view()));
         }
     }
     if let Some(token) = ctx.preconditions.lock_token {
-        if lock.as_ref().map(|(l, _)| l.id) != Some(token) {
+        if lock.as_ref().map(|held| held.lock.id) != Some(token) {
             return Err(AppError::LockLost {
                 message: format!(
                     "Your lock {token} on {} {} is gone (overridden, expired or released); \
@@ -100,7 +105,7 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
                     L::TYPE,
                     record.id()
                 ),
-                current: Box::new(record.to_json()),
+                current: Box::new(record.view()),
             });
         }
     }
@@ -114,18 +119,18 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
                     record.id(),
                     record.version()
                 ),
-                current: Box::new(record.to_json()),
+                current: Box::new(record.view()),
             });
         }
     }
-    Ok(lock.map(|(l, _)| l))
+    Ok(lock.map(|held| held.lock))
 }
 
-fn locked(held: &HeldLock, lockable: &serde_json::Value) -> AppError {
+fn locked(held: &HeldLock, lockable: RecordView) -> AppError {
     AppError::Locked {
         message: format!("{}; your changes were not saved.", held_message(held)),
-        lock: Box::new(lock_json(held)),
-        lockable: Box::new(lockable.clone()),
+        lock: Box::new(lock_view(held)),
+        lockable: Box::new(lockable),
     }
 }
 
@@ -138,10 +143,15 @@ pub fn clear_child_locks(tx: &mut Tx, ctx: &WriteContext, locks: Vec<HeldLock>) 
         let Some(held) = live_or_end(tx, held, ctx.policy)? else {
             continue;
         };
-        if !is_held_by(&held.0, ctx.actor) {
-            let table = super::lockable::kind_named(&held.0.lockable_type).map_or("", |k| k.table);
-            let child = crate::models::identity(&held.0.lockable_type, table, held.0.lockable_id);
-            return Err(locked(&held, &child));
+        if !is_held_by(&held.lock, ctx.actor) {
+            let child = kind_named(&held.lock.lockable_type)
+                .map(|kind| kind.find(tx.conn, held.lock.lockable_id))
+                .transpose()?
+                .flatten();
+            // A lock on a record that is gone already blocks nothing.
+            if let Some(child) = child {
+                return Err(locked(&held, child.view));
+            }
         }
         mine.push(held);
     }

@@ -1,50 +1,72 @@
-//! What the lock engine knows about lockable records: a type name, a table,
-//! how to find one, and its case, version and JSON. A new lockable type is
-//! one `impl Lockable` and one line in [`REGISTRY`].
+//! What the lock engine knows about lockable records: a type name and table
+//! (from [`Record`]), how to find one, and its case, version and wire shape.
+//! A new lockable type is one model with `versioned_record!`, one
+//! `lockable!` line below and one line in [`REGISTRY`].
 
 use diesel::QueryResult;
-use serde_json::Value;
 
 use crate::db::DbConn;
-use crate::models::{Card, Case, Edgenote, Page};
+use crate::models::{Card, Case, Edgenote, Page, Record};
+use crate::views::{Identity, RecordView};
 
-pub trait Lockable: Sized + Send + 'static {
-    /// The type name clients send as `lockableType` (`"Card"`).
-    const TYPE: &'static str;
-    /// The table, as carried in JSON (`"cards"`).
-    const TABLE: &'static str;
-
+pub trait Lockable: Record + Sized + Send + 'static {
     fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>>;
     /// Like `find`, locking the row until the transaction ends (PostgreSQL).
     fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>>;
-    fn id(&self) -> i64;
     fn case_id(&self) -> i64;
     fn version(&self) -> i64;
-    fn to_json(&self) -> Value;
+    fn view(&self) -> RecordView;
 }
+
+/// Implements [`Lockable`] for a model made with `versioned_record!`; the
+/// closure says which case the record belongs to.
+macro_rules! lockable {
+    ($model:ident, case_id = |$r:ident| $case_id:expr) => {
+        impl Lockable for $model {
+            fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>> {
+                $model::find(conn, id)
+            }
+
+            fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>> {
+                $model::find_for_update(conn, id)
+            }
+
+            fn case_id(&self) -> i64 {
+                let $r = self;
+                $case_id
+            }
+
+            fn version(&self) -> i64 {
+                self.version
+            }
+
+            fn view(&self) -> RecordView {
+                self.into()
+            }
+        }
+    };
+}
+
+lockable!(Case, case_id = |case| case.id);
+lockable!(Page, case_id = |page| page.case_id);
+lockable!(Card, case_id = |card| card.case_id);
+lockable!(Edgenote, case_id = |note| note.case_id);
 
 /// A lockable record with its type erased, as the lock engine sees it.
 #[derive(Clone, Debug)]
 pub struct Target {
-    pub type_name: &'static str,
-    pub id: i64,
+    pub identity: Identity,
     pub case_id: i64,
-    pub json: Value,
+    pub view: RecordView,
 }
 
 impl Target {
     pub fn of<L: Lockable>(record: &L) -> Target {
         Target {
-            type_name: L::TYPE,
-            id: record.id(),
+            identity: Identity::of(record),
             case_id: record.case_id(),
-            json: record.to_json(),
+            view: record.view(),
         }
-    }
-
-    /// "Card 12", for messages.
-    pub fn label(&self) -> String {
-        format!("{} {}", self.type_name, self.id)
     }
 }
 
@@ -99,6 +121,11 @@ pub fn kind_named(name: &str) -> Option<&'static LockableKind> {
     REGISTRY
         .iter()
         .find(|k| k.type_name.eq_ignore_ascii_case(name) || k.table.eq_ignore_ascii_case(name))
+}
+
+/// The table of a lockable type name, for rendering stored locks.
+pub fn table_of(type_name: &str) -> &'static str {
+    kind_named(type_name).map_or("", |k| k.table)
 }
 
 /// The type names, for error messages.

@@ -24,7 +24,7 @@ pub mod render;
 use std::time::Duration;
 
 pub use engine::{Acquired, LockStatus};
-pub use guard::Written;
+pub use guard::{Preconditions, Written};
 pub use lockable::{Lockable, LockableKind, Target};
 
 /// How long locks live; from the settings.

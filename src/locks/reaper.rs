@@ -18,7 +18,7 @@ pub fn reap(tx: &mut Tx, policy: &LockPolicy) -> AppResult<usize> {
     let idle_before = clock::before(tx.now, policy.idle_timeout);
     let mut ended = 0;
     for held in Lock::due(tx.conn, tx.now, idle_before, BATCH)? {
-        if let Some(reason) = overdue(&held.0, tx.now, policy) {
+        if let Some(reason) = overdue(&held.lock, tx.now, policy) {
             if end(tx, &held, reason, None)? {
                 ended += 1;
             }

@@ -1,55 +1,53 @@
-//! Lock JSON, rendered here and nowhere else.
+//! Lock JSON is rendered here and nowhere else: locks, ended locks, audit
+//! rows, and the message that says who holds a record.
 
-use serde_json::{json, Value};
+use super::lockable::table_of;
+use crate::models::{HeldLock, LockAction, LockEvent, UserRef};
+use crate::views::{EndedLockView, LockEventView, LockView, UserView, Watchable};
 
-use crate::clock::utc;
-use crate::models::lock::HeldLock;
-use crate::models::{record_json, LockAction, UserRef};
+pub fn lock_view(held: &HeldLock) -> LockView {
+    LockView::new(held, table_of(&held.lock.lockable_type))
+}
 
-pub fn lock_json((lock, holder): &HeldLock) -> Value {
-    record_json(
-        "Lock",
-        "locks",
-        lock.id,
-        json!({
-            "token": lock.id.to_string(),
-            "lockableType": lock.lockable_type,
-            "lockableParam": lock.lockable_id.to_string(),
-            "caseId": lock.case_id,
-            "user": holder.to_json(),
-            "sessionId": lock.session_id,
-            "userAgent": lock.user_agent,
-            "createdAt": utc(lock.created_at),
-            "expiresAt": utc(lock.expires_at),
-            "lastActivityAt": utc(lock.last_activity_at),
-        }),
-    )
+pub fn lock_views(held: &[HeldLock]) -> Vec<LockView> {
+    held.iter().map(lock_view).collect()
 }
 
 /// A lock that has ended, as broadcast in its `destroy`: the lock plus why,
 /// and who overrode it.
-pub fn ended_lock_json(
+pub fn ended_lock(
     held: &HeldLock,
     reason: LockAction,
     overridden_by: Option<&UserRef>,
-) -> Value {
-    let mut out = lock_json(held);
-    if let Some(map) = out.as_object_mut() {
-        map.insert("reason".into(), json!(reason.as_str()));
-        if let Some(by) = overridden_by {
-            map.insert("overriddenBy".into(), by.to_json());
-        }
-    }
-    out
+) -> Watchable {
+    Watchable::EndedLock(EndedLockView {
+        lock: lock_view(held),
+        reason: reason.into(),
+        overridden_by: overridden_by.map(UserView::public),
+    })
+}
+
+/// One audit row, with the users it names (looked up by the caller).
+pub fn lock_event_view(
+    event: &LockEvent,
+    actor: Option<&UserRef>,
+    holder: &UserRef,
+) -> LockEventView {
+    LockEventView::new(
+        event,
+        table_of(&event.lockable_type),
+        actor.map(UserView::public),
+        UserView::public(holder),
+    )
 }
 
 /// "Card 12 is being edited by Bob since 10:42 UTC".
-pub fn held_message((lock, holder): &HeldLock) -> String {
+pub fn held_message(held: &HeldLock) -> String {
     format!(
         "{} {} is being edited by {} since {} UTC",
-        lock.lockable_type,
-        lock.lockable_id,
-        holder.name,
-        lock.created_at.format("%H:%M")
+        held.lock.lockable_type,
+        held.lock.lockable_id,
+        held.holder.name,
+        held.lock.created_at.format("%H:%M")
     )
 }

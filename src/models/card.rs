@@ -1,13 +1,9 @@
 use chrono::NaiveDateTime;
 use diesel::dsl::max;
 use diesel::prelude::*;
-use serde_json::{json, Value};
 
-use super::record_json;
-use crate::clock::utc;
 use crate::db::schema::cards;
 use crate::db::DbConn;
-use crate::locks::Lockable;
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = cards)]
@@ -29,6 +25,8 @@ pub struct CardChanges {
     pub position: Option<i32>,
 }
 
+super::versioned_record!(Card, cards, CardChanges, type = "Card");
+
 impl Card {
     pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Card>> {
         cards::table
@@ -45,10 +43,10 @@ impl Card {
             .filter(cards::page_id.eq(page_id))
             .select(cards::id)
             .order(cards::id.asc());
-        match conn {
-            DbConn::Postgresql(c) => query.for_update().load(c),
-            DbConn::Sqlite(c) => query.load(c),
-        }
+        crate::on_backend!(conn,
+            postgres: |c| query.for_update().load(c),
+            sqlite: |c| query.load(c),
+        )
     }
 
     pub fn create(
@@ -81,73 +79,5 @@ impl Card {
             ))
             .returning(cards::all_columns)
             .get_result::<Card>(conn)
-    }
-
-    pub fn update(
-        &self,
-        conn: &mut DbConn,
-        changes: &CardChanges,
-        now: NaiveDateTime,
-    ) -> QueryResult<Card> {
-        diesel::update(cards::table.find(self.id))
-            .set((
-                changes,
-                cards::version.eq(self.version + 1),
-                cards::updated_at.eq(now),
-            ))
-            .returning(cards::all_columns)
-            .get_result::<Card>(conn)
-    }
-
-    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        diesel::delete(cards::table.find(self.id))
-            .execute(conn)
-            .map(|_| ())
-    }
-}
-
-impl Lockable for Card {
-    const TYPE: &'static str = "Card";
-    const TABLE: &'static str = "cards";
-
-    fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Card>> {
-        cards::table
-            .find(id)
-            .select(Card::as_select())
-            .get_result(conn)
-            .optional()
-    }
-
-    fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Card>> {
-        crate::select_for_update!(conn, cards::table.find(id).select(Card::as_select()))
-    }
-
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn case_id(&self) -> i64 {
-        self.case_id
-    }
-
-    fn version(&self) -> i64 {
-        self.version
-    }
-
-    fn to_json(&self) -> Value {
-        record_json(
-            Self::TYPE,
-            Self::TABLE,
-            self.id,
-            json!({
-                "caseId": self.case_id,
-                "pageId": self.page_id,
-                "position": self.position,
-                "content": self.content,
-                "version": self.version,
-                "createdAt": utc(self.created_at),
-                "updatedAt": utc(self.updated_at),
-            }),
-        )
     }
 }

@@ -1,12 +1,8 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use serde_json::{json, Value};
 
-use super::record_json;
-use crate::clock::utc;
 use crate::db::schema::{cases, memberships};
 use crate::db::DbConn;
-use crate::locks::Lockable;
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = cases)]
@@ -24,6 +20,8 @@ pub struct Case {
 pub struct CaseChanges {
     pub title: Option<String>,
 }
+
+super::versioned_record!(Case, cases, CaseChanges, type = "Case");
 
 impl Case {
     pub fn find_by_slug(conn: &mut DbConn, slug: &str) -> QueryResult<Option<Case>> {
@@ -69,79 +67,11 @@ impl Case {
             .get_result::<Case>(conn)
     }
 
-    pub fn update(
-        &self,
-        conn: &mut DbConn,
-        changes: &CaseChanges,
-        now: NaiveDateTime,
-    ) -> QueryResult<Case> {
-        diesel::update(cases::table.find(self.id))
-            .set((
-                changes,
-                cases::version.eq(self.version + 1),
-                cases::updated_at.eq(now),
-            ))
-            .returning(cases::all_columns)
-            .get_result::<Case>(conn)
-    }
-
     /// Before deleting: the row's strongest lock on PostgreSQL (the guard's
     /// `FOR NO KEY UPDATE` lets inserts into the case go by). From here on, a
     /// lock, card or presence inserted into this case waits for the delete
     /// and then fails its foreign key, instead of being cascaded away unaudited.
     pub fn lock_for_delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        crate::lock_rows_in_order!(conn, cases, cases::id.eq(self.id))
-    }
-
-    /// Deletes the case; pages, cards, edgenotes, memberships, locks and the
-    /// audit trail go with it (ON DELETE CASCADE).
-    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        diesel::delete(cases::table.find(self.id))
-            .execute(conn)
-            .map(|_| ())
-    }
-}
-
-impl Lockable for Case {
-    const TYPE: &'static str = "Case";
-    const TABLE: &'static str = "cases";
-
-    fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Case>> {
-        cases::table
-            .find(id)
-            .select(Case::as_select())
-            .get_result(conn)
-            .optional()
-    }
-
-    fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Case>> {
-        crate::select_for_update!(conn, cases::table.find(id).select(Case::as_select()))
-    }
-
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn case_id(&self) -> i64 {
-        self.id
-    }
-
-    fn version(&self) -> i64 {
-        self.version
-    }
-
-    fn to_json(&self) -> Value {
-        record_json(
-            Self::TYPE,
-            Self::TABLE,
-            self.id,
-            json!({
-                "slug": self.slug,
-                "title": self.title,
-                "version": self.version,
-                "createdAt": utc(self.created_at),
-                "updatedAt": utc(self.updated_at),
-            }),
-        )
+        crate::lock_rows_for_update_in_order!(conn, cases, cases::id.eq(self.id))
     }
 }

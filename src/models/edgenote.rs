@@ -1,12 +1,8 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use serde_json::{json, Value};
 
-use super::record_json;
-use crate::clock::utc;
 use crate::db::schema::edgenotes;
 use crate::db::DbConn;
-use crate::locks::Lockable;
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = edgenotes)]
@@ -28,6 +24,8 @@ pub struct EdgenoteChanges {
     pub caption: Option<String>,
     pub content: Option<String>,
 }
+
+super::versioned_record!(Edgenote, edgenotes, EdgenoteChanges, type = "Edgenote");
 
 impl Edgenote {
     pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Edgenote>> {
@@ -67,76 +65,5 @@ impl Edgenote {
             ))
             .returning(edgenotes::all_columns)
             .get_result::<Edgenote>(conn)
-    }
-
-    pub fn update(
-        &self,
-        conn: &mut DbConn,
-        changes: &EdgenoteChanges,
-        now: NaiveDateTime,
-    ) -> QueryResult<Edgenote> {
-        diesel::update(edgenotes::table.find(self.id))
-            .set((
-                changes,
-                edgenotes::version.eq(self.version + 1),
-                edgenotes::updated_at.eq(now),
-            ))
-            .returning(edgenotes::all_columns)
-            .get_result::<Edgenote>(conn)
-    }
-
-    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        diesel::delete(edgenotes::table.find(self.id))
-            .execute(conn)
-            .map(|_| ())
-    }
-}
-
-impl Lockable for Edgenote {
-    const TYPE: &'static str = "Edgenote";
-    const TABLE: &'static str = "edgenotes";
-
-    fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Edgenote>> {
-        edgenotes::table
-            .find(id)
-            .select(Edgenote::as_select())
-            .get_result(conn)
-            .optional()
-    }
-
-    fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Edgenote>> {
-        crate::select_for_update!(
-            conn,
-            edgenotes::table.find(id).select(Edgenote::as_select())
-        )
-    }
-
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn case_id(&self) -> i64 {
-        self.case_id
-    }
-
-    fn version(&self) -> i64 {
-        self.version
-    }
-
-    fn to_json(&self) -> Value {
-        record_json(
-            Self::TYPE,
-            Self::TABLE,
-            self.id,
-            json!({
-                "caseId": self.case_id,
-                "slug": self.slug,
-                "caption": self.caption,
-                "content": self.content,
-                "version": self.version,
-                "createdAt": utc(self.created_at),
-                "updatedAt": utc(self.updated_at),
-            }),
-        )
     }
 }

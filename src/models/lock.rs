@@ -43,7 +43,26 @@ pub struct NewLock<'a> {
 }
 
 /// A lock with the user holding it: what lock JSON is rendered from.
-pub type HeldLock = (Lock, UserRef);
+#[derive(Clone, Debug)]
+pub struct HeldLock {
+    pub lock: Lock,
+    pub holder: UserRef,
+}
+
+impl From<(Lock, UserRef)> for HeldLock {
+    fn from((lock, holder): (Lock, UserRef)) -> HeldLock {
+        HeldLock { lock, holder }
+    }
+}
+
+impl super::Record for Lock {
+    const TYPE: &'static str = "Lock";
+    const TABLE: &'static str = "locks";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+}
 
 impl Lock {
     pub fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<HeldLock>> {
@@ -51,8 +70,9 @@ impl Lock {
             .inner_join(users::table)
             .filter(locks::id.eq(id))
             .select((Lock::as_select(), UserRef::as_select()))
-            .get_result(conn)
+            .get_result::<(Lock, UserRef)>(conn)
             .optional()
+            .map(|found| found.map(HeldLock::from))
     }
 
     pub fn on(
@@ -65,8 +85,9 @@ impl Lock {
             .filter(locks::lockable_type.eq(lockable_type))
             .filter(locks::lockable_id.eq(lockable_id))
             .select((Lock::as_select(), UserRef::as_select()))
-            .get_result(conn)
+            .get_result::<(Lock, UserRef)>(conn)
             .optional()
+            .map(|found| found.map(HeldLock::from))
     }
 
     /// The lock on a record, read `FOR SHARE` on PostgreSQL: a takeover or
@@ -81,10 +102,10 @@ impl Lock {
             .filter(locks::lockable_type.eq(lockable_type))
             .filter(locks::lockable_id.eq(lockable_id))
             .select(locks::all_columns);
-        match conn {
-            DbConn::Postgresql(c) => query.for_share().get_result::<Lock>(c).optional(),
-            DbConn::Sqlite(c) => query.get_result::<Lock>(c).optional(),
-        }
+        crate::on_backend!(conn,
+            postgres: |c| query.for_share().get_result::<Lock>(c).optional(),
+            sqlite: |c| query.get_result::<Lock>(c).optional(),
+        )
     }
 
     /// Inserts the lock unless the record is locked already: one atomic
@@ -94,10 +115,7 @@ impl Lock {
             .values(new)
             .on_conflict_do_nothing()
             .returning(locks::all_columns);
-        match conn {
-            DbConn::Postgresql(c) => insert.get_result::<Lock>(c).optional(),
-            DbConn::Sqlite(c) => insert.get_result::<Lock>(c).optional(),
-        }
+        crate::on_backend!(conn, |c| insert.get_result::<Lock>(c).optional())
     }
 
     /// Deletes this holding of the lock; `false` if it was already gone.
@@ -138,7 +156,8 @@ impl Lock {
             .filter(locks::case_id.eq(case_id))
             .select((Lock::as_select(), UserRef::as_select()))
             .order(locks::id.asc())
-            .load(conn)
+            .load::<(Lock, UserRef)>(conn)
+            .map(held_locks)
     }
 
     pub fn of_session(conn: &mut DbConn, session_id: &str) -> QueryResult<Vec<HeldLock>> {
@@ -147,7 +166,8 @@ impl Lock {
             .filter(locks::session_id.eq(session_id))
             .select((Lock::as_select(), UserRef::as_select()))
             .order(locks::id.asc())
-            .load(conn)
+            .load::<(Lock, UserRef)>(conn)
+            .map(held_locks)
     }
 
     /// Locks on any of the given records of one type.
@@ -162,13 +182,14 @@ impl Lock {
             .filter(locks::lockable_id.eq_any(ids))
             .select((Lock::as_select(), UserRef::as_select()))
             .order(locks::id.asc())
-            .load(conn)
+            .load::<(Lock, UserRef)>(conn)
+            .map(held_locks)
     }
 
     /// Row-locks these tabs' locks in id order before a multi-row UPDATE of
     /// them (PostgreSQL; see [`crate::lock_rows_in_order`]).
     pub fn lock_rows_of_sessions(conn: &mut DbConn, sessions: &[String]) -> QueryResult<()> {
-        crate::lock_rows_in_order!(conn, locks, locks::session_id.eq_any(sessions))
+        crate::lock_rows_for_update_in_order!(conn, locks, locks::session_id.eq_any(sessions))
     }
 
     /// Locks whose lease ran out or that saw no activity since `idle_before`.
@@ -188,6 +209,11 @@ impl Lock {
             .select((Lock::as_select(), UserRef::as_select()))
             .order(locks::id.asc())
             .limit(limit)
-            .load(conn)
+            .load::<(Lock, UserRef)>(conn)
+            .map(held_locks)
     }
+}
+
+fn held_locks(rows: Vec<(Lock, UserRef)>) -> Vec<HeldLock> {
+    rows.into_iter().map(HeldLock::from).collect()
 }

@@ -3,10 +3,8 @@
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use serde_json::{json, Value};
 
-use super::{record_json, Lock};
-use crate::clock::utc;
+use super::Lock;
 use crate::db::schema::lock_events;
 use crate::db::DbConn;
 
@@ -24,6 +22,20 @@ pub enum LockAction {
 }
 
 impl LockAction {
+    pub const ALL: [LockAction; 7] = [
+        LockAction::Acquired,
+        LockAction::Released,
+        LockAction::Overridden,
+        LockAction::Expired,
+        LockAction::Idle,
+        LockAction::Disconnected,
+        LockAction::Kicked,
+    ];
+
+    pub fn parse(s: &str) -> Option<LockAction> {
+        LockAction::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             LockAction::Acquired => "acquired",
@@ -49,6 +61,15 @@ pub struct LockEvent {
     pub holder_id: i64,
     pub action: String,
     pub at: NaiveDateTime,
+}
+
+impl super::Record for LockEvent {
+    const TYPE: &'static str = "LockEvent";
+    const TABLE: &'static str = "lock_events";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
 }
 
 impl LockEvent {
@@ -93,23 +114,5 @@ impl LockEvent {
             query = query.filter(lock_events::id.lt(before));
         }
         query.load(conn)
-    }
-
-    pub fn to_json(&self) -> Value {
-        record_json(
-            "LockEvent",
-            "lock_events",
-            self.id,
-            json!({
-                "lockId": self.lock_id,
-                "lockableType": self.lockable_type,
-                "lockableParam": self.lockable_id.to_string(),
-                "caseId": self.case_id,
-                "actorId": self.actor_id,
-                "holderId": self.holder_id,
-                "action": self.action,
-                "at": utc(self.at),
-            }),
-        )
     }
 }

@@ -1,9 +1,7 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use serde_json::{json, Value};
 
-use super::{record_json, User};
-use crate::auth::Role;
+use super::{Role, User};
 use crate::db::schema::{memberships, users};
 use crate::db::DbConn;
 
@@ -16,6 +14,15 @@ pub struct Membership {
     pub role: String,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
+}
+
+impl super::Record for Membership {
+    const TYPE: &'static str = "Membership";
+    const TABLE: &'static str = "memberships";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
 }
 
 impl Membership {
@@ -101,24 +108,5 @@ impl Membership {
     pub fn role(&self) -> Role {
         // The CHECK constraint keeps the column to the three roles.
         Role::parse(&self.role).unwrap_or(Role::Reader)
-    }
-
-    pub fn to_json(&self, user: &User) -> Value {
-        record_json(
-            "Membership",
-            "memberships",
-            self.id,
-            json!({
-                "caseId": self.case_id,
-                "role": self.role,
-                "user": {
-                    "id": user.id,
-                    "param": user.id.to_string(),
-                    "email": user.email,
-                    "name": user.name,
-                    "color": user.color,
-                },
-            }),
-        )
     }
 }

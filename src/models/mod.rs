@@ -1,6 +1,5 @@
-//! Records, their queries, and their JSON. Every model's JSON carries `type`,
-//! `table` and `param` (its id as a string) so clients can key anything by
-//! `${type}/${param}`.
+//! Records and their queries. No JSON here: the wire shapes live in
+//! `crate::views`.
 
 pub mod card;
 pub mod case;
@@ -10,30 +9,95 @@ pub mod lock_event;
 pub mod membership;
 pub mod page;
 pub mod presence;
+pub mod role;
 pub mod user;
 
 pub use card::Card;
 pub use case::Case;
 pub use edgenote::Edgenote;
-pub use lock::Lock;
+pub use lock::{HeldLock, Lock};
 pub use lock_event::{LockAction, LockEvent};
 pub use membership::Membership;
 pub use page::Page;
 pub use presence::Presence;
+pub use role::Role;
 pub use user::{User, UserRef};
 
-use serde_json::{json, Value};
+/// What identifies a record on the wire: its type name, its table and its id
+/// (`{type, table, param, id}`), so clients can key anything by
+/// `${type}/${param}`.
+pub trait Record {
+    /// The type name (`"Card"`), also what clients send as `lockableType`.
+    const TYPE: &'static str;
+    /// The table (`"cards"`).
+    const TABLE: &'static str;
 
-/// `{type, table, param, id}`: what identifies a record, even a destroyed one.
-pub fn identity(type_name: &str, table: &str, id: i64) -> Value {
-    json!({ "type": type_name, "table": table, "param": id.to_string(), "id": id })
+    fn id(&self) -> i64;
 }
 
-/// A record's JSON: its identity followed by its own fields.
-pub fn record_json(type_name: &str, table: &str, id: i64, fields: Value) -> Value {
-    let mut out = identity(type_name, table, id);
-    if let (Some(out), Value::Object(fields)) = (out.as_object_mut(), fields) {
-        out.extend(fields);
-    }
-    out
+/// Implements [`Record`] and the queries every versioned content record
+/// (case, page, card, edgenote) shares: find, find for update, the versioned
+/// update and delete. A macro rather than generic code: diesel's per-table
+/// types make a generic version mostly trait bounds.
+macro_rules! versioned_record {
+    ($model:ident, $table:ident, $changes:ty, type = $type_name:literal) => {
+        impl $crate::models::Record for $model {
+            const TYPE: &'static str = $type_name;
+            const TABLE: &'static str = stringify!($table);
+
+            fn id(&self) -> i64 {
+                self.id
+            }
+        }
+
+        impl $model {
+            pub fn find(
+                conn: &mut $crate::db::DbConn,
+                id: i64,
+            ) -> diesel::QueryResult<Option<$model>> {
+                $table::table
+                    .find(id)
+                    .select($model::as_select())
+                    .get_result(conn)
+                    .optional()
+            }
+
+            /// Like `find`, the row locked until the transaction ends
+            /// (PostgreSQL; see "Row-lock order" in `crate::locks`).
+            pub fn find_for_update(
+                conn: &mut $crate::db::DbConn,
+                id: i64,
+            ) -> diesel::QueryResult<Option<$model>> {
+                $crate::select_one_for_no_key_update!(
+                    conn,
+                    $table::table.find(id).select($model::as_select())
+                )
+            }
+
+            /// Applies `changes` and increments `version`. The caller has read
+            /// the row for update, so `self.version` is current.
+            pub fn update(
+                &self,
+                conn: &mut $crate::db::DbConn,
+                changes: &$changes,
+                now: chrono::NaiveDateTime,
+            ) -> diesel::QueryResult<$model> {
+                diesel::update($table::table.find(self.id))
+                    .set((
+                        changes,
+                        $table::version.eq(self.version + 1),
+                        $table::updated_at.eq(now),
+                    ))
+                    .returning($table::all_columns)
+                    .get_result::<$model>(conn)
+            }
+
+            pub fn delete(&self, conn: &mut $crate::db::DbConn) -> diesel::QueryResult<()> {
+                diesel::delete($table::table.find(self.id))
+                    .execute(conn)
+                    .map(|_| ())
+            }
+        }
+    };
 }
+pub(crate) use versioned_record;

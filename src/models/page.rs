@@ -1,13 +1,9 @@
 use chrono::NaiveDateTime;
 use diesel::dsl::max;
 use diesel::prelude::*;
-use serde_json::{json, Value};
 
-use super::record_json;
-use crate::clock::utc;
 use crate::db::schema::pages;
 use crate::db::DbConn;
-use crate::locks::Lockable;
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = pages)]
@@ -27,6 +23,8 @@ pub struct PageChanges {
     pub title: Option<String>,
     pub position: Option<i32>,
 }
+
+super::versioned_record!(Page, pages, PageChanges, type = "Page");
 
 impl Page {
     pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Page>> {
@@ -67,78 +65,10 @@ impl Page {
             .get_result::<Page>(conn)
     }
 
-    pub fn update(
-        &self,
-        conn: &mut DbConn,
-        changes: &PageChanges,
-        now: NaiveDateTime,
-    ) -> QueryResult<Page> {
-        diesel::update(pages::table.find(self.id))
-            .set((
-                changes,
-                pages::version.eq(self.version + 1),
-                pages::updated_at.eq(now),
-            ))
-            .returning(pages::all_columns)
-            .get_result::<Page>(conn)
-    }
-
     /// Before deleting: the row's strongest lock on PostgreSQL, so that a card
     /// added to the page meanwhile waits and fails rather than being cascaded
     /// away unannounced (see [`crate::models::Case::lock_for_delete`]).
     pub fn lock_for_delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        crate::lock_rows_in_order!(conn, pages, pages::id.eq(self.id))
-    }
-
-    /// Deletes the page and its cards.
-    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
-        diesel::delete(pages::table.find(self.id))
-            .execute(conn)
-            .map(|_| ())
-    }
-}
-
-impl Lockable for Page {
-    const TYPE: &'static str = "Page";
-    const TABLE: &'static str = "pages";
-
-    fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Page>> {
-        pages::table
-            .find(id)
-            .select(Page::as_select())
-            .get_result(conn)
-            .optional()
-    }
-
-    fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Page>> {
-        crate::select_for_update!(conn, pages::table.find(id).select(Page::as_select()))
-    }
-
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn case_id(&self) -> i64 {
-        self.case_id
-    }
-
-    fn version(&self) -> i64 {
-        self.version
-    }
-
-    fn to_json(&self) -> Value {
-        record_json(
-            Self::TYPE,
-            Self::TABLE,
-            self.id,
-            json!({
-                "caseId": self.case_id,
-                "position": self.position,
-                "title": self.title,
-                "version": self.version,
-                "createdAt": utc(self.created_at),
-                "updatedAt": utc(self.updated_at),
-            }),
-        )
+        crate::lock_rows_for_update_in_order!(conn, pages, pages::id.eq(self.id))
     }
 }

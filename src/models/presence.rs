@@ -82,7 +82,11 @@ impl Presence {
         instance_id: &str,
         now: NaiveDateTime,
     ) -> QueryResult<usize> {
-        crate::lock_rows_in_order!(conn, presences, presences::instance_id.eq(instance_id))?;
+        crate::lock_rows_for_update_in_order!(
+            conn,
+            presences,
+            presences::instance_id.eq(instance_id)
+        )?;
         diesel::update(presences::table.filter(presences::instance_id.eq(instance_id)))
             .set(presences::last_seen_at.eq(now))
             .execute(conn)
@@ -104,10 +108,10 @@ impl Presence {
             .filter(presences::last_seen_at.lt(seen_before))
             .filter(presences::instance_id.ne(own_instance_id))
             .order(presences::id.asc());
-        let ids: Vec<i64> = match conn {
-            DbConn::Postgresql(c) => stale.for_update().skip_locked().load(c)?,
-            DbConn::Sqlite(c) => stale.load(c)?,
-        };
+        let ids: Vec<i64> = crate::on_backend!(conn,
+            postgres: |c| stale.for_update().skip_locked().load(c)?,
+            sqlite: |c| stale.load(c)?,
+        );
         if ids.is_empty() {
             return Ok(Vec::new());
         }

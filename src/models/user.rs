@@ -1,9 +1,6 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use serde_json::{json, Value};
 
-use super::record_json;
-use crate::clock::utc;
 use crate::db::schema::users;
 use crate::db::DbConn;
 
@@ -27,6 +24,24 @@ pub struct UserRef {
     pub id: i64,
     pub name: String,
     pub color: String,
+}
+
+impl super::Record for User {
+    const TYPE: &'static str = "User";
+    const TABLE: &'static str = "users";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+}
+
+impl super::Record for UserRef {
+    const TYPE: &'static str = "User";
+    const TABLE: &'static str = "users";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
 }
 
 #[derive(Insertable)]
@@ -123,27 +138,6 @@ impl User {
             name: self.name.clone(),
             color: self.color.clone(),
         }
-    }
-
-    pub fn to_json(&self) -> Value {
-        record_json(
-            "User",
-            "users",
-            self.id,
-            json!({
-                "email": self.email,
-                "name": self.name,
-                "color": self.color,
-                "admin": self.admin,
-                "createdAt": utc(self.created_at),
-            }),
-        )
-    }
-}
-
-impl UserRef {
-    pub fn to_json(&self) -> Value {
-        json!({ "id": self.id, "param": self.id.to_string(), "name": self.name, "color": self.color })
     }
 }
 

@@ -7,21 +7,21 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix_ws::{AggregatedMessage, CloseCode, CloseReason, MessageStream, Session};
-use serde_json::json;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::mpsc;
 
+use super::presence::online_users;
+use super::Realtime;
 use crate::auth::Actor;
 use crate::clock;
+use crate::db::Frame;
 use crate::error::AppResult;
 use crate::locks::engine::active_locks;
 use crate::locks::lease;
-use crate::locks::render::lock_json;
+use crate::locks::render::lock_views;
 use crate::models::presence::NewPresence;
 use crate::models::{Case, Lock, Presence};
-use crate::realtime::events::Frame;
-use crate::realtime::presence::online_users;
-use crate::state::AppState;
+use crate::views::ServerFrame;
 
 /// Largest frame a tab may send; the channel is server → client, so small.
 const MAX_CLIENT_FRAME: usize = 64 * 1024;
@@ -41,7 +41,7 @@ enum End {
 /// Serves one tab until its channel ends. Spawn with `actix_web::rt::spawn`:
 /// the message stream is not `Send`.
 pub async fn serve(
-    state: AppState,
+    rt: Realtime,
     actor: Actor,
     case: Case,
     mut session: Session,
@@ -53,18 +53,18 @@ pub async fn serve(
     };
     let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
     let (kick_tx, kick_rx) = mpsc::unbounded_channel();
-    state.hub.register_tab(&session_id, connection, kick_tx);
+    rt.hub.register_tab(&session_id, connection, kick_tx);
     // Subscribe before the welcome snapshot, so nothing falls between them.
-    let frames = state.hub.subscribe(case.id);
+    let frames = rt.hub.subscribe(case.id);
 
-    let end = match join(&state, &actor, &case, &session_id).await {
+    let end = match join(&rt, &actor, &case, &session_id).await {
         Ok((presence_id, welcome)) => {
             let end = if session.text(welcome).await.is_ok() {
-                pump(&state, &session_id, &mut session, stream, frames, kick_rx).await
+                pump(&rt, &session_id, &mut session, stream, frames, kick_rx).await
             } else {
                 End::Closed
             };
-            if let Err(e) = leave(&state, &case, &session_id, presence_id, &end).await {
+            if let Err(e) = leave(&rt, &case, &session_id, presence_id, &end).await {
                 tracing::warn!(error = %e, session_id, "could not record a tab leaving");
             }
             end
@@ -74,7 +74,7 @@ pub async fn serve(
             End::Closed
         }
     };
-    state.hub.unregister_tab(&session_id, connection);
+    rt.hub.unregister_tab(&session_id, connection);
     let reason = match end {
         End::Closed => None,
         End::Unresponsive => Some(CloseReason {
@@ -92,58 +92,46 @@ pub async fn serve(
 /// Records the tab, gives a returning tab its locks back, tells the case, and
 /// builds the welcome.
 async fn join(
-    state: &AppState,
+    rt: &Realtime,
     actor: &Actor,
     case: &Case,
     session_id: &str,
 ) -> AppResult<(i64, String)> {
-    let (state_, actor, case_id, session_id) =
-        (state.clone(), actor.clone(), case.id, session_id.to_owned());
-    let joined = state
+    let (rt_, actor, case_id, session_id) =
+        (rt.clone(), actor.clone(), case.id, session_id.to_owned());
+    let joined = rt
         .db
         .write(Some(session_id.clone()), move |tx| {
             // The tab's lock rows first (the row-lock order of `crate::locks`):
             // a close of the same tab on an older connection takes them first
             // too, so the two are serialized.
-            lease::reconnect(
-                tx.conn,
-                &session_id,
-                actor.user.id,
-                tx.now,
-                state_.policy.ttl,
-            )?;
+            lease::reconnect(tx.conn, &session_id, actor.user.id, tx.now, rt_.policy.ttl)?;
             let presence = Presence::create(
                 tx.conn,
                 &NewPresence {
                     session_id: &session_id,
                     user_id: actor.user.id,
                     case_id,
-                    instance_id: &state_.instance_id,
+                    instance_id: &rt_.instance_id,
                     user_agent: actor.user_agent.as_deref(),
                 },
                 tx.now,
             )?;
-            let online_users = online_users(tx.conn, case_id, state_.settings.heartbeat_interval)?;
-            let active: Vec<_> = active_locks(tx.conn, case_id, &state_.policy)?
-                .iter()
-                .map(lock_json)
-                .collect();
-            let welcome = json!({
-                "type": "welcome",
-                "sessionId": session_id,
-                "activeLocks": active,
-                "onlineUsers": online_users,
-            });
-            Ok::<_, crate::error::AppError>((presence.id, welcome.to_string()))
+            let welcome = ServerFrame::Welcome {
+                online_users: online_users(tx.conn, case_id, rt_.timing.presence_ttl())?,
+                active_locks: lock_views(&active_locks(tx.conn, case_id, &rt_.policy)?),
+                session_id,
+            };
+            Ok::<_, crate::error::AppError>((presence.id, welcome.text()))
         })
         .await?;
-    state.presence.changed(case_id);
+    rt.presence.changed(case_id);
     Ok(joined)
 }
 
 /// Forwards frames and pings until the channel ends.
 async fn pump(
-    state: &AppState,
+    rt: &Realtime,
     session_id: &str,
     session: &mut Session,
     stream: MessageStream,
@@ -154,7 +142,7 @@ async fn pump(
         .max_frame_size(MAX_CLIENT_FRAME)
         .aggregate_continuations()
         .max_continuation_size(MAX_CLIENT_FRAME);
-    let period = state.settings.heartbeat_interval;
+    let period = rt.timing.heartbeat_interval;
     // As long as two missed pongs: how long one send to the tab may take.
     let patience = period * 2;
     // The first ping waits a full period: it must not race the client's first frame.
@@ -165,7 +153,7 @@ async fn pump(
             message = stream.recv() => match message {
                 Some(Ok(AggregatedMessage::Pong(_))) => {
                     last_pong = Instant::now();
-                    state.heartbeats.answered(session_id);
+                    rt.heartbeats.answered(session_id);
                     Ok(())
                 }
                 Some(Ok(AggregatedMessage::Ping(bytes))) => {
@@ -180,7 +168,7 @@ async fn pump(
                 // Too slow to keep up: say so rather than skip silently; the
                 // tab reloads the case and carries on from the newest frame.
                 Err(RecvError::Lagged(missed)) => {
-                    let resync = json!({ "type": "resync", "missed": missed }).to_string();
+                    let resync = ServerFrame::Resync { missed: Some(missed), reason: None }.text();
                     deliver(session.text(resync), patience).await
                 }
                 Err(RecvError::Closed) => Err(End::Closed),
@@ -193,7 +181,7 @@ async fn pump(
                 }
             }
             Some(reason) = kicks.recv() => {
-                let kicked = json!({ "type": "kicked", "reason": reason }).to_string();
+                let kicked = ServerFrame::Kicked { reason }.text();
                 let _ = deliver(session.text(kicked), patience).await;
                 Err(End::Kicked)
             }
@@ -222,37 +210,30 @@ async fn deliver(
 /// tab is still connected elsewhere, or was kicked and has none), and tells
 /// the case.
 async fn leave(
-    state: &AppState,
+    rt: &Realtime,
     case: &Case,
     session_id: &str,
     presence_id: i64,
     end: &End,
 ) -> AppResult<()> {
-    let (state_, case_id, session_id) = (state.clone(), case.id, session_id.to_owned());
+    let (timing, case_id, session_id) = (rt.timing, case.id, session_id.to_owned());
     let kicked = matches!(end, End::Kicked);
-    state
-        .db
+    rt.db
         .write(Some(session_id.clone()), move |tx| {
             // The tab's lock rows first (the row-lock order of `crate::locks`),
             // and only then count its other connections: a reconnect that
             // commits meanwhile is counted rather than cut off.
             Lock::lock_rows_of_sessions(tx.conn, std::slice::from_ref(&session_id))?;
-            let interval = state_.settings.heartbeat_interval;
-            let seen_since = clock::before(tx.now, interval * 3);
+            let seen_since = clock::before(tx.now, timing.presence_ttl());
             let elsewhere =
                 Presence::live_of_session(tx.conn, &session_id, Some(presence_id), seen_since)?;
             if !kicked && elsewhere == 0 {
-                lease::disconnect(
-                    tx.conn,
-                    &session_id,
-                    tx.now,
-                    state_.settings.disconnect_grace,
-                )?;
+                lease::disconnect(tx.conn, &session_id, tx.now, timing.disconnect_grace)?;
             }
             Presence::delete(tx.conn, presence_id)?;
             Ok::<_, crate::error::AppError>(())
         })
         .await?;
-    state.presence.changed(case_id);
+    rt.presence.changed(case_id);
     Ok(())
 }

@@ -5,11 +5,11 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 
+use super::Realtime;
 use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::locks::lease;
 use crate::models::Presence;
-use crate::state::AppState;
 
 /// Tabs that answered a ping since the last beat.
 #[derive(Default)]
@@ -32,17 +32,17 @@ impl Heartbeats {
 }
 
 /// One beat; see the module docs.
-pub async fn beat(state: &AppState) -> AppResult<()> {
-    let sessions = state.heartbeats.take();
-    let instance_id = state.instance_id.clone();
-    let ttl = state.policy.ttl;
-    let interval = state.settings.heartbeat_interval;
-    let stale_cases = state
+pub async fn beat(rt: &Realtime) -> AppResult<()> {
+    let sessions = rt.heartbeats.take();
+    let instance_id = rt.instance_id.clone();
+    let ttl = rt.policy.ttl;
+    let presence_ttl = rt.timing.presence_ttl();
+    let stale_cases = rt
         .db
         .write(None, move |tx| {
             lease::renew_for_sessions(tx.conn, &sessions, tx.now, ttl)?;
             Presence::touch_instance(tx.conn, &instance_id, tx.now)?;
-            let stale_before = clock::before(tx.now, interval * 3);
+            let stale_before = clock::before(tx.now, presence_ttl);
             Ok::<_, crate::error::AppError>(Presence::delete_stale(
                 tx.conn,
                 &instance_id,
@@ -51,12 +51,11 @@ pub async fn beat(state: &AppState) -> AppResult<()> {
         })
         .await?;
     for case_id in stale_cases {
-        state.presence.changed(case_id);
+        rt.presence.changed(case_id);
     }
     // Its own transaction: holding outbox rows while waiting for another
     // instance's presence rows (or the reverse) could deadlock two beats.
-    state
-        .db
+    rt.db
         .write(None, |tx| {
             crate::realtime::pg_bus::prune_outbox(tx.conn, tx.now).map_err(AppError::from)
         })
@@ -65,13 +64,13 @@ pub async fn beat(state: &AppState) -> AppResult<()> {
 }
 
 /// Runs [`beat`] every heartbeat interval until the runtime stops.
-pub async fn run(state: AppState) {
-    let period = state.settings.heartbeat_interval;
+pub async fn run(rt: Realtime) {
+    let period = rt.timing.heartbeat_interval;
     let mut ticks = tokio::time::interval(period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        if let Err(e) = beat(&state).await {
+        if let Err(e) = beat(&rt).await {
             tracing::warn!(error = %e, "heartbeat pass failed; retrying next beat");
         }
     }

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, mpsc};
 
-use super::events::{Broadcast, EventBus, Frame};
+use crate::db::{EventBus, Frame, Outgoing};
+use crate::views::ServerFrame;
 
 /// How many frames a slow tab may fall behind before it must resync.
 const CASE_BUFFER: usize = 256;
@@ -45,10 +46,12 @@ impl Hub {
 
     /// Tells every tab of this process to reload (after events may have been lost).
     pub fn resync_all(&self, reason: &str) {
-        let text: bytestring::ByteString =
-            serde_json::json!({ "type": "resync", "reason": reason })
-                .to_string()
-                .into();
+        let text: bytestring::ByteString = ServerFrame::Resync {
+            missed: None,
+            reason: Some(reason.to_owned()),
+        }
+        .text()
+        .into();
         let cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
         for (case_id, sender) in cases.iter() {
             let _ = sender.send(Arc::new(Frame {
@@ -84,15 +87,11 @@ impl Hub {
         }
     }
 
-    /// Delivers one broadcast to this process's subscribers.
-    pub fn deliver(&self, broadcast: &Broadcast) {
-        match broadcast {
-            Broadcast::Kick { session_id, reason } => self.kick(session_id, reason),
-            other => {
-                if let Some(frame) = other.frame() {
-                    self.publish(frame);
-                }
-            }
+    /// Delivers one committed frame or kick to this process's subscribers.
+    pub fn deliver(&self, outgoing: Outgoing) {
+        match outgoing {
+            Outgoing::Kick { session_id, reason } => self.kick(&session_id, &reason),
+            Outgoing::Frame(frame) => self.publish(frame),
         }
     }
 }
@@ -104,9 +103,9 @@ pub struct LocalBus {
 }
 
 impl EventBus for LocalBus {
-    fn committed(&self, broadcasts: Vec<Broadcast>) {
-        for broadcast in &broadcasts {
-            self.hub.deliver(broadcast);
+    fn committed(&self, outgoing: Vec<Outgoing>) {
+        for item in outgoing {
+            self.hub.deliver(item);
         }
     }
 }

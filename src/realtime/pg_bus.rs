@@ -14,11 +14,10 @@ use diesel::sql_types::{Array, Text};
 use serde::{Deserialize, Serialize};
 use tokio_postgres::{AsyncMessage, NoTls};
 
-use super::events::{Broadcast, EventBus, Frame};
 use super::hub::Hub;
 use crate::clock;
 use crate::db::schema::event_outbox;
-use crate::db::{Database, DbConn, DbError};
+use crate::db::{Database, DbConn, DbError, EventBus, Frame, Outgoing};
 
 const CHANNEL: &str = "baton_events";
 /// NOTIFY payloads must stay under 8000 bytes; larger ones go by reference.
@@ -58,19 +57,19 @@ impl PgBus {
         }
     }
 
-    fn wire(&self, broadcast: &Broadcast) -> Option<Wire> {
+    fn wire(&self, outgoing: &Outgoing) -> Wire {
         let n = self.sequence.fetch_add(1, Ordering::Relaxed);
-        match broadcast {
-            Broadcast::Kick { session_id, reason } => Some(Wire::Kick {
+        match outgoing {
+            Outgoing::Kick { session_id, reason } => Wire::Kick {
                 n,
                 session: session_id.clone(),
                 reason: reason.clone(),
-            }),
-            other => other.frame().map(|frame| Wire::Frame {
+            },
+            Outgoing::Frame(frame) => Wire::Frame {
                 n,
                 case: frame.case_id,
                 text: frame.text.to_string(),
-            }),
+            },
         }
     }
 }
@@ -82,16 +81,16 @@ impl Default for PgBus {
 }
 
 impl EventBus for PgBus {
-    fn stage(&self, conn: &mut DbConn, broadcasts: &[Broadcast]) -> QueryResult<()> {
+    fn stage(&self, conn: &mut DbConn, outgoing: &[Outgoing]) -> QueryResult<()> {
         let DbConn::Postgresql(pg) = conn else {
             return Ok(());
         };
-        if broadcasts.is_empty() {
+        if outgoing.is_empty() {
             return Ok(());
         }
         let now = clock::now();
-        let mut payloads = Vec::with_capacity(broadcasts.len());
-        for wire in broadcasts.iter().filter_map(|b| self.wire(b)) {
+        let mut payloads = Vec::with_capacity(outgoing.len());
+        for wire in outgoing.iter().map(|o| self.wire(o)) {
             let payload = serde_json::to_string(&wire).unwrap_or_default();
             if payload.len() <= MAX_INLINE {
                 payloads.push(payload);
@@ -115,7 +114,7 @@ impl EventBus for PgBus {
         Ok(())
     }
 
-    fn committed(&self, _broadcasts: Vec<Broadcast>) {
+    fn committed(&self, _outgoing: Vec<Outgoing>) {
         // Delivered by the listener, in commit order across instances.
     }
 }

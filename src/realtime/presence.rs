@@ -6,24 +6,27 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::{json, Value};
 use tokio::sync::Notify;
 
+use super::Realtime;
 use crate::clock;
-use crate::db::DbConn;
+use crate::db::{DbConn, Outgoing};
 use crate::error::AppResult;
 use crate::models::{Presence, UserRef};
-use crate::realtime::events::Broadcast;
-use crate::state::AppState;
+use crate::views::{OnlineUserView, ServerFrame, UserView};
 
 /// How long presence changes are gathered before they are broadcast.
 const COALESCE: Duration = Duration::from_millis(50);
 
 /// `onlineUsers`: one entry per user with their colour and open tab count.
-/// Rows not refreshed for three heartbeats belong to a dead instance.
-pub fn online_users(conn: &mut DbConn, case_id: i64, heartbeat: Duration) -> AppResult<Value> {
-    let since = clock::before(clock::now(), heartbeat * 3);
-    let mut users: Vec<(UserRef, usize)> = Vec::new();
+/// Rows older than `presence_ttl` belong to a stopped instance.
+pub fn online_users(
+    conn: &mut DbConn,
+    case_id: i64,
+    presence_ttl: Duration,
+) -> AppResult<Vec<OnlineUserView>> {
+    let since = clock::before(clock::now(), presence_ttl);
+    let mut users: Vec<(UserRef, u32)> = Vec::new();
     for (_, user) in Presence::of_case(conn, case_id, since)? {
         match users.last_mut() {
             // Rows come ordered by user, so a user's tabs are adjacent.
@@ -31,12 +34,14 @@ pub fn online_users(conn: &mut DbConn, case_id: i64, heartbeat: Duration) -> App
             _ => users.push((user, 1)),
         }
     }
-    Ok(Value::Array(
-        users
-            .into_iter()
-            .map(|(user, sessions)| json!({ "user": user.to_json(), "color": user.color, "sessions": sessions }))
-            .collect(),
-    ))
+    Ok(users
+        .into_iter()
+        .map(|(user, sessions)| OnlineUserView {
+            user: UserView::public(&user),
+            color: user.color,
+            sessions,
+        })
+        .collect())
 }
 
 /// Cases whose online users changed since the last broadcast.
@@ -67,22 +72,20 @@ impl PresenceBoard {
 /// Broadcasts `presence` for changed cases, at most once per [`COALESCE`].
 /// The frames go through the bus like any other, so every instance's tabs
 /// see them.
-pub async fn run(state: AppState) {
+pub async fn run(rt: Realtime) {
     loop {
-        state.presence.wake.notified().await;
+        rt.presence.wake.notified().await;
         tokio::time::sleep(COALESCE).await;
-        let cases = state.presence.take();
-        let heartbeat = state.settings.heartbeat_interval;
+        let cases = rt.presence.take();
+        let presence_ttl = rt.timing.presence_ttl();
         let pending = cases.clone();
-        let result = state
+        let result = rt
             .db
             .write(None, move |tx| {
                 for case_id in pending {
-                    let online_users = online_users(tx.conn, case_id, heartbeat)?;
-                    tx.broadcast(Broadcast::Presence {
-                        case_id,
-                        online_users,
-                    });
+                    let online_users = online_users(tx.conn, case_id, presence_ttl)?;
+                    let frame = ServerFrame::Presence { online_users }.for_case(case_id);
+                    tx.publish(Outgoing::Frame(frame));
                 }
                 Ok::<_, crate::error::AppError>(())
             })
@@ -90,9 +93,9 @@ pub async fn run(state: AppState) {
         if let Err(e) = result {
             tracing::warn!(error = %e, "presence broadcast failed; retrying");
             for case_id in cases {
-                state.presence.changed(case_id);
+                rt.presence.changed(case_id);
             }
-            tokio::time::sleep(heartbeat).await;
+            tokio::time::sleep(rt.timing.heartbeat_interval).await;
         }
     }
 }

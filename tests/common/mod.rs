@@ -9,8 +9,9 @@ use std::net::TcpListener;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use baton::auth::{password, Role};
+use baton::auth::password;
 use baton::config::Settings;
+use baton::models::Role;
 use baton::models::{Card, Case, Edgenote, Membership, Page, User};
 use baton::state::AppState;
 use diesel::connection::SimpleConnection;

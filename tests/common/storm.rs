@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use baton::auth::Role;
+use baton::models::Role;
 use serde_json::json;
 
 use super::{lock_body, TestApp, TestUser};

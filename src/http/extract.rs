@@ -1,0 +1,159 @@
+//! Request extractors: the caller (token checked), the actor (user loaded),
+//! the write preconditions (`If-Match`, `Lock-Token`), and the request
+//! headers they come from.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::http::header::{HeaderMap, AUTHORIZATION, USER_AGENT};
+use actix_web::{web, FromRequest, HttpRequest};
+
+use crate::auth::{Actor, Caller};
+use crate::error::AppError;
+use crate::locks::guard::Preconditions;
+use crate::state::AppState;
+
+pub const SESSION_HEADER: &str = "x-session-id";
+pub const LOCK_TOKEN_HEADER: &str = "lock-token";
+
+fn app_state(req: &HttpRequest) -> Result<&web::Data<AppState>, AppError> {
+    req.app_data::<web::Data<AppState>>()
+        .ok_or_else(|| AppError::Unavailable("server state missing".into()))
+}
+
+/// A session id is whatever opaque id the tab made (a UUID, usually).
+pub fn valid_session_id(s: &str) -> Result<String, AppError> {
+    let ok = !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(s.to_owned())
+    } else {
+        Err(AppError::BadRequest(
+            "X-Session-ID must be 1 to 64 letters, digits, '-' or '_' (a UUID is ideal).".into(),
+        ))
+    }
+}
+
+fn header(headers: &HeaderMap, name: impl actix_web::http::header::AsHeaderName) -> Option<&str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = header(headers, AUTHORIZATION)?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+pub fn user_agent(headers: &HeaderMap) -> Option<String> {
+    header(headers, USER_AGENT).map(|ua| ua.chars().take(255).collect())
+}
+
+impl FromRequest for Caller {
+    type Error = AppError;
+    type Future = std::future::Ready<Result<Caller, AppError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(caller_of(req))
+    }
+}
+
+fn caller_of(req: &HttpRequest) -> Result<Caller, AppError> {
+    let state = app_state(req)?;
+    let headers = req.headers();
+    let session_id = header(headers, SESSION_HEADER)
+        .filter(|s| !s.is_empty())
+        .map(valid_session_id)
+        .transpose()?;
+    Caller::verify(&state.jwt, bearer(headers), session_id, user_agent(headers))
+}
+
+impl FromRequest for Actor {
+    type Error = AppError;
+    type Future = Pin<Box<dyn Future<Output = Result<Actor, AppError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            let caller = caller_of(&req)?;
+            let db = app_state(&req)?.db.clone();
+            db.read(move |conn| caller.load(conn)).await
+        })
+    }
+}
+
+/// Accepts `"3"`, `W/"3"` and `3`; `*` means no version check.
+fn parse_if_match(value: &str) -> Result<Option<i64>, AppError> {
+    if value == "*" {
+        return Ok(None);
+    }
+    let v = value.strip_prefix("W/").unwrap_or(value).trim_matches('"');
+    v.parse().map(Some).map_err(|_| {
+        AppError::BadRequest(format!(
+            "If-Match must be the record's version in quotes, like \"3\" (from its ETag); got {value}."
+        ))
+    })
+}
+
+/// Accepts `12`, `"12"` and `<12>`.
+fn parse_lock_token(value: &str) -> Result<i64, AppError> {
+    value
+        .trim_matches(|c| c == '"' || c == '<' || c == '>')
+        .parse()
+        .map_err(|_| {
+            AppError::BadRequest(format!(
+                "Lock-Token must be the id of your lock (its `token`), like 12; got {value}."
+            ))
+        })
+}
+
+/// `If-Match` and `Lock-Token`, parsed.
+pub fn preconditions(headers: &HeaderMap) -> Result<Preconditions, AppError> {
+    Ok(Preconditions {
+        if_match: match header(headers, actix_web::http::header::IF_MATCH) {
+            Some(v) => parse_if_match(v)?,
+            None => None,
+        },
+        lock_token: header(headers, LOCK_TOKEN_HEADER)
+            .map(parse_lock_token)
+            .transpose()?,
+    })
+}
+
+impl FromRequest for Preconditions {
+    type Error = AppError;
+    type Future = std::future::Ready<Result<Preconditions, AppError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(preconditions(req.headers()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn if_match_forms() {
+        assert_eq!(parse_if_match("\"3\"").unwrap(), Some(3));
+        assert_eq!(parse_if_match("W/\"4\"").unwrap(), Some(4));
+        assert_eq!(parse_if_match("5").unwrap(), Some(5));
+        assert_eq!(parse_if_match("*").unwrap(), None);
+        assert!(parse_if_match("\"abc\"").is_err());
+    }
+
+    #[test]
+    fn lock_token_and_session_forms() {
+        assert_eq!(parse_lock_token("<12>").unwrap(), 12);
+        assert_eq!(parse_lock_token("12").unwrap(), 12);
+        assert!(parse_lock_token("twelve").is_err());
+        assert!(valid_session_id("6f1c-2a_b").is_ok());
+        assert!(valid_session_id("bad id").is_err());
+        assert!(valid_session_id(&"x".repeat(65)).is_err());
+    }
+}

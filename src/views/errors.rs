@@ -1,0 +1,74 @@
+//! The error envelope: `{"error": {"code", "message", …}}`.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{LockView, RecordView};
+
+/// Machine-readable error codes; `message` says the same for a person.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    BadRequest,
+    Unauthorized,
+    Forbidden,
+    /// A takeover or break refused: the holder outranks the caller (403).
+    Outranked,
+    NotFound,
+    MethodNotAllowed,
+    /// Someone else holds the lock asked for (409).
+    LockHeld,
+    Conflict,
+    /// `If-Match` named an older version (412).
+    StaleVersion,
+    /// `Lock-Token` named a lock that is gone (412).
+    LockLost,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    /// Invalid fields (422).
+    Invalid,
+    /// Someone else holds the record's lock; the write was refused (423).
+    Locked,
+    RateLimited,
+    Unavailable,
+    Internal,
+}
+
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    pub code: ErrorCode,
+    /// What went wrong and what to do, for a person.
+    pub message: String,
+    /// The lock in the way (`lock_held`, `locked`, `outranked`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false)]
+    pub lock: Option<Box<LockView>>,
+    /// The record the refused write was for (`locked`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false)]
+    pub lockable: Option<Box<RecordView>>,
+    /// The record as it is now (`stale_version`, `lock_lost`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false)]
+    pub current: Option<Box<RecordView>>,
+}
+
+/// Every error response's body.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+impl ErrorBody {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                code,
+                message: message.into(),
+                lock: None,
+                lockable: None,
+                current: None,
+            },
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! The edits channel's server → client frames, and how a transaction queues
+//! a change for the tabs of a case.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{EndedLockView, Identity, LockView, OnlineUserView, RecordView};
+use crate::db::{Frame, Outgoing, Tx};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    Create,
+    Update,
+    Destroy,
+}
+
+/// What a change frame is about: a record, a lock, or — once destroyed — a
+/// record's identity, or a lock with the reason it ended.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum Watchable {
+    Record(RecordView),
+    EndedLock(EndedLockView),
+    Lock(LockView),
+    Gone(Identity),
+}
+
+/// One change to a watchable, tagged with the tab that made it: a tab drops
+/// frames whose `editorSessionId` is its own.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeFrame {
+    pub watchable: Watchable,
+    pub editor_session_id: Option<String>,
+}
+
+/// Every message the server sends on `GET /cases/:slug/edits`, as JSON text.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ServerFrame {
+    /// First frame after connecting: the tab's session id and the case's
+    /// locks and online users right now.
+    #[serde(rename_all = "camelCase")]
+    Welcome {
+        session_id: String,
+        active_locks: Vec<LockView>,
+        online_users: Vec<OnlineUserView>,
+    },
+    Create(ChangeFrame),
+    Update(ChangeFrame),
+    Destroy(ChangeFrame),
+    /// Someone joined or left the case.
+    #[serde(rename_all = "camelCase")]
+    Presence {
+        online_users: Vec<OnlineUserView>,
+    },
+    /// Frames were lost (the tab fell behind, or the server lost its event
+    /// feed): reload the case, then carry on.
+    Resync {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(required = false, nullable = false)]
+        missed: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(required = false, nullable = false)]
+        reason: Option<String>,
+    },
+    /// An admin closed this tab; the server closes the channel next.
+    Kicked {
+        reason: String,
+    },
+}
+
+impl ServerFrame {
+    pub fn change(change: Change, watchable: Watchable, editor: Option<String>) -> ServerFrame {
+        let frame = ChangeFrame {
+            watchable,
+            editor_session_id: editor,
+        };
+        match change {
+            Change::Create => ServerFrame::Create(frame),
+            Change::Update => ServerFrame::Update(frame),
+            Change::Destroy => ServerFrame::Destroy(frame),
+        }
+    }
+
+    /// The frame as JSON text.
+    pub fn text(&self) -> String {
+        // Serializing these plain structs cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Ready for the tabs of `case_id`.
+    pub fn for_case(&self, case_id: i64) -> Frame {
+        Frame {
+            case_id,
+            text: self.text().into(),
+        }
+    }
+}
+
+// The one place a change is queued for broadcast (an inherent impl of the
+// transaction, kept beside the frames it builds).
+impl Tx<'_> {
+    /// Queues a change for the case's tabs, published after commit and
+    /// tagged with the tab (session) that made it.
+    pub fn emit(&mut self, case_id: i64, change: Change, watchable: Watchable) {
+        let editor = self.editor_session_id().map(str::to_owned);
+        let frame = ServerFrame::change(change, watchable, editor).for_case(case_id);
+        self.publish(Outgoing::Frame(frame));
+    }
+}
+
+impl From<RecordView> for Watchable {
+    fn from(record: RecordView) -> Watchable {
+        Watchable::Record(record)
+    }
+}
+
+impl From<LockView> for Watchable {
+    fn from(lock: LockView) -> Watchable {
+        Watchable::Lock(lock)
+    }
+}

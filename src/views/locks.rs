@@ -1,0 +1,163 @@
+//! Locks, ended locks, lock status and the audit trail. Built from rows by
+//! `crate::locks::render`, which knows each lockable type's table.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{Identity, RecordKey, UserView};
+use crate::clock::utc;
+use crate::models::{HeldLock, LockAction, LockEvent};
+
+/// A lock: who holds which record, from which tab, until when. Its `token`
+/// (also its id) names this one holding: send it as `Lock-Token` when saving.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Lock)]
+pub struct LockView {
+    #[serde(flatten)]
+    pub identity: Identity,
+    #[schema(example = "12")]
+    pub token: String,
+    /// The locked record.
+    pub lockable: RecordKey,
+    pub case_id: i64,
+    /// The holder.
+    pub user: UserView,
+    /// The holding tab, when it sent `X-Session-ID`.
+    pub session_id: Option<String>,
+    pub user_agent: Option<String>,
+    pub created_at: DateTime<Utc>,
+    /// The lease: the lock ends then unless renewed.
+    pub expires_at: DateTime<Utc>,
+    pub last_activity_at: DateTime<Utc>,
+}
+
+impl LockView {
+    pub fn new(held: &HeldLock, lockable_table: &str) -> LockView {
+        let lock = &held.lock;
+        LockView {
+            identity: Identity::of(lock),
+            token: lock.id.to_string(),
+            lockable: RecordKey {
+                type_name: lock.lockable_type.clone(),
+                table: lockable_table.to_owned(),
+                param: lock.lockable_id.to_string(),
+            },
+            case_id: lock.case_id,
+            user: UserView::public(&held.holder),
+            session_id: lock.session_id.clone(),
+            user_agent: lock.user_agent.clone(),
+            created_at: utc(lock.created_at),
+            expires_at: utc(lock.expires_at),
+            last_activity_at: utc(lock.last_activity_at),
+        }
+    }
+}
+
+/// What happened to a lock; every action but `acquired` ends it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[schema(as = LockAction)]
+pub enum LockActionView {
+    Acquired,
+    Released,
+    Overridden,
+    Expired,
+    Idle,
+    Disconnected,
+    Kicked,
+}
+
+impl From<LockAction> for LockActionView {
+    fn from(action: LockAction) -> LockActionView {
+        match action {
+            LockAction::Acquired => LockActionView::Acquired,
+            LockAction::Released => LockActionView::Released,
+            LockAction::Overridden => LockActionView::Overridden,
+            LockAction::Expired => LockActionView::Expired,
+            LockAction::Idle => LockActionView::Idle,
+            LockAction::Disconnected => LockActionView::Disconnected,
+            LockAction::Kicked => LockActionView::Kicked,
+        }
+    }
+}
+
+/// A lock that has ended, as its `destroy` frame carries it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = EndedLock)]
+pub struct EndedLockView {
+    #[serde(flatten)]
+    pub lock: LockView,
+    pub reason: LockActionView,
+    /// Who took it over or broke it (reason `overridden`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false)]
+    pub overridden_by: Option<UserView>,
+}
+
+/// One row of a case's audit trail.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = LockEvent)]
+pub struct LockEventView {
+    #[serde(flatten)]
+    pub identity: Identity,
+    /// The lock (its token) this happened to.
+    pub lock_id: i64,
+    pub lockable: RecordKey,
+    pub case_id: i64,
+    pub action: LockActionView,
+    /// Who acted; `null` when baton did (expiry, idle release, a closed tab).
+    pub actor: Option<UserView>,
+    /// Who held the lock.
+    pub holder: UserView,
+    pub at: DateTime<Utc>,
+}
+
+impl LockEventView {
+    pub fn new(
+        event: &LockEvent,
+        lockable_table: &str,
+        actor: Option<UserView>,
+        holder: UserView,
+    ) -> LockEventView {
+        LockEventView {
+            identity: Identity::of(event),
+            lock_id: event.lock_id,
+            lockable: RecordKey {
+                type_name: event.lockable_type.clone(),
+                table: lockable_table.to_owned(),
+                param: event.lockable_id.to_string(),
+            },
+            case_id: event.case_id,
+            action: LockAction::parse(&event.action)
+                .unwrap_or(LockAction::Released)
+                .into(),
+            actor,
+            holder,
+            at: utc(event.at),
+        }
+    }
+}
+
+/// `owned`: the caller's tab holds it; `locked`: someone else does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LockState {
+    Owned,
+    Locked,
+    Unlocked,
+}
+
+/// `GET /locks/status`: for clients that poll instead of listening.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = LockStatus)]
+pub struct LockStatusView {
+    pub state: LockState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false)]
+    pub lock: Option<LockView>,
+}
