@@ -155,9 +155,11 @@ pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> 
     let settings = state.settings.clone();
     let data = web::Data::new(state);
     let workers = settings.workers;
+    let document = web::Data::new(crate::http::openapi::document());
     let mut server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .app_data(document.clone())
             .app_data(errors::json_config(settings.body_limit))
             .app_data(web::PayloadConfig::new(settings.body_limit))
             .app_data(errors::path_config())

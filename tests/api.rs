@@ -151,7 +151,7 @@ async fn creating_users(backend: Backend) {
         .json(body)
         .send()
         .await
-        .expect_error(422, "invalid");
+        .expect_error(409, "conflict");
     app.post("/users")
         .by(&admin)
         .json(json!({ "user": { "email": "not-an-email", "name": "E", "password": "secret-pw" } }))
@@ -199,7 +199,7 @@ async fn cases_and_roles(backend: Backend) {
         .json(json!({ "case": { "slug": "harbour", "title": "Again" } }))
         .send()
         .await
-        .expect_error(422, "invalid");
+        .expect_error(409, "conflict");
     app.post("/cases")
         .by(&bob)
         .json(json!({ "case": { "slug": "Bad Slug", "title": "x" } }))
@@ -323,7 +323,7 @@ async fn memberships(backend: Backend) {
         .json(json!({ "membership": { "email": "ghost@example.com", "role": "reader" } }))
         .send()
         .await
-        .expect_error(422, "invalid");
+        .expect_error(404, "not_found");
     app.post(&path)
         .by(&bob)
         .json(json!({ "membership": { "email": carol.email, "role": "reader" } }))
@@ -346,7 +346,7 @@ async fn memberships(backend: Backend) {
         .by(&carol)
         .send()
         .await
-        .expect_error(422, "invalid");
+        .expect_error(409, "conflict");
     app.delete("/memberships/999999")
         .by(&carol)
         .send()
@@ -480,7 +480,7 @@ async fn pages_cards_edgenotes(backend: Backend) {
         .json(json!({ "edgenote": { "slug": "tide-table", "caption": "Again", "content": "" } }))
         .send()
         .await
-        .expect_error(422, "invalid");
+        .expect_error(409, "conflict");
     let recaptioned = app
         .patch(&format!("/edgenotes/{note_id}"))
         .by(&bob)

@@ -622,6 +622,10 @@ async fn admins_see_and_kick_sessions(backend: Backend) {
 /// place and the lock without its grace period). Here a raw transaction
 /// plays the heartbeat, so the interleaving is exact rather than lucky.
 #[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
 async fn a_closing_tab_and_a_heartbeat_do_not_deadlock() {
     use baton::db::schema::{locks, presences};
     use diesel::prelude::*;

@@ -31,6 +31,10 @@ fn cli_on_sqlite() {
 }
 
 #[test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
 fn cli_on_postgres() {
     cli_commands(Backend::Postgres);
 }

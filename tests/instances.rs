@@ -40,6 +40,10 @@ async fn two_instances() -> Option<(TestApp, ServerProcess, ServerProcess)> {
 }
 
 #[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
 async fn a_tab_on_b_sees_what_a_did_in_order() {
     let Some((app, a, b)) = two_instances().await else {
         return;
@@ -103,6 +107,10 @@ async fn a_tab_on_b_sees_what_a_did_in_order() {
 }
 
 #[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
 async fn presence_spans_instances() {
     let Some((app, a, b)) = two_instances().await else {
         return;
@@ -140,6 +148,10 @@ async fn presence_spans_instances() {
 }
 
 #[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
 async fn locks_and_the_guard_hold_across_instances() {
     let Some((app, a, b)) = two_instances().await else {
         return;
@@ -222,6 +234,10 @@ async fn locks_and_the_guard_hold_across_instances() {
 }
 
 #[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
 async fn a_storm_split_across_instances_never_shares_a_record() {
     let Some((app, a, b)) = two_instances().await else {
         return;
@@ -232,6 +248,10 @@ async fn a_storm_split_across_instances_never_shares_a_record() {
 }
 
 #[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
 async fn kill_9_of_an_instance_releases_its_tabs_locks() {
     let Some((app, mut a, b)) = two_instances().await else {
         return;
@@ -312,6 +332,10 @@ async fn kill_9_of_an_instance_releases_its_tabs_locks() {
 }
 
 #[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
 async fn a_second_instance_on_one_sqlite_file_refuses_to_start() {
     let (_db, url) = common::TestDb::create(Backend::Sqlite).unwrap();
     let _first = ServerProcess::spawn(&url, "first", &[]).await;

@@ -134,10 +134,19 @@ async fn acquire_renew_and_conflict(backend: Backend) {
     assert_eq!(again.body["id"], by_user.body["id"]);
     assert!(by_user.body["sessionId"].is_null());
 
-    // snake_case fields and numeric params are accepted too.
+    // snake_case fields are accepted too; the param is the id as a string,
+    // as the OpenAPI document says.
     app.post("/locks")
         .by(&carol)
         .json(json!({ "lock": { "lockable_type": "Page", "lockable_param": f.page_id } }))
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    app.post("/locks")
+        .by(&carol)
+        .json(
+            json!({ "lock": { "lockable_type": "Page", "lockable_param": f.page_id.to_string() } }),
+        )
         .send()
         .await
         .expect(201);
@@ -177,7 +186,13 @@ async fn lockable_lookup_errors(backend: Backend) {
         .json(json!({ "lock": { "lockableType": "Card", "lockableParam": "abc" } }))
         .send()
         .await
-        .expect_error(404, "not_found");
+        .expect_error(422, "invalid");
+    app.post("/locks")
+        .by(&bob)
+        .json(json!({ "lock": { "lockableType": "cards", "lockableParam": "1" } }))
+        .send()
+        .await
+        .expect_error(422, "invalid");
     app.post("/locks")
         .by(&rita)
         .json(lock_body("Card", f.card_id))

@@ -55,6 +55,11 @@ impl Caller {
         })
     }
 
+    /// The same caller, acting for this tab.
+    pub fn in_session(self, session_id: Option<String>) -> Caller {
+        Caller { session_id, ..self }
+    }
+
     /// The tab (browser session) the request came from, if it said.
     pub fn session_id(&self) -> Option<&String> {
         self.session_id.as_ref()

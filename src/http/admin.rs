@@ -24,6 +24,11 @@ fn require_admin(actor: &Actor) -> AppResult<()> {
 
 /// `GET /admin/sessions`: every open tab on every instance, with the locks
 /// it holds.
+#[utoipa::path(get, path = "/admin/sessions", tag = "admin",
+    responses(
+        (status = 200, description = "Every open tab on every instance, with its locks", body = Vec<SessionView>),
+        (status = 403, description = "Only a site admin can do this"),
+    ))]
 pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpResponse> {
     require_admin(&actor)?;
     let presence_ttl = state.realtime.timing.presence_ttl();
@@ -45,6 +50,12 @@ pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpRe
 /// `DELETE /admin/sessions/:sessionId`: releases the tab's locks (reason
 /// `kicked`), tells the tab, and closes its channel. 404 if the session has
 /// neither an open channel nor a lock.
+#[utoipa::path(delete, path = "/admin/sessions/{sessionId}", tag = "admin",
+    params(("sessionId" = String, Path, description = "The tab's session id")),
+    responses(
+        (status = 204, description = "Its locks are released (`kicked`), it is told, and its channel closed"),
+        (status = 403, description = "Only a site admin can do this"),
+    ))]
 pub async fn kick(
     state: web::Data<AppState>,
     actor: Actor,

@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
+use utoipa::ToSchema;
 
 use super::params;
 use crate::auth::{password, Actor, AuthError};
@@ -10,13 +11,26 @@ use crate::models::User;
 use crate::state::AppState;
 use crate::views::{LoginView, UserView};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 pub struct LoginBody {
+    #[schema(
+        required = true,
+        nullable = false,
+        max_length = 254,
+        example = "alice@example.com"
+    )]
     email: Option<String>,
+    #[schema(required = true, nullable = false, max_length = 1024, example = "demo")]
     password: Option<String>,
 }
 
 /// `POST /auth/login {email, password}` → `{token, user}`.
+#[utoipa::path(post, path = "/auth/login", tag = "auth", security(()),
+    request_body = LoginBody,
+    responses(
+        (status = 200, description = "Signed in", body = LoginView),
+        (status = 401, description = "Wrong email or password"),
+    ))]
 pub async fn login(
     state: web::Data<AppState>,
     body: web::Json<LoginBody>,
@@ -47,25 +61,50 @@ pub async fn login(
 }
 
 /// `GET /me`.
+#[utoipa::path(get, path = "/me", tag = "auth",
+    responses((status = 200, description = "You", body = UserView)))]
 pub async fn me(actor: Actor) -> HttpResponse {
     HttpResponse::Ok().json(UserView::full(&actor.user))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 pub struct NewUserBody {
     user: NewUserFields,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 pub struct NewUserFields {
+    #[schema(
+        required = true,
+        nullable = false,
+        max_length = 254,
+        pattern = r"^[^@ \t\n\r]+@[^@ \t\n\r]+$",
+        example = "dana@example.com"
+    )]
     email: Option<String>,
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^ \t\n\r]"
+    )]
     name: Option<String>,
+    #[schema(required = true, nullable = false, min_length = 8, max_length = 1024)]
     password: Option<String>,
+    /// A site admin acts as a manager on every case.
     #[serde(default)]
     admin: bool,
 }
 
 /// `POST /users` (site admins): 201 with the new user.
+#[utoipa::path(post, path = "/users", tag = "auth",
+    request_body = NewUserBody,
+    responses(
+        (status = 201, description = "Created", body = UserView),
+        (status = 403, description = "Only a site admin can create users"),
+        (status = 409, description = "The email is taken"),
+    ))]
 pub async fn create_user(
     state: web::Data<AppState>,
     actor: Actor,
@@ -87,7 +126,7 @@ pub async fn create_user(
         .db
         .write(actor.session_id.clone(), move |tx| {
             if User::find_by_email(tx.conn, &email)?.is_some() {
-                return Err(AppError::invalid(format!(
+                return Err(AppError::Conflict(format!(
                     "user.email {email} is already taken."
                 )));
             }

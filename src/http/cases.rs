@@ -3,7 +3,9 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
+use utoipa::ToSchema;
 
+use super::extract::WriteHeaders;
 use super::{case_by_slug, guarded, lockable_response, params};
 use crate::auth::access::authorize;
 use crate::auth::{Actor, Caller};
@@ -19,6 +21,8 @@ use crate::state::AppState;
 use crate::views::{CardView, CaseDetailView, CaseView, EdgenoteView, PageWithCardsView};
 
 /// `GET /cases`: the cases the caller is a member of.
+#[utoipa::path(get, path = "/cases", tag = "cases",
+    responses((status = 200, description = "The cases you are a member of, by title", body = Vec<CaseView>)))]
 pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpResponse> {
     let user_id = actor.user.id;
     let cases = state
@@ -28,22 +32,54 @@ pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpRe
     Ok(HttpResponse::Ok().json(cases.iter().map(CaseView::from).collect::<Vec<_>>()))
 }
 
-#[derive(Deserialize)]
-pub struct CaseBody {
-    case: CaseFields,
+#[derive(Deserialize, ToSchema)]
+pub struct NewCaseBody {
+    case: NewCaseFields,
 }
 
-#[derive(Deserialize)]
-pub struct CaseFields {
+#[derive(Deserialize, ToSchema)]
+pub struct NewCaseFields {
+    /// The case's address: lowercase letters, digits and dashes.
+    #[schema(
+        required = true,
+        nullable = false,
+        max_length = 100,
+        pattern = "^[a-z0-9][a-z0-9-]*$"
+    )]
     slug: Option<String>,
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^ \t\n\r]"
+    )]
+    title: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct CaseUpdateBody {
+    case: CaseUpdateFields,
+}
+
+/// A case's slug cannot change (it is its address).
+#[derive(Deserialize, ToSchema)]
+pub struct CaseUpdateFields {
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^ \t\n\r]")]
     title: Option<String>,
 }
 
 /// `POST /cases`: 201; the creator becomes its manager.
+#[utoipa::path(post, path = "/cases", tag = "cases",
+    request_body = NewCaseBody,
+    responses(
+        (status = 201, description = "Created; you are its manager", body = CaseView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 409, description = "The slug is taken"),
+    ))]
 pub async fn create(
     state: web::Data<AppState>,
     actor: Actor,
-    body: web::Json<CaseBody>,
+    body: web::Json<NewCaseBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().case;
     let slug = params::slug("case.slug", fields.slug)?;
@@ -53,8 +89,8 @@ pub async fn create(
         .db
         .write(actor.session_id.clone(), move |tx| {
             if Case::find_by_slug(tx.conn, &slug)?.is_some() {
-                return Err(AppError::invalid(format!(
-                    "case.slug '{slug}' is already taken."
+                return Err(AppError::Conflict(format!(
+                    "case.slug '{slug}' is already taken; pick another."
                 )));
             }
             let case = Case::create(tx.conn, &slug, &title, tx.now)?;
@@ -67,6 +103,12 @@ pub async fn create(
 
 /// `GET /cases/:slug`: the case with its pages (each with its cards),
 /// edgenotes, active locks, online users and the caller's role.
+#[utoipa::path(get, path = "/cases/{slug}", tag = "cases",
+    params(("slug" = String, Path, description = "The case's slug")),
+    responses(
+        (status = 200, description = "The case with its pages (each with its cards), edgenotes, active locks, online users and your role", body = CaseDetailView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "You are not a member of the case"),
+    ))]
 pub async fn show(
     state: web::Data<AppState>,
     actor: Actor,
@@ -114,19 +156,23 @@ pub async fn show(
 }
 
 /// `PATCH /cases/:slug` (managers, guarded).
+#[utoipa::path(patch, path = "/cases/{slug}", tag = "cases",
+    params(("slug" = String, Path, description = "The case's slug"), WriteHeaders),
+    request_body = CaseUpdateBody,
+    responses(
+        (status = 200, description = "Saved", body = CaseView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "Only a manager of the case can do this"),
+        (status = 412, description = "`stale_version` or `lock_lost` (with `current`)"),
+        (status = 423, description = "`locked`: someone else holds the case's lock"),
+    ))]
 pub async fn update(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
     slug: web::Path<String>,
-    body: web::Json<CaseBody>,
+    body: web::Json<CaseUpdateBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().case;
-    if fields.slug.is_some() {
-        return Err(AppError::invalid(
-            "case.slug cannot be changed; it is the case's address.",
-        ));
-    }
     let changes = CaseChanges {
         title: params::optional_text("case.title", fields.title, params::MAX_TITLE)?,
     };
@@ -144,6 +190,14 @@ pub async fn update(
 
 /// `DELETE /cases/:slug` (managers, guarded): refused while someone else
 /// holds a lock anywhere in the case.
+#[utoipa::path(delete, path = "/cases/{slug}", tag = "cases",
+    params(("slug" = String, Path, description = "The case's slug"), WriteHeaders),
+    responses(
+        (status = 204, description = "Deleted, with everything in it"),
+        (status = 403, description = "Only a manager of the case can do this"),
+        (status = 412, description = "`stale_version` or `lock_lost` (with `current`)"),
+        (status = 423, description = "`locked`: someone else holds a lock in the case"),
+    ))]
 pub async fn destroy(
     state: web::Data<AppState>,
     caller: Caller,

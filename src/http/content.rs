@@ -4,7 +4,9 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
+use utoipa::ToSchema;
 
+use super::extract::WriteHeaders;
 use super::{case_by_slug, case_of, guarded, lockable_response, params, show_lockable};
 use crate::auth::access::authorize;
 use crate::auth::{Actor, Caller};
@@ -16,27 +18,58 @@ use crate::models::edgenote::EdgenoteChanges;
 use crate::models::page::PageChanges;
 use crate::models::{Card, Edgenote, Lock, Page, Record, Role};
 use crate::state::AppState;
-use crate::views::{Change, Identity, Watchable};
+use crate::views::{CardView, Change, EdgenoteView, Identity, PageView, Watchable};
 
 // ---- pages ----
 
-#[derive(Deserialize)]
-pub struct PageBody {
-    page: PageFields,
+#[derive(Deserialize, ToSchema)]
+pub struct NewPageBody {
+    page: NewPageFields,
 }
 
-#[derive(Deserialize)]
-pub struct PageFields {
+#[derive(Deserialize, ToSchema)]
+pub struct NewPageFields {
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^ \t\n\r]"
+    )]
     title: Option<String>,
+    /// Where the page goes; the end when left out.
+    #[schema(minimum = 0, maximum = 2147483647)]
+    #[serde(default, deserialize_with = "params::whole_number")]
+    position: Option<i32>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct PageUpdateBody {
+    page: PageUpdateFields,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct PageUpdateFields {
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^ \t\n\r]")]
+    title: Option<String>,
+    #[schema(minimum = 0, maximum = 2147483647)]
+    #[serde(default, deserialize_with = "params::whole_number")]
     position: Option<i32>,
 }
 
 /// `POST /cases/:slug/pages` (editors): 201.
+#[utoipa::path(post, path = "/cases/{slug}/pages", tag = "content",
+    params(("slug" = String, Path, description = "The case's slug")),
+    request_body = NewPageBody,
+    responses(
+        (status = 201, description = "Created", body = PageView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "Only an editor or above of the case can do this"),
+    ))]
 pub async fn create_page(
     state: web::Data<AppState>,
     actor: Actor,
     slug: web::Path<String>,
-    body: web::Json<PageBody>,
+    body: web::Json<NewPageBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().page;
     let title = params::required_text("page.title", fields.title, params::MAX_TITLE)?;
@@ -55,6 +88,12 @@ pub async fn create_page(
     Ok(lockable_response(StatusCode::CREATED, &page))
 }
 
+#[utoipa::path(get, path = "/pages/{id}", tag = "content",
+    params(("id" = i64, Path, description = "The page's id")),
+    responses(
+        (status = 200, description = "The page", body = PageView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "You are not a member of its case"),
+    ))]
 pub async fn show_page(
     state: web::Data<AppState>,
     actor: Actor,
@@ -63,12 +102,21 @@ pub async fn show_page(
     show_lockable::<Page>(&state, actor, id.into_inner()).await
 }
 
+#[utoipa::path(patch, path = "/pages/{id}", tag = "content",
+    params(("id" = i64, Path, description = "The page's id"), WriteHeaders),
+    request_body = PageUpdateBody,
+    responses(
+        (status = 200, description = "Saved; `version` went up by one", body = PageView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "Only an editor or above of its case can do this"),
+        (status = 412, description = "`stale_version` (with `current`): it changed since your `If-Match`; or `lock_lost` (with `current`): your `Lock-Token` is gone"),
+        (status = 423, description = "`locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved"),
+    ))]
 pub async fn update_page(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
     id: web::Path<i64>,
-    body: web::Json<PageBody>,
+    body: web::Json<PageUpdateBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().page;
     let changes = PageChanges {
@@ -88,6 +136,14 @@ pub async fn update_page(
 
 /// `DELETE /pages/:id`: the page and its cards; refused while someone else
 /// holds a lock on one of the cards.
+#[utoipa::path(delete, path = "/pages/{id}", tag = "content",
+    params(("id" = i64, Path, description = "The page's id"), WriteHeaders),
+    responses(
+        (status = 204, description = "Deleted (or on one of its cards)"),
+        (status = 403, description = "Only an editor or above of its case can do this"),
+        (status = 412, description = "`stale_version` or `lock_lost` (with `current`)"),
+        (status = 423, description = "`locked`: someone else holds a lock on it (or on one of its cards)"),
+    ))]
 pub async fn destroy_page(
     state: web::Data<AppState>,
     caller: Caller,
@@ -118,23 +174,49 @@ pub async fn destroy_page(
 
 // ---- cards ----
 
-#[derive(Deserialize)]
-pub struct CardBody {
-    card: CardFields,
+#[derive(Deserialize, ToSchema)]
+pub struct NewCardBody {
+    card: NewCardFields,
 }
 
-#[derive(Deserialize)]
-pub struct CardFields {
+#[derive(Deserialize, ToSchema)]
+pub struct NewCardFields {
+    /// May be empty.
+    #[schema(required = true, nullable = false, max_length = 100000)]
     content: Option<String>,
+    /// Where the card goes on its page; the end when left out.
+    #[schema(minimum = 0, maximum = 2147483647)]
+    #[serde(default, deserialize_with = "params::whole_number")]
+    position: Option<i32>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct CardUpdateBody {
+    card: CardUpdateFields,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct CardUpdateFields {
+    #[schema(max_length = 100000)]
+    content: Option<String>,
+    #[schema(minimum = 0, maximum = 2147483647)]
+    #[serde(default, deserialize_with = "params::whole_number")]
     position: Option<i32>,
 }
 
 /// `POST /pages/:id/cards` (editors): 201.
+#[utoipa::path(post, path = "/pages/{id}/cards", tag = "content",
+    params(("id" = i64, Path, description = "The page's id")),
+    request_body = NewCardBody,
+    responses(
+        (status = 201, description = "Created", body = CardView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "Only an editor or above of the case can do this"),
+    ))]
 pub async fn create_card(
     state: web::Data<AppState>,
     actor: Actor,
     page_id: web::Path<i64>,
-    body: web::Json<CardBody>,
+    body: web::Json<NewCardBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().card;
     let content = params::body_text("card.content", fields.content)?.ok_or_else(|| {
@@ -157,6 +239,12 @@ pub async fn create_card(
     Ok(lockable_response(StatusCode::CREATED, &card))
 }
 
+#[utoipa::path(get, path = "/cards/{id}", tag = "content",
+    params(("id" = i64, Path, description = "The card's id")),
+    responses(
+        (status = 200, description = "The card", body = CardView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "You are not a member of its case"),
+    ))]
 pub async fn show_card(
     state: web::Data<AppState>,
     actor: Actor,
@@ -165,12 +253,21 @@ pub async fn show_card(
     show_lockable::<Card>(&state, actor, id.into_inner()).await
 }
 
+#[utoipa::path(patch, path = "/cards/{id}", tag = "content",
+    params(("id" = i64, Path, description = "The card's id"), WriteHeaders),
+    request_body = CardUpdateBody,
+    responses(
+        (status = 200, description = "Saved; `version` went up by one", body = CardView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "Only an editor or above of its case can do this"),
+        (status = 412, description = "`stale_version` (with `current`): it changed since your `If-Match`; or `lock_lost` (with `current`): your `Lock-Token` is gone"),
+        (status = 423, description = "`locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved"),
+    ))]
 pub async fn update_card(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
     id: web::Path<i64>,
-    body: web::Json<CardBody>,
+    body: web::Json<CardUpdateBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().card;
     let changes = CardChanges {
@@ -188,6 +285,14 @@ pub async fn update_card(
     .await
 }
 
+#[utoipa::path(delete, path = "/cards/{id}", tag = "content",
+    params(("id" = i64, Path, description = "The card's id"), WriteHeaders),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 403, description = "Only an editor or above of its case can do this"),
+        (status = 412, description = "`stale_version` or `lock_lost` (with `current`)"),
+        (status = 423, description = "`locked`: someone else holds a lock on it"),
+    ))]
 pub async fn destroy_card(
     state: web::Data<AppState>,
     caller: Caller,
@@ -210,24 +315,62 @@ pub async fn destroy_card(
 
 // ---- edgenotes ----
 
-#[derive(Deserialize)]
-pub struct EdgenoteBody {
-    edgenote: EdgenoteFields,
+#[derive(Deserialize, ToSchema)]
+pub struct NewEdgenoteBody {
+    edgenote: NewEdgenoteFields,
 }
 
-#[derive(Deserialize)]
-pub struct EdgenoteFields {
+#[derive(Deserialize, ToSchema)]
+pub struct NewEdgenoteFields {
+    /// Unique within the case.
+    #[schema(
+        required = true,
+        nullable = false,
+        max_length = 100,
+        pattern = "^[a-z0-9][a-z0-9-]*$"
+    )]
     slug: Option<String>,
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^ \t\n\r]"
+    )]
     caption: Option<String>,
+    #[schema(max_length = 100000)]
+    content: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct EdgenoteUpdateBody {
+    edgenote: EdgenoteUpdateFields,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct EdgenoteUpdateFields {
+    #[schema(max_length = 100, pattern = "^[a-z0-9][a-z0-9-]*$")]
+    slug: Option<String>,
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^ \t\n\r]")]
+    caption: Option<String>,
+    #[schema(max_length = 100000)]
     content: Option<String>,
 }
 
 /// `POST /cases/:slug/edgenotes` (editors): 201.
+#[utoipa::path(post, path = "/cases/{slug}/edgenotes", tag = "content",
+    params(("slug" = String, Path, description = "The case's slug")),
+    request_body = NewEdgenoteBody,
+    responses(
+        (status = 201, description = "Created", body = EdgenoteView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "Only an editor or above of the case can do this"),
+        (status = 409, description = "Another edgenote of the case has this slug"),
+    ))]
 pub async fn create_edgenote(
     state: web::Data<AppState>,
     actor: Actor,
     slug: web::Path<String>,
-    body: web::Json<EdgenoteBody>,
+    body: web::Json<NewEdgenoteBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().edgenote;
     let note_slug = params::slug("edgenote.slug", fields.slug)?;
@@ -240,8 +383,8 @@ pub async fn create_edgenote(
             let case = case_by_slug(tx.conn, &slug)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
             if Edgenote::slug_taken(tx.conn, case.id, &note_slug)? {
-                return Err(AppError::invalid(format!(
-                    "edgenote.slug '{note_slug}' is already used in this case."
+                return Err(AppError::Conflict(format!(
+                    "edgenote.slug '{note_slug}' is already used in this case; pick another."
                 )));
             }
             let note = Edgenote::create(tx.conn, case.id, &note_slug, &caption, &content, tx.now)?;
@@ -252,6 +395,12 @@ pub async fn create_edgenote(
     Ok(lockable_response(StatusCode::CREATED, &note))
 }
 
+#[utoipa::path(get, path = "/edgenotes/{id}", tag = "content",
+    params(("id" = i64, Path, description = "The edgenote's id")),
+    responses(
+        (status = 200, description = "The edgenote", body = EdgenoteView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "You are not a member of its case"),
+    ))]
 pub async fn show_edgenote(
     state: web::Data<AppState>,
     actor: Actor,
@@ -260,12 +409,22 @@ pub async fn show_edgenote(
     show_lockable::<Edgenote>(&state, actor, id.into_inner()).await
 }
 
+#[utoipa::path(patch, path = "/edgenotes/{id}", tag = "content",
+    params(("id" = i64, Path, description = "The edgenote's id"), WriteHeaders),
+    request_body = EdgenoteUpdateBody,
+    responses(
+        (status = 200, description = "Saved; `version` went up by one", body = EdgenoteView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "Only an editor or above of its case can do this"),
+        (status = 409, description = "Another edgenote of the case has this slug"),
+        (status = 412, description = "`stale_version` (with `current`): it changed since your `If-Match`; or `lock_lost` (with `current`): your `Lock-Token` is gone"),
+        (status = 423, description = "`locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved"),
+    ))]
 pub async fn update_edgenote(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
     id: web::Path<i64>,
-    body: web::Json<EdgenoteBody>,
+    body: web::Json<EdgenoteUpdateBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().edgenote;
     let new_slug = fields
@@ -286,8 +445,8 @@ pub async fn update_edgenote(
         move |tx, _, note| {
             if let Some(slug) = new_slug.filter(|s| *s != note.slug) {
                 if Edgenote::slug_taken(tx.conn, note.case_id, &slug)? {
-                    return Err(AppError::invalid(format!(
-                        "edgenote.slug '{slug}' is already used in this case."
+                    return Err(AppError::Conflict(format!(
+                        "edgenote.slug '{slug}' is already used in this case; pick another."
                     )));
                 }
             }
@@ -297,6 +456,14 @@ pub async fn update_edgenote(
     .await
 }
 
+#[utoipa::path(delete, path = "/edgenotes/{id}", tag = "content",
+    params(("id" = i64, Path, description = "The edgenote's id"), WriteHeaders),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 403, description = "Only an editor or above of its case can do this"),
+        (status = 412, description = "`stale_version` or `lock_lost` (with `current`)"),
+        (status = 423, description = "`locked`: someone else holds a lock on it"),
+    ))]
 pub async fn destroy_edgenote(
     state: web::Data<AppState>,
     caller: Caller,

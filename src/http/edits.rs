@@ -3,6 +3,7 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
+use utoipa::IntoParams;
 
 use super::case_by_slug;
 use super::extract::{bearer, user_agent, valid_session_id};
@@ -14,13 +15,33 @@ use crate::realtime::channel;
 use crate::state::AppState;
 
 /// Browsers cannot set headers on WebSockets, hence the query.
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct EditsQuery {
+    /// The bearer token (browsers cannot set headers on a WebSocket).
+    #[param(nullable = false)]
     token: Option<String>,
+    /// The tab's id; one is made (and told in `welcome`) when left out.
     #[serde(rename = "sessionId", alias = "session_id")]
+    #[param(
+        rename = "sessionId",
+        nullable = false,
+        pattern = "^[A-Za-z0-9_-]{1,64}$"
+    )]
     session_id: Option<String>,
 }
 
+/// The edits channel: a WebSocket carrying the case's changes, lock changes
+/// and presence as JSON text frames (see the `ServerFrame` schema), tagged
+/// with the tab that made them. The server pings every heartbeat; a tab that
+/// misses two pongs is treated as gone.
+#[utoipa::path(get, path = "/cases/{slug}/edits", tag = "realtime",
+    params(("slug" = String, Path, description = "The case's slug"), EditsQuery),
+    responses(
+        (status = 101, description = "Switching to the WebSocket protocol; frames are `ServerFrame`s"),
+        (status = 400, description = "Not a WebSocket upgrade, or a malformed `sessionId`"),
+        (status = 403, description = "You are not a member of the case"),
+    ))]
 pub async fn edits(
     req: HttpRequest,
     body: web::Payload,

@@ -49,6 +49,23 @@ pub fn query_config() -> web::QueryConfig {
     })
 }
 
+/// A route that exists, asked with a method it does not serve: 405 with
+/// `Allow` listing the ones it does.
+pub async fn method_not_allowed(req: HttpRequest) -> HttpResponse {
+    let pattern = req.match_pattern().unwrap_or_default();
+    let allowed = super::allowed_methods(&pattern);
+    let (status, body) = AppError::MethodNotAllowed(format!(
+        "{} is not supported on {}; use {}.",
+        req.method(),
+        req.path(),
+        allowed.join(" or ")
+    ))
+    .to_response_parts();
+    HttpResponse::build(status)
+        .insert_header((header::ALLOW, allowed.join(", ")))
+        .json(body)
+}
+
 /// The default service: an unknown route.
 pub async fn no_route(req: HttpRequest) -> Result<HttpResponse, AppError> {
     Err(AppError::not_found(format!(

@@ -66,11 +66,14 @@ impl FromRequest for Caller {
 fn caller_of(req: &HttpRequest) -> Result<Caller, AppError> {
     let state = app_state(req)?;
     let headers = req.headers();
+    // The token first: without a valid one the answer is 401, whatever else
+    // the request says.
+    let caller = Caller::verify(&state.jwt, bearer(headers), None, user_agent(headers))?;
     let session_id = header(headers, SESSION_HEADER)
         .filter(|s| !s.is_empty())
         .map(valid_session_id)
         .transpose()?;
-    Caller::verify(&state.jwt, bearer(headers), session_id, user_agent(headers))
+    Ok(caller.in_session(session_id))
 }
 
 impl FromRequest for Actor {
@@ -87,13 +90,21 @@ impl FromRequest for Actor {
     }
 }
 
+/// 1 to 18 digits: an id or a version (never overflows an i64).
+fn digits(s: &str) -> Option<i64> {
+    let ok = (1..=18).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit());
+    ok.then(|| s.parse().ok()).flatten()
+}
+
 /// Accepts `"3"`, `W/"3"` and `3`; `*` means no version check.
 fn parse_if_match(value: &str) -> Result<Option<i64>, AppError> {
     if value == "*" {
         return Ok(None);
     }
-    let v = value.strip_prefix("W/").unwrap_or(value).trim_matches('"');
-    v.parse().map(Some).map_err(|_| {
+    let v = value.strip_prefix("W/").unwrap_or(value);
+    let v = v.strip_prefix('"').unwrap_or(v);
+    let v = v.strip_suffix('"').unwrap_or(v);
+    digits(v).map(Some).ok_or_else(|| {
         AppError::BadRequest(format!(
             "If-Match must be the record's version in quotes, like \"3\" (from its ETag); got {value}."
         ))
@@ -102,14 +113,41 @@ fn parse_if_match(value: &str) -> Result<Option<i64>, AppError> {
 
 /// Accepts `12`, `"12"` and `<12>`.
 fn parse_lock_token(value: &str) -> Result<i64, AppError> {
-    value
-        .trim_matches(|c| c == '"' || c == '<' || c == '>')
-        .parse()
-        .map_err(|_| {
-            AppError::BadRequest(format!(
-                "Lock-Token must be the id of your lock (its `token`), like 12; got {value}."
-            ))
-        })
+    let inner = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .or_else(|| value.strip_prefix('<').and_then(|v| v.strip_suffix('>')))
+        .unwrap_or(value);
+    digits(inner).ok_or_else(|| {
+        AppError::BadRequest(format!(
+            "Lock-Token must be the id of your lock (its `token`), like 12; got {value}."
+        ))
+    })
+}
+
+/// The write preconditions as the OpenAPI document describes them; parsed by
+/// [`preconditions`], which accepts exactly these forms.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct WriteHeaders {
+    /// The version you last saw, from the record's `ETag` (`"3"`): the write
+    /// is refused with 412 `stale_version` if the record has changed since.
+    #[param(
+        rename = "If-Match",
+        nullable = false,
+        pattern = r#"^(\*|(W/)?"?[0-9]{1,18}"?)$"#
+    )]
+    if_match: Option<String>,
+    /// The token of the lock you hold on the record: the write is refused
+    /// with 412 `lock_lost` if that lock has been overridden, expired or
+    /// released, even when nobody holds the record now.
+    #[param(
+        rename = "Lock-Token",
+        nullable = false,
+        pattern = r#"^([0-9]{1,18}|"[0-9]{1,18}"|<[0-9]{1,18}>)$"#
+    )]
+    lock_token: Option<String>,
 }
 
 /// `If-Match` and `Lock-Token`, parsed.
@@ -145,6 +183,8 @@ mod tests {
         assert_eq!(parse_if_match("5").unwrap(), Some(5));
         assert_eq!(parse_if_match("*").unwrap(), None);
         assert!(parse_if_match("\"abc\"").is_err());
+        assert!(parse_if_match("+5").is_err());
+        assert!(parse_if_match(&"9".repeat(19)).is_err());
     }
 
     #[test]
@@ -152,6 +192,7 @@ mod tests {
         assert_eq!(parse_lock_token("<12>").unwrap(), 12);
         assert_eq!(parse_lock_token("12").unwrap(), 12);
         assert!(parse_lock_token("twelve").is_err());
+        assert!(parse_lock_token("\"12").is_err());
         assert!(valid_session_id("6f1c-2a_b").is_ok());
         assert!(valid_session_id("bad id").is_err());
         assert!(valid_session_id(&"x".repeat(65)).is_err());

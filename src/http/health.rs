@@ -7,6 +7,8 @@ use crate::state::AppState;
 use crate::views::HealthView;
 
 /// `GET /healthz`: 200 when the database answers.
+#[utoipa::path(get, path = "/healthz", tag = "meta", security(()),
+    responses((status = 200, description = "The database answers", body = HealthView)))]
 pub async fn healthz(state: web::Data<AppState>) -> AppResult<HttpResponse> {
     state
         .db

@@ -3,7 +3,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
 
 use super::{case_by_slug, case_of};
 use crate::auth::access::authorize;
@@ -16,15 +16,38 @@ use crate::locks::{Acquired, Target};
 use crate::models::{Lock, LockEvent, Role, User};
 use crate::state::AppState;
 use crate::views::locks::LockState;
-use crate::views::LockStatusView;
+use crate::views::{LockEventView, LockStatusView, LockView};
+
+/// The lockable types, as the OpenAPI document lists them (a unit test keeps
+/// this in step with `crate::locks::lockable::REGISTRY`).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum LockableType {
+    Case,
+    Page,
+    Card,
+    Edgenote,
+}
 
 /// Which record: `lockableType` + `lockableParam` (snake_case accepted too).
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LockableRef {
+    /// The record's type name.
     #[serde(alias = "lockable_type", rename = "lockableType")]
+    #[schema(required = true, nullable = false, value_type = Option<LockableType>)]
+    #[param(required = true, value_type = LockableType)]
     lockable_type: Option<String>,
+    /// The record's id, as a string.
     #[serde(alias = "lockable_param", rename = "lockableParam")]
-    lockable_param: Option<Value>,
+    #[schema(
+        required = true,
+        nullable = false,
+        pattern = "^[0-9]{1,18}$",
+        example = "12"
+    )]
+    #[param(required = true, value_type = String, pattern = "^[0-9]{1,18}$", example = "12")]
+    lockable_param: Option<String>,
 }
 
 impl LockableRef {
@@ -43,17 +66,18 @@ impl LockableRef {
                 known_types()
             ))
         })?;
-        let param = match self.lockable_param {
-            Some(Value::String(s)) => s,
-            Some(Value::Number(n)) => n.to_string(),
-            _ => {
-                return Err(AppError::invalid(
-                    "lockableParam is required: the record's id.",
+        let param = self.lockable_param.ok_or_else(|| {
+            AppError::invalid("lockableParam is required: the record's id, like \"12\".")
+        })?;
+        let id: i64 = Some(&param)
+            .filter(|p| (1..=18).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| {
+                AppError::invalid(format!(
+                    "lockableParam must be the record's id, like \"12\"; got \"{param}\"."
                 ))
-            }
-        };
-        let missing = || AppError::not_found(format!("{} {param} does not exist.", kind.type_name));
-        let id: i64 = param.trim().parse().map_err(|_| missing())?;
+            })?;
+        let missing = || AppError::not_found(format!("{} {id} does not exist.", kind.type_name));
         let found = if for_update {
             kind.find_for_update(conn, id)?
         } else {
@@ -63,21 +87,32 @@ impl LockableRef {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 pub struct LockBody {
     lock: LockFields,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 pub struct LockFields {
     #[serde(flatten)]
     target: LockableRef,
+    /// "Edit anyway": revoke the holder's lock and take it, if your role on
+    /// the case is at least theirs.
     #[serde(default)]
     takeover: bool,
 }
 
 /// `POST /locks`: 201 new lock, 200 when the caller already holds it, 409
 /// when someone else does; with `takeover: true`, "Edit anyway".
+#[utoipa::path(post, path = "/locks", tag = "locks",
+    request_body = LockBody,
+    responses(
+        (status = 201, description = "A new lock (or, with `takeover`, the holder's revoked and this one granted)", body = LockView),
+        (status = 200, description = "You (this tab) held it already: lease renewed", body = LockView),
+        (status = 403, description = "`forbidden`: not an editor of its case; `outranked` (with `lock`): the holder outranks you"),
+        (status = 404, description = "No record has this type and id"),
+        (status = 409, description = "`lock_held` (with the holder's `lock`): someone else holds it; or `conflict`: it changed hands repeatedly, try again"),
+    ))]
 pub async fn create(
     state: web::Data<AppState>,
     caller: Caller,
@@ -104,6 +139,12 @@ pub async fn create(
 }
 
 /// `GET /locks/:id`: readers of its case.
+#[utoipa::path(get, path = "/locks/{id}", tag = "locks",
+    params(("id" = i64, Path, description = "The lock's id (its token)")),
+    responses(
+        (status = 200, description = "The lock", body = LockView),
+        (status = 403, description = "You are not a member of its case"),
+    ))]
 pub async fn show(
     state: web::Data<AppState>,
     actor: Actor,
@@ -127,12 +168,23 @@ pub async fn show(
     Ok(HttpResponse::Ok().json(lock_view(&held)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct IndexQuery {
+    /// The case's slug.
+    #[param(required = true, value_type = String)]
     case: Option<String>,
 }
 
 /// `GET /locks?case=:slug`: the active locks of a case.
+#[utoipa::path(get, path = "/locks", tag = "locks",
+    params(IndexQuery),
+    responses(
+        (status = 200, description = "The case's active locks, oldest first", body = Vec<LockView>),
+        (status = 403, description = "You are not a member of the case"),
+        (status = 404, description = "No case has this slug"),
+        (status = 422, description = "`case` is missing"),
+    ))]
 pub async fn index(
     state: web::Data<AppState>,
     actor: Actor,
@@ -155,6 +207,14 @@ pub async fn index(
 }
 
 /// `GET /locks/status?lockableType=Card&lockableParam=1`.
+#[utoipa::path(get, path = "/locks/status", tag = "locks",
+    params(LockableRef),
+    responses(
+        (status = 200, description = "`owned` (your tab holds it), `locked` (someone else does) or `unlocked`", body = LockStatusView),
+        (status = 403, description = "You are not a member of its case"),
+        (status = 404, description = "No record has this type and id"),
+        (status = 422, description = "`lockableType` or `lockableParam` is missing or invalid"),
+    ))]
 pub async fn status(
     state: web::Data<AppState>,
     actor: Actor,
@@ -180,6 +240,12 @@ pub async fn status(
 }
 
 /// `POST /locks/:id/refresh`: the holder renews lease and activity.
+#[utoipa::path(post, path = "/locks/{id}/refresh", tag = "locks",
+    params(("id" = i64, Path, description = "The lock's id (its token)")),
+    responses(
+        (status = 200, description = "Lease and activity renewed", body = LockView),
+        (status = 403, description = "Only the holding tab can refresh it"),
+    ))]
 pub async fn refresh(
     state: web::Data<AppState>,
     actor: Actor,
@@ -197,6 +263,12 @@ pub async fn refresh(
 }
 
 /// `DELETE /locks/:id`: release (holder) or break (equal or higher rank).
+#[utoipa::path(delete, path = "/locks/{id}", tag = "locks",
+    params(("id" = i64, Path, description = "The lock's id (its token)")),
+    responses(
+        (status = 204, description = "Released (by its holder) or broken (by an editor of equal or higher rank, recorded as `overridden`)"),
+        (status = 403, description = "`forbidden`: not an editor of its case; `outranked` (with `lock`): the holder outranks you"),
+    ))]
 pub async fn destroy(
     state: web::Data<AppState>,
     caller: Caller,
@@ -214,12 +286,28 @@ pub async fn destroy(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[derive(Deserialize)]
+/// Only `mine` (the calling tab, from `X-Session-ID`).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "lowercase")]
+pub enum SessionSelector {
+    Mine,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SessionQuery {
+    #[param(required = true, value_type = SessionSelector)]
     session: Option<String>,
 }
 
 /// `DELETE /locks?session=mine`: releases every lock of the calling tab.
+#[utoipa::path(delete, path = "/locks", tag = "locks",
+    params(SessionQuery),
+    responses(
+        (status = 204, description = "Every lock of the calling tab is released"),
+        (status = 422, description = "`session` is not `mine`, or no `X-Session-ID` was sent"),
+    ))]
 pub async fn destroy_mine(
     state: web::Data<AppState>,
     actor: Actor,
@@ -242,14 +330,26 @@ pub async fn destroy_mine(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct EventsQuery {
+    /// How many, newest first (default 100).
+    #[param(nullable = false, minimum = 1, maximum = 1000)]
     limit: Option<i64>,
+    /// Only events older than this event id (to page back).
+    #[param(nullable = false, minimum = 0)]
     before: Option<i64>,
 }
 
 /// `GET /cases/:slug/lock_events` (managers): newest first; `?limit=` (at
 /// most 1000, default 100) and `?before=<id>` page back.
+#[utoipa::path(get, path = "/cases/{slug}/lock_events", tag = "locks",
+    params(("slug" = String, Path, description = "The case's slug"), EventsQuery),
+    responses(
+        (status = 200, description = "The audit trail, newest first", body = Vec<LockEventView>),
+        (status = 403, description = "Only a manager of the case can do this"),
+        (status = 422, description = "`limit` or `before` is out of range"),
+    ))]
 pub async fn events(
     state: web::Data<AppState>,
     actor: Actor,
@@ -260,6 +360,9 @@ pub async fn events(
     let limit = limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
         return Err(AppError::invalid("limit must be between 1 and 1000."));
+    }
+    if before.is_some_and(|b| b < 0) {
+        return Err(AppError::invalid("before must be an event id (0 or more)."));
     }
     let events = state
         .db

@@ -2,16 +2,23 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
+use utoipa::ToSchema;
 
-use super::{case_by_slug, case_of};
+use super::{case_by_slug, case_of, params};
 use crate::auth::access::authorize;
 use crate::auth::Actor;
 use crate::error::{AppError, AppResult};
 use crate::models::{Membership, Role, User};
 use crate::state::AppState;
-use crate::views::MembershipView;
+use crate::views::{MembershipView, RoleView};
 
 /// `GET /cases/:slug/memberships`.
+#[utoipa::path(get, path = "/cases/{slug}/memberships", tag = "cases",
+    params(("slug" = String, Path, description = "The case's slug")),
+    responses(
+        (status = 200, description = "The case's members, by name", body = Vec<MembershipView>),
+        (status = 403, description = "Only a manager of the case can do this"),
+    ))]
 pub async fn index(
     state: web::Data<AppState>,
     actor: Actor,
@@ -33,19 +40,38 @@ pub async fn index(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 pub struct MembershipBody {
     membership: MembershipFields,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 pub struct MembershipFields {
+    /// The email of an existing user.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 254,
+        pattern = r"[^ \t\n\r]"
+    )]
     email: Option<String>,
+    #[schema(required = true, nullable = false, value_type = Option<RoleView>)]
     role: Option<String>,
 }
 
 /// `POST /cases/:slug/memberships {membership: {email, role}}`: 201 for a new
 /// member, 200 when an existing member's role changes.
+#[utoipa::path(post, path = "/cases/{slug}/memberships", tag = "cases",
+    params(("slug" = String, Path, description = "The case's slug")),
+    request_body = MembershipBody,
+    responses(
+        (status = 201, description = "Added", body = MembershipView),
+        (status = 200, description = "Was a member already: role changed", body = MembershipView),
+        (status = 403, description = "Only a manager of the case can do this"),
+        (status = 404, description = "No user has this email, or no case this slug"),
+        (status = 409, description = "It would leave the case without a manager"),
+    ))]
 pub async fn create(
     state: web::Data<AppState>,
     actor: Actor,
@@ -53,10 +79,7 @@ pub async fn create(
     body: web::Json<MembershipBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().membership;
-    let email = fields
-        .email
-        .filter(|e| !e.trim().is_empty())
-        .ok_or_else(|| AppError::invalid("membership.email is required."))?;
+    let email = params::required_text("membership.email", fields.email, 254)?;
     let role = fields
         .role
         .as_deref()
@@ -70,7 +93,7 @@ pub async fn create(
             let case = case_by_slug(tx.conn, &slug)?;
             authorize(tx.conn, &actor.user, &case, Role::Manager)?;
             let user = User::find_by_email(tx.conn, &email)?.ok_or_else(|| {
-                AppError::invalid(format!(
+                AppError::not_found(format!(
                     "No user has the email {email}; a site admin can create one with POST /users."
                 ))
             })?;
@@ -98,6 +121,13 @@ pub async fn create(
 }
 
 /// `DELETE /memberships/:id`: 204.
+#[utoipa::path(delete, path = "/memberships/{id}", tag = "cases",
+    params(("id" = i64, Path, description = "The membership's id")),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 403, description = "Only a manager of the case can do this"),
+        (status = 409, description = "It would leave the case without a manager"),
+    ))]
 pub async fn destroy(
     state: web::Data<AppState>,
     actor: Actor,
@@ -123,8 +153,8 @@ pub async fn destroy(
 
 fn ensure_another_manager(conn: &mut crate::db::DbConn, case_id: i64) -> AppResult<()> {
     if Membership::count_managers(conn, case_id)? <= 1 {
-        return Err(AppError::invalid(
-            "A case needs at least one manager; make someone else a manager first.",
+        return Err(AppError::Conflict(
+            "A case needs at least one manager; make someone else a manager first.".into(),
         ));
     }
     Ok(())

@@ -11,6 +11,7 @@ pub mod extract;
 pub mod health;
 pub mod locks;
 pub mod memberships;
+pub mod openapi;
 pub mod params;
 
 use actix_web::http::header::{self, HeaderValue};
@@ -25,72 +26,90 @@ use crate::locks::{Lockable, Written};
 use crate::models::{Case, Role};
 use crate::state::AppState;
 
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/healthz", web::get().to(health::healthz))
-        .route("/auth/login", web::post().to(auth::login))
-        .route("/me", web::get().to(auth::me))
-        .route("/users", web::post().to(auth::create_user))
-        .service(
-            web::resource("/cases")
-                .get(cases::index)
-                .post(cases::create),
-        )
-        .service(
-            web::resource("/cases/{slug}")
-                .get(cases::show)
-                .patch(cases::update)
-                .delete(cases::destroy),
-        )
-        .service(
-            web::resource("/cases/{slug}/memberships")
-                .get(memberships::index)
-                .post(memberships::create),
-        )
-        .route("/memberships/{id}", web::delete().to(memberships::destroy))
-        .route("/cases/{slug}/pages", web::post().to(content::create_page))
-        .service(
-            web::resource("/pages/{id}")
-                .get(content::show_page)
-                .patch(content::update_page)
-                .delete(content::destroy_page),
-        )
-        .route("/pages/{id}/cards", web::post().to(content::create_card))
-        .service(
-            web::resource("/cards/{id}")
-                .get(content::show_card)
-                .patch(content::update_card)
-                .delete(content::destroy_card),
-        )
-        .route(
-            "/cases/{slug}/edgenotes",
-            web::post().to(content::create_edgenote),
-        )
-        .service(
-            web::resource("/edgenotes/{id}")
-                .get(content::show_edgenote)
-                .patch(content::update_edgenote)
-                .delete(content::destroy_edgenote),
-        )
-        .route("/cases/{slug}/lock_events", web::get().to(locks::events))
-        .service(
-            web::resource("/locks")
-                .get(locks::index)
-                .post(locks::create)
-                .delete(locks::destroy_mine),
-        )
-        .route("/locks/status", web::get().to(locks::status))
-        .service(
-            web::resource("/locks/{id}")
-                .get(locks::show)
-                .delete(locks::destroy),
-        )
-        .route("/locks/{id}/refresh", web::post().to(locks::refresh))
-        .route("/cases/{slug}/edits", web::get().to(edits::edits))
-        .route("/admin/sessions", web::get().to(admin::index))
-        .route(
-            "/admin/sessions/{session_id}",
-            web::delete().to(admin::kick),
-        );
+/// Registers every route, and lists them in [`ROUTES`] from the same
+/// declaration (the OpenAPI test checks the document against that list).
+/// Each path is one resource: a method it does not serve gets 405 with
+/// `Allow`.
+macro_rules! routes {
+    ($( $path:literal => { $( $method:ident : $handler:path ),+ $(,)? } )*) => {
+        /// Every route the app serves, as `(path, method)`.
+        pub const ROUTES: &[(&str, &str)] = &[ $( $( ($path, stringify!($method)) ),+ ),* ];
+
+        /// Registers every route of [`ROUTES`].
+        pub fn routes(cfg: &mut web::ServiceConfig) {
+            $(
+                cfg.service(
+                    web::resource($path)
+                        $( .route(web::$method().to($handler)) )+
+                        .default_service(web::to(errors::method_not_allowed)),
+                );
+            )*
+            cfg.route("/docs", web::get().to(docs_redirect)).service(
+                utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")
+                    .config(utoipa_swagger_ui::Config::new(["/openapi.json"])),
+            );
+        }
+    };
+}
+
+routes! {
+    "/healthz" => { get: health::healthz }
+    "/openapi.json" => { get: openapi::openapi_json }
+    "/auth/login" => { post: auth::login }
+    "/me" => { get: auth::me }
+    "/users" => { post: auth::create_user }
+    "/cases" => { get: cases::index, post: cases::create }
+    "/cases/{slug}" => { get: cases::show, patch: cases::update, delete: cases::destroy }
+    "/cases/{slug}/memberships" => { get: memberships::index, post: memberships::create }
+    "/memberships/{id}" => { delete: memberships::destroy }
+    "/cases/{slug}/pages" => { post: content::create_page }
+    "/pages/{id}" => {
+        get: content::show_page,
+        patch: content::update_page,
+        delete: content::destroy_page,
+    }
+    "/pages/{id}/cards" => { post: content::create_card }
+    "/cards/{id}" => {
+        get: content::show_card,
+        patch: content::update_card,
+        delete: content::destroy_card,
+    }
+    "/cases/{slug}/edgenotes" => { post: content::create_edgenote }
+    "/edgenotes/{id}" => {
+        get: content::show_edgenote,
+        patch: content::update_edgenote,
+        delete: content::destroy_edgenote,
+    }
+    "/cases/{slug}/lock_events" => { get: locks::events }
+    "/locks" => { get: locks::index, post: locks::create, delete: locks::destroy_mine }
+    "/locks/status" => { get: locks::status }
+    "/locks/{id}" => { get: locks::show, delete: locks::destroy }
+    "/locks/{id}/refresh" => { post: locks::refresh }
+    "/cases/{slug}/edits" => { get: edits::edits }
+    "/admin/sessions" => { get: admin::index }
+    "/admin/sessions/{sessionId}" => { delete: admin::kick }
+}
+
+/// The methods served on a route pattern, for `Allow`.
+pub fn allowed_methods(pattern: &str) -> Vec<&'static str> {
+    ROUTES
+        .iter()
+        .filter(|(path, _)| *path == pattern)
+        .map(|(_, method)| match *method {
+            "get" => "GET",
+            "post" => "POST",
+            "patch" => "PATCH",
+            "put" => "PUT",
+            "delete" => "DELETE",
+            other => other,
+        })
+        .collect()
+}
+
+async fn docs_redirect() -> HttpResponse {
+    HttpResponse::PermanentRedirect()
+        .insert_header((header::LOCATION, "/docs/"))
+        .finish()
 }
 
 /// A lockable's JSON with its `ETag: "<version>"`.

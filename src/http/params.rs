@@ -19,12 +19,18 @@ pub fn optional_text(field: &str, value: Option<String>, max: usize) -> AppResul
     value.map(|v| text(field, v, max)).transpose()
 }
 
+/// What counts as blank around a text: exactly the characters the OpenAPI
+/// patterns exclude (`[^ \t\n\r]`), so the document and the server agree.
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
 fn text(field: &str, value: String, max: usize) -> AppResult<String> {
-    let trimmed = value.trim();
+    let trimmed = value.trim_matches(is_blank);
     if trimmed.is_empty() {
         return Err(AppError::invalid(format!("{field} can't be blank.")));
     }
-    if trimmed.chars().count() > max {
+    if value.chars().count() > max {
         return Err(AppError::invalid(format!(
             "{field} is too long (at most {max} characters)."
         )));
@@ -42,9 +48,15 @@ pub fn body_text(field: &str, value: Option<String>) -> AppResult<Option<String>
     }
 }
 
-/// Lowercase letters, digits and dashes, starting with a letter or digit.
+/// Lowercase letters, digits and dashes, starting with a letter or digit; at
+/// most 100. Taken as sent (not trimmed): it is an address.
 pub fn slug(field: &str, value: Option<String>) -> AppResult<String> {
-    let value = required_text(field, value, 100)?;
+    let value = value.ok_or_else(|| AppError::invalid(format!("{field} is required.")))?;
+    if value.len() > 100 {
+        return Err(AppError::invalid(format!(
+            "{field} is too long (at most 100 characters)."
+        )));
+    }
     let ok = value
         .bytes()
         .next()
@@ -61,6 +73,30 @@ pub fn slug(field: &str, value: Option<String>) -> AppResult<String> {
     }
 }
 
+/// An optional 32-bit integer that may arrive as `3` or `3.0` (JSON Schema
+/// counts both as integers); `null` is the same as leaving it out.
+pub fn whole_number<'de, D>(deserializer: D) -> Result<Option<i32>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::de::Error;
+    let Some(number) =
+        <Option<serde_json::Number> as serde::Deserialize>::deserialize(deserializer)?
+    else {
+        return Ok(None);
+    };
+    let whole = number.as_i64().or_else(|| {
+        number
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+            .map(|f| f as i64)
+    });
+    whole
+        .and_then(|n| i32::try_from(n).ok())
+        .map(Some)
+        .ok_or_else(|| D::Error::custom(format!("expected a whole number (32-bit), got {number}")))
+}
+
 pub fn position(field: &str, value: Option<i32>) -> AppResult<Option<i32>> {
     match value {
         Some(p) if p < 0 => Err(AppError::invalid(format!("{field} must be 0 or more."))),
@@ -68,12 +104,13 @@ pub fn position(field: &str, value: Option<i32>) -> AppResult<Option<i32>> {
     }
 }
 
+/// `local@domain`, neither part empty, no `@` or white space in either (the
+/// OpenAPI pattern `^[^@ \t\n\r]+@[^@ \t\n\r]+$`); at most 254 characters.
 pub fn email(value: Option<String>) -> AppResult<String> {
-    let value = required_text("user.email", value, 254)?;
+    let value = value.ok_or_else(|| AppError::invalid("user.email is required."))?;
+    let plain = |part: &str| !part.is_empty() && !part.contains(|c: char| c == '@' || is_blank(c));
     match value.split_once('@') {
-        Some((local, domain))
-            if !local.is_empty() && !domain.is_empty() && !value.contains(' ') =>
-        {
+        Some((local, domain)) if value.chars().count() <= 254 && plain(local) && plain(domain) => {
             Ok(value)
         }
         _ => Err(AppError::invalid(
@@ -83,12 +120,13 @@ pub fn email(value: Option<String>) -> AppResult<String> {
 }
 
 pub const MIN_PASSWORD: usize = 8;
+pub const MAX_PASSWORD: usize = 1024;
 
 pub fn password(value: Option<String>) -> AppResult<String> {
     match value {
-        Some(p) if p.chars().count() >= MIN_PASSWORD => Ok(p),
+        Some(p) if (MIN_PASSWORD..=MAX_PASSWORD).contains(&p.chars().count()) => Ok(p),
         Some(_) => Err(AppError::invalid(format!(
-            "user.password must be at least {MIN_PASSWORD} characters."
+            "user.password must be at least {MIN_PASSWORD} characters (and at most {MAX_PASSWORD})."
         ))),
         None => Err(AppError::invalid("user.password is required.")),
     }
@@ -107,6 +145,7 @@ mod tests {
         assert!(slug("case.slug", Some("Intro".into())).is_err());
         assert!(slug("case.slug", Some("-x".into())).is_err());
         assert!(slug("case.slug", None).is_err());
+        assert!(slug("case.slug", Some(" intro".into())).is_err());
     }
 
     #[test]
@@ -116,6 +155,8 @@ mod tests {
         assert!(required_text("t", Some("x".repeat(11)), 10).is_err());
         assert!(email(Some("no-at-sign".into())).is_err());
         assert!(email(Some("bob@example.com".into())).is_ok());
+        assert!(email(Some(" bob@example.com".into())).is_err());
+        assert!(email(Some("a@b@c".into())).is_err());
         assert!(position("p", Some(-1)).is_err());
     }
 }

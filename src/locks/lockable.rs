@@ -115,12 +115,9 @@ pub const REGISTRY: &[LockableKind] = &[
     LockableKind::of::<Edgenote>(),
 ];
 
-/// Looks a type up by its name (`Card`), in any letter case, or by its
-/// table (`cards`).
+/// Looks a type up by its name (`Card`), exactly as the OpenAPI document lists it.
 pub fn kind_named(name: &str) -> Option<&'static LockableKind> {
-    REGISTRY
-        .iter()
-        .find(|k| k.type_name.eq_ignore_ascii_case(name) || k.table.eq_ignore_ascii_case(name))
+    REGISTRY.iter().find(|k| k.type_name == name)
 }
 
 /// The table of a lockable type name, for rendering stored locks.
@@ -140,13 +137,11 @@ pub fn known_types() -> String {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn types_are_found_by_name_or_table() {
+    fn types_are_found_by_their_exact_name() {
         assert_eq!(super::kind_named("Card").unwrap().table, "cards");
-        assert_eq!(
-            super::kind_named("edgenotes").unwrap().type_name,
-            "Edgenote"
-        );
-        assert_eq!(super::kind_named("page").unwrap().type_name, "Page");
+        assert_eq!(super::kind_named("Edgenote").unwrap().table, "edgenotes");
+        assert!(super::kind_named("card").is_none());
+        assert!(super::kind_named("cards").is_none());
         assert!(super::kind_named("Comment").is_none());
     }
 }

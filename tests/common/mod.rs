@@ -31,6 +31,7 @@ macro_rules! on_both_backends {
                 }
 
                 #[actix_web::test]
+                #[cfg_attr(not(baton_postgres_tests), ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it")]
                 async fn postgres() {
                     super::$name($crate::common::Backend::Postgres).await
                 }

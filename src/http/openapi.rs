@@ -1,0 +1,235 @@
+//! The OpenAPI 3.1 document: every route with its bodies, parameters,
+//! responses and errors, the bearer scheme, and the edits channel's frames.
+//! Served at `GET /openapi.json` and rendered at `GET /docs`.
+//!
+//! Each handler declares what is particular to it (`#[utoipa::path]`); the
+//! conventions every route shares are added here by [`Conventions`], so they
+//! are written once: the error envelope on every 4xx/5xx, 401 and the
+//! `X-Session-ID` header on authenticated routes, 400/413/415/422 wherever a
+//! JSON body is read, 404 wherever a path names a record, 503 everywhere.
+
+use actix_web::HttpResponse;
+use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{
+    ContentBuilder, ObjectBuilder, OpenApi as Document, RefOr, Required, ResponseBuilder, Type,
+};
+use utoipa::{Modify, OpenApi};
+
+use super::{admin, auth, cases, content, edits, health, locks, memberships};
+use crate::views::{ErrorBody, ServerFrame};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "baton",
+        description = "Pessimistic edit locks, guarded writes and live presence for \
+                       collaborative web apps. Requests nest attributes under the resource's \
+                       name (`{\"card\": {\"content\": \"…\"}}`); responses are camelCase and \
+                       every record carries `type`, `table` and `param`. Send \
+                       `Authorization: Bearer <token>` (from `POST /auth/login`) and, from a \
+                       browser tab, `X-Session-ID: <uuid>`. Errors are \
+                       `{\"error\": {\"code\", \"message\", …}}`.",
+        license(name = "MIT"),
+    ),
+    paths(
+        health::healthz,
+        openapi_json,
+        auth::login,
+        auth::me,
+        auth::create_user,
+        cases::index,
+        cases::create,
+        cases::show,
+        cases::update,
+        cases::destroy,
+        memberships::index,
+        memberships::create,
+        memberships::destroy,
+        content::create_page,
+        content::show_page,
+        content::update_page,
+        content::destroy_page,
+        content::create_card,
+        content::show_card,
+        content::update_card,
+        content::destroy_card,
+        content::create_edgenote,
+        content::show_edgenote,
+        content::update_edgenote,
+        content::destroy_edgenote,
+        locks::create,
+        locks::index,
+        locks::destroy_mine,
+        locks::status,
+        locks::show,
+        locks::destroy,
+        locks::refresh,
+        locks::events,
+        edits::edits,
+        admin::index,
+        admin::kick,
+    ),
+    components(schemas(ServerFrame, ErrorBody, locks::LockableType, locks::SessionSelector)),
+    modifiers(&Conventions),
+    security(("bearer" = [])),
+    tags(
+        (name = "auth", description = "Signing in, the current user, users"),
+        (name = "cases", description = "Cases and their members"),
+        (name = "content", description = "Pages, cards and edgenotes: every update and delete is guarded"),
+        (name = "locks", description = "Taking, renewing, releasing and overriding locks; the audit trail"),
+        (name = "realtime", description = "The edits channel (WebSocket)"),
+        (name = "admin", description = "Open tabs, for site admins"),
+        (name = "meta", description = "Health and this document"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document, as served.
+pub fn document() -> Document {
+    ApiDoc::openapi()
+}
+
+/// `GET /openapi.json`: this document (OpenAPI 3.1).
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "meta",
+    security(()),
+    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json"))
+)]
+pub async fn openapi_json(doc: actix_web::web::Data<Document>) -> HttpResponse {
+    HttpResponse::Ok().json(doc.get_ref())
+}
+
+/// Adds what every route shares; see the module docs.
+struct Conventions;
+
+impl Modify for Conventions {
+    fn modify(&self, doc: &mut Document) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some("A token from POST /auth/login (or `baton token`)."))
+                    .build(),
+            ),
+        );
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let names_record = path.contains('{');
+            for operation in operations(item) {
+                let public = operation
+                    .security
+                    .as_ref()
+                    .is_some_and(|s| s.iter().all(|r| r == &Default::default()));
+                if !public {
+                    add_parameter(operation, session_header());
+                    add_error(
+                        operation,
+                        400,
+                        "A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`).",
+                    );
+                    add_error(
+                        operation,
+                        401,
+                        "No token, or an invalid or expired one: sign in again.",
+                    );
+                }
+                if operation.request_body.is_some() {
+                    add_error(operation, 400, "The body is not valid JSON.");
+                    add_error(operation, 413, "The body is larger than the limit.");
+                    add_error(
+                        operation,
+                        415,
+                        "The body is not sent as `application/json`.",
+                    );
+                    add_error(
+                        operation,
+                        422,
+                        "A field is missing or invalid; the message names it.",
+                    );
+                }
+                if names_record {
+                    add_error(operation, 404, "Nothing has this id (any more).");
+                }
+                add_error(
+                    operation,
+                    503,
+                    "The database is busy or not answering; try again.",
+                );
+                describe_errors(operation);
+            }
+        }
+    }
+}
+
+fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        item.get.as_mut(),
+        item.post.as_mut(),
+        item.put.as_mut(),
+        item.patch.as_mut(),
+        item.delete.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+fn session_header() -> Parameter {
+    ParameterBuilder::new()
+        .name("X-Session-ID")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "The browser tab's id (a UUID it made at load). Locks taken with it belong to \
+             that tab, and broadcasts carry it as `editorSessionId`.",
+        ))
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[A-Za-z0-9_-]{1,64}$")),
+        ))
+        .build()
+}
+
+fn add_parameter(operation: &mut Operation, parameter: Parameter) {
+    let parameters = operation.parameters.get_or_insert_with(Vec::new);
+    let present = parameters
+        .iter()
+        .any(|p| matches!(p, RefOr::T(p) if p.name == parameter.name));
+    if !present {
+        parameters.push(RefOr::T(parameter));
+    }
+}
+
+/// Adds an error response unless the route documents that status itself.
+fn add_error(operation: &mut Operation, status: u16, description: &str) {
+    let responses = &mut operation.responses.responses;
+    responses
+        .entry(status.to_string())
+        .or_insert_with(|| RefOr::T(ResponseBuilder::new().description(description).build()));
+}
+
+/// Every 4xx/5xx carries the error envelope.
+fn describe_errors(operation: &mut Operation) {
+    for (status, response) in operation.responses.responses.iter_mut() {
+        let is_error = status.starts_with('4') || status.starts_with('5');
+        if let (true, RefOr::T(response)) = (is_error, response) {
+            if response.content.is_empty() {
+                response.content.insert(
+                    "application/json".into(),
+                    RefOr::T(
+                        ContentBuilder::new()
+                            .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                                "ErrorBody",
+                            ))))
+                            .build(),
+                    ),
+                );
+            }
+        }
+    }
+}
