@@ -148,3 +148,17 @@ async fn document_and_docs_are_served(backend: Backend) {
 }
 
 on_both_backends!(served_as_documented, document_and_docs_are_served);
+
+#[test]
+fn operation_ids_are_unique() {
+    let doc = document();
+    let mut seen = BTreeSet::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for operation in item.as_object().unwrap().values() {
+            if let Some(id) = operation.get("operationId").and_then(Value::as_str) {
+                assert!(seen.insert(id.to_owned()), "operationId {id} is used twice");
+            }
+        }
+    }
+    assert_eq!(seen.len(), baton::http::ROUTES.len());
+}

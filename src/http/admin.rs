@@ -24,7 +24,7 @@ fn require_admin(actor: &Actor) -> AppResult<()> {
 
 /// `GET /admin/sessions`: every open tab on every instance, with the locks
 /// it holds.
-#[utoipa::path(get, path = "/admin/sessions", tag = "admin",
+#[utoipa::path(get, operation_id = "listSessions", path = "/admin/sessions", tag = "admin",
     responses(
         (status = 200, description = "Every open tab on every instance, with its locks", body = Vec<SessionView>),
         (status = 403, description = "Only a site admin can do this"),
@@ -50,7 +50,7 @@ pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpRe
 /// `DELETE /admin/sessions/:sessionId`: releases the tab's locks (reason
 /// `kicked`), tells the tab, and closes its channel. 404 if the session has
 /// neither an open channel nor a lock.
-#[utoipa::path(delete, path = "/admin/sessions/{sessionId}", tag = "admin",
+#[utoipa::path(delete, operation_id = "kickSession", path = "/admin/sessions/{sessionId}", tag = "admin",
     params(("sessionId" = String, Path, description = "The tab's session id")),
     responses(
         (status = 204, description = "Its locks are released (`kicked`), it is told, and its channel closed"),

@@ -25,7 +25,7 @@ pub struct LoginBody {
 }
 
 /// `POST /auth/login {email, password}` → `{token, user}`.
-#[utoipa::path(post, path = "/auth/login", tag = "auth", security(()),
+#[utoipa::path(post, operation_id = "login", path = "/auth/login", tag = "auth", security(()),
     request_body = LoginBody,
     responses(
         (status = 200, description = "Signed in", body = LoginView),
@@ -61,7 +61,7 @@ pub async fn login(
 }
 
 /// `GET /me`.
-#[utoipa::path(get, path = "/me", tag = "auth",
+#[utoipa::path(get, operation_id = "me", path = "/me", tag = "auth",
     responses((status = 200, description = "You", body = UserView)))]
 pub async fn me(actor: Actor) -> HttpResponse {
     HttpResponse::Ok().json(UserView::full(&actor.user))
@@ -98,7 +98,7 @@ pub struct NewUserFields {
 }
 
 /// `POST /users` (site admins): 201 with the new user.
-#[utoipa::path(post, path = "/users", tag = "auth",
+#[utoipa::path(post, operation_id = "createUser", path = "/users", tag = "auth",
     request_body = NewUserBody,
     responses(
         (status = 201, description = "Created", body = UserView),

@@ -21,7 +21,7 @@ use crate::state::AppState;
 use crate::views::{CardView, CaseDetailView, CaseView, EdgenoteView, PageWithCardsView};
 
 /// `GET /cases`: the cases the caller is a member of.
-#[utoipa::path(get, path = "/cases", tag = "cases",
+#[utoipa::path(get, operation_id = "listCases", path = "/cases", tag = "cases",
     responses((status = 200, description = "The cases you are a member of, by title", body = Vec<CaseView>)))]
 pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpResponse> {
     let user_id = actor.user.id;
@@ -70,7 +70,7 @@ pub struct CaseUpdateFields {
 }
 
 /// `POST /cases`: 201; the creator becomes its manager.
-#[utoipa::path(post, path = "/cases", tag = "cases",
+#[utoipa::path(post, operation_id = "createCase", path = "/cases", tag = "cases",
     request_body = NewCaseBody,
     responses(
         (status = 201, description = "Created; you are its manager", body = CaseView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
@@ -103,7 +103,7 @@ pub async fn create(
 
 /// `GET /cases/:slug`: the case with its pages (each with its cards),
 /// edgenotes, active locks, online users and the caller's role.
-#[utoipa::path(get, path = "/cases/{slug}", tag = "cases",
+#[utoipa::path(get, operation_id = "showCase", path = "/cases/{slug}", tag = "cases",
     params(("slug" = String, Path, description = "The case's slug")),
     responses(
         (status = 200, description = "The case with its pages (each with its cards), edgenotes, active locks, online users and your role", body = CaseDetailView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
@@ -156,7 +156,7 @@ pub async fn show(
 }
 
 /// `PATCH /cases/:slug` (managers, guarded).
-#[utoipa::path(patch, path = "/cases/{slug}", tag = "cases",
+#[utoipa::path(patch, operation_id = "updateCase", path = "/cases/{slug}", tag = "cases",
     params(("slug" = String, Path, description = "The case's slug"), WriteHeaders),
     request_body = CaseUpdateBody,
     responses(
@@ -190,7 +190,7 @@ pub async fn update(
 
 /// `DELETE /cases/:slug` (managers, guarded): refused while someone else
 /// holds a lock anywhere in the case.
-#[utoipa::path(delete, path = "/cases/{slug}", tag = "cases",
+#[utoipa::path(delete, operation_id = "deleteCase", path = "/cases/{slug}", tag = "cases",
     params(("slug" = String, Path, description = "The case's slug"), WriteHeaders),
     responses(
         (status = 204, description = "Deleted, with everything in it"),

@@ -58,7 +58,7 @@ pub struct PageUpdateFields {
 }
 
 /// `POST /cases/:slug/pages` (editors): 201.
-#[utoipa::path(post, path = "/cases/{slug}/pages", tag = "content",
+#[utoipa::path(post, operation_id = "createPage", path = "/cases/{slug}/pages", tag = "content",
     params(("slug" = String, Path, description = "The case's slug")),
     request_body = NewPageBody,
     responses(
@@ -88,7 +88,7 @@ pub async fn create_page(
     Ok(lockable_response(StatusCode::CREATED, &page))
 }
 
-#[utoipa::path(get, path = "/pages/{id}", tag = "content",
+#[utoipa::path(get, operation_id = "showPage", path = "/pages/{id}", tag = "content",
     params(("id" = i64, Path, description = "The page's id")),
     responses(
         (status = 200, description = "The page", body = PageView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
@@ -102,7 +102,7 @@ pub async fn show_page(
     show_lockable::<Page>(&state, actor, id.into_inner()).await
 }
 
-#[utoipa::path(patch, path = "/pages/{id}", tag = "content",
+#[utoipa::path(patch, operation_id = "updatePage", path = "/pages/{id}", tag = "content",
     params(("id" = i64, Path, description = "The page's id"), WriteHeaders),
     request_body = PageUpdateBody,
     responses(
@@ -136,7 +136,7 @@ pub async fn update_page(
 
 /// `DELETE /pages/:id`: the page and its cards; refused while someone else
 /// holds a lock on one of the cards.
-#[utoipa::path(delete, path = "/pages/{id}", tag = "content",
+#[utoipa::path(delete, operation_id = "deletePage", path = "/pages/{id}", tag = "content",
     params(("id" = i64, Path, description = "The page's id"), WriteHeaders),
     responses(
         (status = 204, description = "Deleted (or on one of its cards)"),
@@ -205,7 +205,7 @@ pub struct CardUpdateFields {
 }
 
 /// `POST /pages/:id/cards` (editors): 201.
-#[utoipa::path(post, path = "/pages/{id}/cards", tag = "content",
+#[utoipa::path(post, operation_id = "createCard", path = "/pages/{id}/cards", tag = "content",
     params(("id" = i64, Path, description = "The page's id")),
     request_body = NewCardBody,
     responses(
@@ -239,7 +239,7 @@ pub async fn create_card(
     Ok(lockable_response(StatusCode::CREATED, &card))
 }
 
-#[utoipa::path(get, path = "/cards/{id}", tag = "content",
+#[utoipa::path(get, operation_id = "showCard", path = "/cards/{id}", tag = "content",
     params(("id" = i64, Path, description = "The card's id")),
     responses(
         (status = 200, description = "The card", body = CardView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
@@ -253,7 +253,7 @@ pub async fn show_card(
     show_lockable::<Card>(&state, actor, id.into_inner()).await
 }
 
-#[utoipa::path(patch, path = "/cards/{id}", tag = "content",
+#[utoipa::path(patch, operation_id = "updateCard", path = "/cards/{id}", tag = "content",
     params(("id" = i64, Path, description = "The card's id"), WriteHeaders),
     request_body = CardUpdateBody,
     responses(
@@ -285,7 +285,7 @@ pub async fn update_card(
     .await
 }
 
-#[utoipa::path(delete, path = "/cards/{id}", tag = "content",
+#[utoipa::path(delete, operation_id = "deleteCard", path = "/cards/{id}", tag = "content",
     params(("id" = i64, Path, description = "The card's id"), WriteHeaders),
     responses(
         (status = 204, description = "Deleted"),
@@ -358,7 +358,7 @@ pub struct EdgenoteUpdateFields {
 }
 
 /// `POST /cases/:slug/edgenotes` (editors): 201.
-#[utoipa::path(post, path = "/cases/{slug}/edgenotes", tag = "content",
+#[utoipa::path(post, operation_id = "createEdgenote", path = "/cases/{slug}/edgenotes", tag = "content",
     params(("slug" = String, Path, description = "The case's slug")),
     request_body = NewEdgenoteBody,
     responses(
@@ -395,7 +395,7 @@ pub async fn create_edgenote(
     Ok(lockable_response(StatusCode::CREATED, &note))
 }
 
-#[utoipa::path(get, path = "/edgenotes/{id}", tag = "content",
+#[utoipa::path(get, operation_id = "showEdgenote", path = "/edgenotes/{id}", tag = "content",
     params(("id" = i64, Path, description = "The edgenote's id")),
     responses(
         (status = 200, description = "The edgenote", body = EdgenoteView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
@@ -409,7 +409,7 @@ pub async fn show_edgenote(
     show_lockable::<Edgenote>(&state, actor, id.into_inner()).await
 }
 
-#[utoipa::path(patch, path = "/edgenotes/{id}", tag = "content",
+#[utoipa::path(patch, operation_id = "updateEdgenote", path = "/edgenotes/{id}", tag = "content",
     params(("id" = i64, Path, description = "The edgenote's id"), WriteHeaders),
     request_body = EdgenoteUpdateBody,
     responses(
@@ -456,7 +456,7 @@ pub async fn update_edgenote(
     .await
 }
 
-#[utoipa::path(delete, path = "/edgenotes/{id}", tag = "content",
+#[utoipa::path(delete, operation_id = "deleteEdgenote", path = "/edgenotes/{id}", tag = "content",
     params(("id" = i64, Path, description = "The edgenote's id"), WriteHeaders),
     responses(
         (status = 204, description = "Deleted"),

@@ -35,7 +35,7 @@ pub struct EditsQuery {
 /// and presence as JSON text frames (see the `ServerFrame` schema), tagged
 /// with the tab that made them. The server pings every heartbeat; a tab that
 /// misses two pongs is treated as gone.
-#[utoipa::path(get, path = "/cases/{slug}/edits", tag = "realtime",
+#[utoipa::path(get, operation_id = "editsChannel", path = "/cases/{slug}/edits", tag = "realtime",
     params(("slug" = String, Path, description = "The case's slug"), EditsQuery),
     responses(
         (status = 101, description = "Switching to the WebSocket protocol; frames are `ServerFrame`s"),

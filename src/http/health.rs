@@ -7,7 +7,7 @@ use crate::state::AppState;
 use crate::views::HealthView;
 
 /// `GET /healthz`: 200 when the database answers.
-#[utoipa::path(get, path = "/healthz", tag = "meta", security(()),
+#[utoipa::path(get, operation_id = "health", path = "/healthz", tag = "meta", security(()),
     responses((status = 200, description = "The database answers", body = HealthView)))]
 pub async fn healthz(state: web::Data<AppState>) -> AppResult<HttpResponse> {
     state

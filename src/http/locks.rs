@@ -104,7 +104,7 @@ pub struct LockFields {
 
 /// `POST /locks`: 201 new lock, 200 when the caller already holds it, 409
 /// when someone else does; with `takeover: true`, "Edit anyway".
-#[utoipa::path(post, path = "/locks", tag = "locks",
+#[utoipa::path(post, operation_id = "acquireLock", path = "/locks", tag = "locks",
     request_body = LockBody,
     responses(
         (status = 201, description = "A new lock (or, with `takeover`, the holder's revoked and this one granted)", body = LockView),
@@ -139,7 +139,7 @@ pub async fn create(
 }
 
 /// `GET /locks/:id`: readers of its case.
-#[utoipa::path(get, path = "/locks/{id}", tag = "locks",
+#[utoipa::path(get, operation_id = "showLock", path = "/locks/{id}", tag = "locks",
     params(("id" = i64, Path, description = "The lock's id (its token)")),
     responses(
         (status = 200, description = "The lock", body = LockView),
@@ -177,7 +177,7 @@ pub struct IndexQuery {
 }
 
 /// `GET /locks?case=:slug`: the active locks of a case.
-#[utoipa::path(get, path = "/locks", tag = "locks",
+#[utoipa::path(get, operation_id = "listLocks", path = "/locks", tag = "locks",
     params(IndexQuery),
     responses(
         (status = 200, description = "The case's active locks, oldest first", body = Vec<LockView>),
@@ -207,7 +207,7 @@ pub async fn index(
 }
 
 /// `GET /locks/status?lockableType=Card&lockableParam=1`.
-#[utoipa::path(get, path = "/locks/status", tag = "locks",
+#[utoipa::path(get, operation_id = "lockStatus", path = "/locks/status", tag = "locks",
     params(LockableRef),
     responses(
         (status = 200, description = "`owned` (your tab holds it), `locked` (someone else does) or `unlocked`", body = LockStatusView),
@@ -240,7 +240,7 @@ pub async fn status(
 }
 
 /// `POST /locks/:id/refresh`: the holder renews lease and activity.
-#[utoipa::path(post, path = "/locks/{id}/refresh", tag = "locks",
+#[utoipa::path(post, operation_id = "refreshLock", path = "/locks/{id}/refresh", tag = "locks",
     params(("id" = i64, Path, description = "The lock's id (its token)")),
     responses(
         (status = 200, description = "Lease and activity renewed", body = LockView),
@@ -263,7 +263,7 @@ pub async fn refresh(
 }
 
 /// `DELETE /locks/:id`: release (holder) or break (equal or higher rank).
-#[utoipa::path(delete, path = "/locks/{id}", tag = "locks",
+#[utoipa::path(delete, operation_id = "releaseLock", path = "/locks/{id}", tag = "locks",
     params(("id" = i64, Path, description = "The lock's id (its token)")),
     responses(
         (status = 204, description = "Released (by its holder) or broken (by an editor of equal or higher rank, recorded as `overridden`)"),
@@ -302,7 +302,7 @@ pub struct SessionQuery {
 }
 
 /// `DELETE /locks?session=mine`: releases every lock of the calling tab.
-#[utoipa::path(delete, path = "/locks", tag = "locks",
+#[utoipa::path(delete, operation_id = "releaseMyLocks", path = "/locks", tag = "locks",
     params(SessionQuery),
     responses(
         (status = 204, description = "Every lock of the calling tab is released"),
@@ -343,7 +343,7 @@ pub struct EventsQuery {
 
 /// `GET /cases/:slug/lock_events` (managers): newest first; `?limit=` (at
 /// most 1000, default 100) and `?before=<id>` page back.
-#[utoipa::path(get, path = "/cases/{slug}/lock_events", tag = "locks",
+#[utoipa::path(get, operation_id = "listLockEvents", path = "/cases/{slug}/lock_events", tag = "locks",
     params(("slug" = String, Path, description = "The case's slug"), EventsQuery),
     responses(
         (status = 200, description = "The audit trail, newest first", body = Vec<LockEventView>),

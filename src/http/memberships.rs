@@ -13,7 +13,7 @@ use crate::state::AppState;
 use crate::views::{MembershipView, RoleView};
 
 /// `GET /cases/:slug/memberships`.
-#[utoipa::path(get, path = "/cases/{slug}/memberships", tag = "cases",
+#[utoipa::path(get, operation_id = "listMemberships", path = "/cases/{slug}/memberships", tag = "cases",
     params(("slug" = String, Path, description = "The case's slug")),
     responses(
         (status = 200, description = "The case's members, by name", body = Vec<MembershipView>),
@@ -62,7 +62,7 @@ pub struct MembershipFields {
 
 /// `POST /cases/:slug/memberships {membership: {email, role}}`: 201 for a new
 /// member, 200 when an existing member's role changes.
-#[utoipa::path(post, path = "/cases/{slug}/memberships", tag = "cases",
+#[utoipa::path(post, operation_id = "addMembership", path = "/cases/{slug}/memberships", tag = "cases",
     params(("slug" = String, Path, description = "The case's slug")),
     request_body = MembershipBody,
     responses(
@@ -121,7 +121,7 @@ pub async fn create(
 }
 
 /// `DELETE /memberships/:id`: 204.
-#[utoipa::path(delete, path = "/memberships/{id}", tag = "cases",
+#[utoipa::path(delete, operation_id = "removeMembership", path = "/memberships/{id}", tag = "cases",
     params(("id" = i64, Path, description = "The membership's id")),
     responses(
         (status = 204, description = "Removed"),

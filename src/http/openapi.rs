@@ -92,7 +92,7 @@ pub fn document() -> Document {
 
 /// `GET /openapi.json`: this document (OpenAPI 3.1).
 #[utoipa::path(
-    get,
+    get, operation_id = "openapiDocument",
     path = "/openapi.json",
     tag = "meta",
     security(()),

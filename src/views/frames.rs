@@ -2,7 +2,9 @@
 //! a change for the tabs of a case.
 
 use serde::Serialize;
-use utoipa::ToSchema;
+use utoipa::openapi::schema::{AnyOfBuilder, Schema};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 
 use super::{EndedLockView, Identity, LockView, OnlineUserView, RecordView};
 use crate::db::{Frame, Outgoing, Tx};
@@ -16,8 +18,10 @@ pub enum Change {
 }
 
 /// What a change frame is about: a record, a lock, or — once destroyed — a
-/// record's identity, or a lock with the reason it ended.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+/// record's identity, or a lock with the reason it ended. (Its schema is
+/// `anyOf`, written below: an ended lock is also a lock, and every record
+/// has an identity, so `oneOf` would never match exactly one.)
+#[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
 pub enum Watchable {
     Record(RecordView),
@@ -108,6 +112,35 @@ impl Tx<'_> {
         let editor = self.editor_session_id().map(str::to_owned);
         let frame = ServerFrame::change(change, watchable, editor).for_case(case_id);
         self.publish(Outgoing::Frame(frame));
+    }
+}
+
+impl utoipa::PartialSchema for Watchable {
+    fn schema() -> RefOr<Schema> {
+        AnyOfBuilder::new()
+            .item(Ref::from_schema_name(RecordView::name()))
+            .item(Ref::from_schema_name(EndedLockView::name()))
+            .item(Ref::from_schema_name(LockView::name()))
+            .item(Ref::from_schema_name(Identity::name()))
+            .description(Some(
+                "A record, a lock, an ended lock (destroy, with `reason`), or a destroyed \
+                 record's identity.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Watchable {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.extend([
+            (RecordView::name().into(), RecordView::schema()),
+            (EndedLockView::name().into(), EndedLockView::schema()),
+            (LockView::name().into(), LockView::schema()),
+            (Identity::name().into(), Identity::schema()),
+        ]);
+        RecordView::schemas(schemas);
+        EndedLockView::schemas(schemas);
+        LockView::schemas(schemas);
     }
 }
 
