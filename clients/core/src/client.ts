@@ -1,0 +1,274 @@
+import { Api, type LockableRef } from './api.js';
+import type { Backoff, WebSocketConstructor } from './channel.js';
+import { LockLostError, StaleVersionError, UnauthorizedError } from './errors.js';
+import { Transport, type FetchLike } from './http.js';
+import { LiveCase } from './live.js';
+import { LockManager } from './locks.js';
+import { tabSessionId, type SessionStore } from './session.js';
+import { keyOf } from './store.js';
+import type {
+  Card,
+  Edgenote,
+  Identity,
+  NewCardFields,
+  NewEdgenoteFields,
+  NewPageFields,
+  Page,
+  RecordKey,
+  User,
+} from './types.js';
+
+export interface BatonClientOptions {
+  /** baton's address, e.g. `https://baton.example.com`; same origin when omitted. */
+  baseUrl?: string;
+  /** A fetch implementation (default: the global one). */
+  fetch?: FetchLike;
+  /** A WebSocket implementation (default: the global one; in Node 20 pass `ws`). */
+  WebSocket?: WebSocketConstructor;
+  /** Where the tab keeps its session id (default: `sessionStorage`). */
+  storage?: SessionStore;
+  /** Use this session id instead of the stored one. */
+  sessionId?: string;
+  /** A token from an earlier sign-in. */
+  token?: string | null;
+  /** Reconnect delays of the edits channel. */
+  backoff?: Backoff;
+  /** Release the tab's locks on `pagehide` (default: true where there is a window). */
+  releaseOnPageHide?: boolean;
+}
+
+type Saveable = RecordKey & Identity & { version?: number; slug?: unknown };
+
+interface Entry {
+  live: LiveCase;
+  refs: number;
+}
+
+/** A handle on an open case; `close()` when done with it. */
+export interface CaseHandle {
+  live: LiveCase;
+  close(): void;
+}
+
+/**
+ * The client of one browser tab: its session id and token, the REST API, the
+ * open cases, and the tab's locks.
+ */
+export class BatonClient {
+  readonly sessionId: string;
+  readonly api: Api;
+  readonly locks: LockManager;
+  private token: string | null;
+  private readonly transport: Transport;
+  private readonly cases = new Map<string, Entry>();
+  private readonly authListeners = new Set<(error: UnauthorizedError) => void>();
+
+  constructor(private readonly options: BatonClientOptions = {}) {
+    this.sessionId = options.sessionId ?? tabSessionId(options.storage);
+    this.token = options.token ?? null;
+    const fetchImpl = options.fetch ?? globalThis.fetch?.bind(globalThis);
+    if (!fetchImpl) throw new Error('baton: no fetch implementation; pass one as `fetch`');
+    this.transport = new Transport({
+      baseUrl: options.baseUrl ?? '',
+      fetch: fetchImpl,
+      sessionId: this.sessionId,
+      token: () => this.token,
+      onUnauthorized: (error) => this.unauthorized(error),
+    });
+    this.api = new Api(this.transport);
+    this.locks = new LockManager({
+      api: this.api,
+      sessionId: this.sessionId,
+      findLock: (key) => {
+        for (const { live } of this.cases.values()) {
+          const lock = live.store.getView().lockOn[key];
+          if (lock) return lock;
+        }
+        return undefined;
+      },
+      onLock: (lock) => this.storesOf(lock.caseId).forEach((s) => s.store.upsert(lock)),
+      onUnlock: (lock) => this.storesOf(lock.caseId).forEach((s) => s.store.remove(lock)),
+      isOpen: (caseId) => this.storesOf(caseId).some((live) => live.status !== 'stopped'),
+    });
+    if (options.releaseOnPageHide ?? true) this.locks.releaseOnPageHide();
+  }
+
+  get signedIn(): boolean {
+    return this.token !== null;
+  }
+
+  getToken(): string | null {
+    return this.token;
+  }
+
+  setToken(token: string | null): void {
+    this.token = token;
+  }
+
+  /** Signs in; the token is kept for every later request. */
+  async login(email: string, password: string): Promise<User> {
+    const { token, user } = await this.api.login(email, password);
+    this.token = token;
+    return user;
+  }
+
+  /** Signs out: the token stops working, open cases close. */
+  async logout(): Promise<void> {
+    try {
+      await this.api.logout();
+    } finally {
+      this.token = null;
+      this.closeAll();
+    }
+  }
+
+  /** Told when the token is refused (expired, revoked, signed out elsewhere). */
+  onAuthError(listener: (error: UnauthorizedError) => void): () => void {
+    this.authListeners.add(listener);
+    return () => {
+      this.authListeners.delete(listener);
+    };
+  }
+
+  private unauthorized(error: UnauthorizedError): void {
+    if (this.token === null) return;
+    for (const { live } of [...this.cases.values()]) live.stop(error);
+    for (const listener of [...this.authListeners]) listener(error);
+  }
+
+  /** The edits channel's address for a case. */
+  channelUrl(slug: string): string {
+    let base = this.transport.baseUrl;
+    if (!/^https?:/i.test(base)) {
+      const origin = (globalThis as { location?: { origin: string } }).location?.origin ?? '';
+      base = origin + base;
+    }
+    const query = new URLSearchParams({ token: this.token ?? '', sessionId: this.sessionId });
+    return `${base.replace(/^http/i, 'ws')}/cases/${encodeURIComponent(slug)}/edits?${query}`;
+  }
+
+  /**
+   * Opens a case: loads it and keeps it live. Opening the same case again
+   * shares the connection; each handle is closed once.
+   */
+  openCase(slug: string): CaseHandle {
+    let entry = this.cases.get(slug);
+    if (!entry || entry.live.status === 'stopped') {
+      const live = new LiveCase({
+        slug,
+        api: this.api,
+        locks: this.locks,
+        sessionId: this.sessionId,
+        channelUrl: (s) => this.channelUrl(s),
+        WebSocket: this.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket,
+        backoff: this.options.backoff,
+      });
+      entry = { live, refs: 0 };
+      this.cases.set(slug, entry);
+      live.start();
+    }
+    const current = entry;
+    current.refs++;
+    let closed = false;
+    return {
+      live: current.live,
+      close: () => {
+        if (closed) return;
+        closed = true;
+        if (--current.refs > 0) return;
+        current.live.stop();
+        if (this.cases.get(slug) === current) this.cases.delete(slug);
+      },
+    };
+  }
+
+  /** Closes every open case. */
+  closeAll(): void {
+    for (const { live } of this.cases.values()) live.stop();
+    this.cases.clear();
+  }
+
+  /** Closes the client: open cases, the `pagehide` listener. */
+  dispose(): void {
+    this.closeAll();
+    this.locks.dispose();
+  }
+
+  private storesOf(caseId: number): LiveCase[] {
+    return [...this.cases.values()]
+      .map((e) => e.live)
+      .filter((live) => live.store.getView().case?.id === caseId);
+  }
+
+  private known(record: Saveable): void {
+    const caseId = record.type === 'Case' ? record.id : (record as { caseId?: number }).caseId;
+    if (typeof caseId === 'number') this.storesOf(caseId).forEach((live) => live.store.upsert(record));
+  }
+
+  /**
+   * Saves attributes of a lockable record. Sends `If-Match` with the version
+   * of the record given (the one the person edited) and `Lock-Token` when
+   * the tab holds its lock; the saved record goes into the open cases.
+   */
+  async save<T extends Saveable>(record: T, attrs: Record<string, unknown>): Promise<T> {
+    try {
+      const { data } = await this.api.update<T>(record, attrs, this.guard(record));
+      return this.keep(data);
+    } catch (error) {
+      this.refused(record, error);
+      throw error;
+    }
+  }
+
+  /** Deletes a lockable record, guarded like a save. */
+  async destroy(record: Saveable): Promise<void> {
+    try {
+      await this.api.remove(record, this.guard(record));
+      this.storesOf(record.type === 'Case' ? record.id : ((record as { caseId?: number }).caseId ?? -1)).forEach(
+        (live) => live.store.remove(record),
+      );
+      this.locks.forget(record);
+    } catch (error) {
+      this.refused(record, error);
+      throw error;
+    }
+  }
+
+  /** Creates a page; it goes into the open case at once (its echo is dropped). */
+  async createPage(slug: string, page: NewPageFields): Promise<Page> {
+    return this.keep(await this.api.createPage(slug, page));
+  }
+
+  /** Creates a card on a page; it goes into the open case at once. */
+  async createCard(pageId: number | string, card: NewCardFields): Promise<Card> {
+    return this.keep(await this.api.createCard(pageId, card));
+  }
+
+  /** Creates an edgenote; it goes into the open case at once. */
+  async createEdgenote(slug: string, edgenote: NewEdgenoteFields): Promise<Edgenote> {
+    return this.keep(await this.api.createEdgenote(slug, edgenote));
+  }
+
+  private keep<T extends Saveable>(record: T): T {
+    this.known(record);
+    return record;
+  }
+
+  private guard(record: Saveable): { ifMatch: number | null; lockToken: string | null } {
+    let version = record.version;
+    if (typeof version !== 'number') {
+      for (const { live } of this.cases.values()) {
+        const seen = live.store.get<{ version?: number }>(keyOf(record));
+        if (typeof seen?.version === 'number') version = seen.version;
+      }
+    }
+    return { ifMatch: version ?? null, lockToken: this.locks.tokenFor(record) };
+  }
+
+  private refused(record: LockableRef, error: unknown): void {
+    if (error instanceof LockLostError) this.locks.lostOn(record);
+    if ((error instanceof LockLostError || error instanceof StaleVersionError) && error.current) {
+      this.known(error.current as Saveable);
+    }
+  }
+}

@@ -1,0 +1,185 @@
+import type { ErrorBody, Lock, Lockable, User } from './types.js';
+
+/** The `error` object of an error response (`code` may be one this client does not know yet). */
+export type ErrorInfo = Omit<ErrorBody['error'], 'code'> & { code: string };
+
+/** Every failure the client reports is a BatonError: never a bare status code. */
+export class BatonError extends Error {
+  override name = 'BatonError';
+  /** The server's error code (`lock_held`, `locked`, …) or `network`. */
+  readonly code: string;
+  /** The HTTP status, 0 when no response arrived. */
+  readonly status: number;
+  readonly body: ErrorInfo | undefined;
+
+  constructor(code: string, status: number, message: string, body?: ErrorInfo) {
+    super(message);
+    this.code = code;
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** 409 `lock_held`: someone else holds the lock; `lock` says who and since when. */
+export class LockHeldError extends BatonError {
+  override name = 'LockHeldError';
+  readonly lock: Lock;
+  constructor(status: number, body: ErrorInfo) {
+    super('lock_held', status, body.message, body);
+    this.lock = body.lock as Lock;
+  }
+  get holder(): User {
+    return this.lock.user;
+  }
+}
+
+/** 423 `locked`: a save was refused because someone else holds the record's lock. */
+export class LockedError extends BatonError {
+  override name = 'LockedError';
+  readonly lock: Lock;
+  readonly lockable: Lockable | undefined;
+  constructor(status: number, body: ErrorInfo) {
+    super('locked', status, body.message, body);
+    this.lock = body.lock as Lock;
+    this.lockable = body.lockable;
+  }
+  get holder(): User {
+    return this.lock.user;
+  }
+}
+
+/** 412 `stale_version`: the record changed since this tab saw it; `current` is the record now. */
+export class StaleVersionError extends BatonError {
+  override name = 'StaleVersionError';
+  readonly current: Lockable;
+  constructor(status: number, body: ErrorInfo) {
+    super('stale_version', status, body.message, body);
+    this.current = body.current as Lockable;
+  }
+}
+
+/** 412 `lock_lost`: the lock this tab saved under is gone (overridden, expired, released). */
+export class LockLostError extends BatonError {
+  override name = 'LockLostError';
+  readonly current: Lockable;
+  constructor(status: number, body: ErrorInfo) {
+    super('lock_lost', status, body.message, body);
+    this.current = body.current as Lockable;
+  }
+}
+
+/** 403 `outranked`: "Edit anyway" or a lock break refused; the holder's role is higher. */
+export class OutrankedError extends BatonError {
+  override name = 'OutrankedError';
+  readonly lock: Lock;
+  constructor(status: number, body: ErrorInfo) {
+    super('outranked', status, body.message, body);
+    this.lock = body.lock as Lock;
+  }
+}
+
+/** 429 `rate_limited`; `retryAfter` in seconds when the server said. */
+export class RateLimitedError extends BatonError {
+  override name = 'RateLimitedError';
+  readonly retryAfter: number | null;
+  constructor(status: number, body: ErrorInfo, retryAfter: number | null) {
+    super('rate_limited', status, body.message, body);
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** 401: the token is missing, expired, revoked or the credentials are wrong. Sign in again. */
+export class UnauthorizedError extends BatonError {
+  override name = 'UnauthorizedError';
+}
+
+/** 403 `forbidden`. */
+export class ForbiddenError extends BatonError {
+  override name = 'ForbiddenError';
+}
+
+/** 404: the record or case does not exist (any more). */
+export class NotFoundError extends BatonError {
+  override name = 'NotFoundError';
+}
+
+/** 422 `invalid` and 400 `bad_request`. */
+export class InvalidError extends BatonError {
+  override name = 'InvalidError';
+}
+
+/** 409 `conflict` (e.g. a slug already taken). */
+export class ConflictError extends BatonError {
+  override name = 'ConflictError';
+}
+
+/** No response: the server is down, the network is gone, or the request was aborted. */
+export class NetworkError extends BatonError {
+  override name = 'NetworkError';
+  override readonly cause: unknown;
+  constructor(message: string, cause?: unknown) {
+    super('network', 0, message);
+    this.cause = cause;
+  }
+}
+
+function parseRetryAfter(value: string | null): number | null {
+  if (!value) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+/** The typed error for an error response. */
+export function errorFromResponse(
+  status: number,
+  payload: unknown,
+  headers: { get(name: string): string | null },
+): BatonError {
+  const body: ErrorInfo =
+    payload && typeof payload === 'object' && 'error' in payload
+      ? (payload as ErrorBody).error
+      : { code: 'http_' + status, message: `HTTP ${status}` };
+  const code = body.code;
+  const message = body.message;
+  switch (code) {
+    case 'lock_held':
+      return new LockHeldError(status, body);
+    case 'locked':
+      return new LockedError(status, body);
+    case 'stale_version':
+      return new StaleVersionError(status, body);
+    case 'lock_lost':
+      return new LockLostError(status, body);
+    case 'outranked':
+      return new OutrankedError(status, body);
+  }
+  switch (status) {
+    case 401:
+      return new UnauthorizedError(code, status, message, body);
+    case 403:
+      return new ForbiddenError(code, status, message, body);
+    case 404:
+      return new NotFoundError(code, status, message, body);
+    case 400:
+    case 422:
+      return new InvalidError(code, status, message, body);
+    case 409:
+      return new ConflictError(code, status, message, body);
+    case 423:
+      return new LockedError(status, body);
+    case 429:
+      return new RateLimitedError(status, body, parseRetryAfter(headers.get('Retry-After')));
+  }
+  return new BatonError(code, status, message, body);
+}
+
+/** Errors after which retrying the same request or reconnecting cannot help. */
+export function isFatal(error: unknown): boolean {
+  return (
+    error instanceof UnauthorizedError ||
+    error instanceof ForbiddenError ||
+    error instanceof NotFoundError
+  );
+}

@@ -1,0 +1,3908 @@
+// Generated from openapi.json by `npm run generate` (openapi-typescript). Do not edit.
+
+export interface paths {
+    "/admin/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * `GET /admin/sessions`: every open tab on every instance, with the locks
+         *     it holds.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every open tab on every instance, with its locks */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Session"][];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a site admin can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * `DELETE /admin/sessions/:sessionId`: releases the tab's locks (reason
+         *     `kicked`), tells the tab, and closes its channel. 404 if the session has
+         *     neither an open channel nor a lock.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The tab's session id */
+                    sessionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Its locks are released (`kicked`), it is told, and its channel closed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a site admin can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `POST /auth/login {email, password}` → `{token, user}`. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LoginBody"];
+                };
+            };
+            responses: {
+                /** @description Signed in */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Login"];
+                    };
+                };
+                /** @description The body is not valid JSON. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Wrong email or password */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cards/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The card's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The card */
+                200: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Card"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description You are not a member of its case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /**
+                     * @description The version you last saw, from the record's `ETag` (`"3"`): the write
+                     *     is refused with 412 `stale_version` if the record has changed since.
+                     */
+                    "If-Match"?: string;
+                    /**
+                     * @description The token of the lock you hold on the record: the write is refused
+                     *     with 412 `lock_lost` if that lock has been overridden, expired or
+                     *     released, even when nobody holds the record now.
+                     */
+                    "Lock-Token"?: string;
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The card's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only an editor or above of its case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `stale_version` or `lock_lost` (with `current`) */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked`: someone else holds a lock on it */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /**
+                     * @description The version you last saw, from the record's `ETag` (`"3"`): the write
+                     *     is refused with 412 `stale_version` if the record has changed since.
+                     */
+                    "If-Match"?: string;
+                    /**
+                     * @description The token of the lock you hold on the record: the write is refused
+                     *     with 412 `lock_lost` if that lock has been overridden, expired or
+                     *     released, even when nobody holds the record now.
+                     */
+                    "Lock-Token"?: string;
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The card's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CardUpdateBody"];
+                };
+            };
+            responses: {
+                /** @description Saved; `version` went up by one */
+                200: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Card"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only an editor or above of its case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `stale_version` (with `current`): it changed since your `If-Match`; or `lock_lost` (with `current`): your `Lock-Token` is gone */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /cases`: the cases the caller is a member of. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The cases you are a member of, by title */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Case"][];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** `POST /cases`: 201; the creator becomes its manager. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewCaseBody"];
+                };
+            };
+            responses: {
+                /** @description Created; you are its manager */
+                201: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Case"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The slug is taken */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * `GET /cases/:slug`: the case with its pages (each with its cards),
+         *     edgenotes, active locks, online users and the caller's role.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The case with its pages (each with its cards), edgenotes, active locks, online users and your role */
+                200: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CaseDetail"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description You are not a member of the case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * `DELETE /cases/:slug` (managers, guarded): refused while someone else
+         *     holds a lock anywhere in the case.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /**
+                     * @description The version you last saw, from the record's `ETag` (`"3"`): the write
+                     *     is refused with 412 `stale_version` if the record has changed since.
+                     */
+                    "If-Match"?: string;
+                    /**
+                     * @description The token of the lock you hold on the record: the write is refused
+                     *     with 412 `lock_lost` if that lock has been overridden, expired or
+                     *     released, even when nobody holds the record now.
+                     */
+                    "Lock-Token"?: string;
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted, with everything in it */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a manager of the case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `stale_version` or `lock_lost` (with `current`) */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked`: someone else holds a lock in the case */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** `PATCH /cases/:slug` (managers, guarded). */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /**
+                     * @description The version you last saw, from the record's `ETag` (`"3"`): the write
+                     *     is refused with 412 `stale_version` if the record has changed since.
+                     */
+                    "If-Match"?: string;
+                    /**
+                     * @description The token of the lock you hold on the record: the write is refused
+                     *     with 412 `lock_lost` if that lock has been overridden, expired or
+                     *     released, even when nobody holds the record now.
+                     */
+                    "Lock-Token"?: string;
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CaseUpdateBody"];
+                };
+            };
+            responses: {
+                /** @description Saved */
+                200: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Case"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a manager of the case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `stale_version` or `lock_lost` (with `current`) */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked`: someone else holds the case's lock */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/cases/{slug}/edgenotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `POST /cases/:slug/edgenotes` (editors): 201. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewEdgenoteBody"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Edgenote"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only an editor or above of the case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Another edgenote of the case has this slug */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{slug}/edits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The edits channel: a WebSocket carrying the case's changes, lock changes
+         *     and presence as JSON text frames (see the `ServerFrame` schema), tagged
+         *     with the tab that made them. The server pings every heartbeat; a tab that
+         *     misses two pongs is treated as gone.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The bearer token (browsers cannot set headers on a WebSocket). */
+                    token?: string;
+                    /** @description The tab's id; one is made (and told in `welcome`) when left out. */
+                    sessionId?: string;
+                };
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Switching to the WebSocket protocol; frames are `ServerFrame`s */
+                101: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not a WebSocket upgrade, or a malformed `sessionId` */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description You are not a member of the case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{slug}/lock_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * `GET /cases/:slug/lock_events` (managers): newest first; `?limit=` (at
+         *     most 1000, default 100) and `?before=<id>` page back.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description How many, newest first (default 100). */
+                    limit?: number;
+                    /** @description Only events older than this event id (to page back). */
+                    before?: number;
+                };
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The audit trail, newest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LockEvent"][];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a manager of the case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `limit` or `before` is out of range */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{slug}/memberships": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /cases/:slug/memberships`. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The case's members, by name */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Membership"][];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a manager of the case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * `POST /cases/:slug/memberships {membership: {email, role}}`: 201 for a new
+         *     member, 200 when an existing member's role changes.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["MembershipBody"];
+                };
+            };
+            responses: {
+                /** @description Was a member already: role changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Membership"];
+                    };
+                };
+                /** @description Added */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Membership"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a manager of the case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No user has this email, or no case this slug */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description It would leave the case without a manager */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{slug}/pages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `POST /cases/:slug/pages` (editors): 201. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewPageBody"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Page"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only an editor or above of the case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/edgenotes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The edgenote's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The edgenote */
+                200: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Edgenote"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description You are not a member of its case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /**
+                     * @description The version you last saw, from the record's `ETag` (`"3"`): the write
+                     *     is refused with 412 `stale_version` if the record has changed since.
+                     */
+                    "If-Match"?: string;
+                    /**
+                     * @description The token of the lock you hold on the record: the write is refused
+                     *     with 412 `lock_lost` if that lock has been overridden, expired or
+                     *     released, even when nobody holds the record now.
+                     */
+                    "Lock-Token"?: string;
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The edgenote's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only an editor or above of its case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `stale_version` or `lock_lost` (with `current`) */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked`: someone else holds a lock on it */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /**
+                     * @description The version you last saw, from the record's `ETag` (`"3"`): the write
+                     *     is refused with 412 `stale_version` if the record has changed since.
+                     */
+                    "If-Match"?: string;
+                    /**
+                     * @description The token of the lock you hold on the record: the write is refused
+                     *     with 412 `lock_lost` if that lock has been overridden, expired or
+                     *     released, even when nobody holds the record now.
+                     */
+                    "Lock-Token"?: string;
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The edgenote's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EdgenoteUpdateBody"];
+                };
+            };
+            responses: {
+                /** @description Saved; `version` went up by one */
+                200: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Edgenote"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only an editor or above of its case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Another edgenote of the case has this slug */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `stale_version` (with `current`): it changed since your `If-Match`; or `lock_lost` (with `current`): your `Lock-Token` is gone */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /healthz`: 200 when the database answers. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The database answers */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Health"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /locks?case=:slug`: the active locks of a case. */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The case's slug. */
+                    case: string;
+                };
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The case's active locks, oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Lock"][];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description You are not a member of the case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No case has this slug */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `case` is missing */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * `POST /locks`: 201 new lock, 200 when the caller already holds it, 409
+         *     when someone else does; with `takeover: true`, "Edit anyway".
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LockBody"];
+                };
+            };
+            responses: {
+                /** @description You (this tab) held it already: lease renewed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Lock"];
+                    };
+                };
+                /** @description A new lock (or, with `takeover`, the holder's revoked and this one granted) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Lock"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `forbidden`: not an editor of its case; `outranked` (with `lock`): the holder outranks you */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No record has this type and id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `lock_held` (with the holder's `lock`): someone else holds it; or `conflict`: it changed hands repeatedly, try again */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        /** `DELETE /locks?session=mine`: releases every lock of the calling tab. */
+        delete: {
+            parameters: {
+                query: {
+                    session: components["schemas"]["SessionSelector"];
+                };
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every lock of the calling tab is released */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `session` is not `mine`, or no `X-Session-ID` was sent */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locks/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /locks/status?lockableType=Card&lockableParam=1`. */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The record's type name. */
+                    lockableType: components["schemas"]["LockableType"];
+                    /**
+                     * @description The record's id, as a string.
+                     * @example 12
+                     */
+                    lockableParam: string;
+                };
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description `owned` (your tab holds it), `locked` (someone else does) or `unlocked` */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LockStatus"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description You are not a member of its case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No record has this type and id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `lockableType` or `lockableParam` is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /locks/:id`: readers of its case. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The lock's id (its token) */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The lock */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Lock"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description You are not a member of its case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** `DELETE /locks/:id`: release (holder) or break (equal or higher rank). */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The lock's id (its token) */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Released (by its holder) or broken (by an editor of equal or higher rank, recorded as `overridden`) */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `forbidden`: not an editor of its case; `outranked` (with `lock`): the holder outranks you */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locks/{id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `POST /locks/:id/refresh`: the holder renews lease and activity. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The lock's id (its token) */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Lease and activity renewed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Lock"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only the holding tab can refresh it */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /me`. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description You */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/memberships/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** `DELETE /memberships/:id`: 204. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The membership's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a manager of the case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description It would leave the case without a manager */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /openapi.json`: this document (OpenAPI 3.1). */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The OpenAPI 3.1 document */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pages/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The page's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The page */
+                200: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Page"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description You are not a member of its case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * `DELETE /pages/:id`: the page and its cards; refused while someone else
+         *     holds a lock on one of the cards.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /**
+                     * @description The version you last saw, from the record's `ETag` (`"3"`): the write
+                     *     is refused with 412 `stale_version` if the record has changed since.
+                     */
+                    "If-Match"?: string;
+                    /**
+                     * @description The token of the lock you hold on the record: the write is refused
+                     *     with 412 `lock_lost` if that lock has been overridden, expired or
+                     *     released, even when nobody holds the record now.
+                     */
+                    "Lock-Token"?: string;
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The page's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted (or on one of its cards) */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only an editor or above of its case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `stale_version` or `lock_lost` (with `current`) */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked`: someone else holds a lock on it (or on one of its cards) */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /**
+                     * @description The version you last saw, from the record's `ETag` (`"3"`): the write
+                     *     is refused with 412 `stale_version` if the record has changed since.
+                     */
+                    "If-Match"?: string;
+                    /**
+                     * @description The token of the lock you hold on the record: the write is refused
+                     *     with 412 `lock_lost` if that lock has been overridden, expired or
+                     *     released, even when nobody holds the record now.
+                     */
+                    "Lock-Token"?: string;
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The page's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PageUpdateBody"];
+                };
+            };
+            responses: {
+                /** @description Saved; `version` went up by one */
+                200: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Page"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only an editor or above of its case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `stale_version` (with `current`): it changed since your `If-Match`; or `lock_lost` (with `current`): your `Lock-Token` is gone */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/pages/{id}/cards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `POST /pages/:id/cards` (editors): 201. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The page's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewCardBody"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Card"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only an editor or above of the case can do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `POST /users` (site admins): 201 with the new user. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewUserBody"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a site admin can create users */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The email is taken */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        Card: components["schemas"]["Identity"] & {
+            /** Format: int64 */
+            caseId: number;
+            /** Format: int64 */
+            pageId: number;
+            /** Format: int32 */
+            position: number;
+            content: string;
+            /** Format: int64 */
+            version: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        CardUpdateBody: {
+            card: components["schemas"]["CardUpdateFields"];
+        };
+        CardUpdateFields: {
+            content?: string | null;
+            /** Format: int32 */
+            position?: number | null;
+        };
+        Case: components["schemas"]["Identity"] & {
+            slug: string;
+            title: string;
+            /**
+             * Format: int64
+             * @description Starts at 1; every update increments it. Send it back as `If-Match`.
+             */
+            version: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description `GET /cases/:slug`: the case with everything in it. */
+        CaseDetail: components["schemas"]["Case"] & {
+            pages: components["schemas"]["PageWithCards"][];
+            edgenotes: components["schemas"]["Edgenote"][];
+            activeLocks: components["schemas"]["Lock"][];
+            onlineUsers: components["schemas"]["OnlineUser"][];
+            /**
+             * @description The caller's rank on the case: `reader`, `editor`, `manager` or `site admin`.
+             * @example editor
+             */
+            role: string;
+        };
+        CaseUpdateBody: {
+            case: components["schemas"]["CaseUpdateFields"];
+        };
+        /** @description A case's slug cannot change (it is its address). */
+        CaseUpdateFields: {
+            title?: string | null;
+        };
+        /**
+         * @description One change to a watchable, tagged with the tab that made it: a tab drops
+         *     frames whose `editorSessionId` is its own.
+         */
+        ChangeFrame: {
+            watchable: components["schemas"]["Watchable"];
+            editorSessionId?: string | null;
+        };
+        Edgenote: components["schemas"]["Identity"] & {
+            /** Format: int64 */
+            caseId: number;
+            slug: string;
+            caption: string;
+            content: string;
+            /** Format: int64 */
+            version: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        EdgenoteUpdateBody: {
+            edgenote: components["schemas"]["EdgenoteUpdateFields"];
+        };
+        EdgenoteUpdateFields: {
+            slug?: string | null;
+            caption?: string | null;
+            content?: string | null;
+        };
+        /** @description A lock that has ended, as its `destroy` frame carries it. */
+        EndedLock: components["schemas"]["Lock"] & {
+            reason: components["schemas"]["LockAction"];
+            /** @description Who took it over or broke it (reason `overridden`). */
+            overriddenBy?: components["schemas"]["User"];
+        };
+        /** @description Every error response's body. */
+        ErrorBody: {
+            error: components["schemas"]["ErrorDetail"];
+        };
+        /**
+         * @description Machine-readable error codes; `message` says the same for a person.
+         * @enum {string}
+         */
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "outranked" | "not_found" | "method_not_allowed" | "lock_held" | "conflict" | "stale_version" | "lock_lost" | "payload_too_large" | "unsupported_media_type" | "invalid" | "locked" | "rate_limited" | "unavailable" | "internal";
+        ErrorDetail: {
+            code: components["schemas"]["ErrorCode"];
+            /** @description What went wrong and what to do, for a person. */
+            message: string;
+            /** @description The lock in the way (`lock_held`, `locked`, `outranked`). */
+            lock?: components["schemas"]["Lock"];
+            /** @description The record the refused write was for (`locked`). */
+            lockable?: components["schemas"]["Record"];
+            /** @description The record as it is now (`stale_version`, `lock_lost`). */
+            current?: components["schemas"]["Record"];
+        };
+        /** @description `GET /healthz`. */
+        Health: {
+            /** @example ok */
+            status: string;
+            /**
+             * @description `sqlite` or `postgres`.
+             * @example sqlite
+             */
+            database: string;
+        };
+        /** @description `{type, table, param, id}`: what identifies a record, even a destroyed one. */
+        Identity: {
+            /**
+             * @description The record's type name, e.g. `Card`.
+             * @example Card
+             */
+            type: string;
+            /**
+             * @description Its table, e.g. `cards`.
+             * @example cards
+             */
+            table: string;
+            /**
+             * @description Its id as a string: key records by `${type}/${param}`.
+             * @example 12
+             */
+            param: string;
+            /** Format: int64 */
+            id: number;
+        };
+        /**
+         * @description A lock: who holds which record, from which tab, until when. Its `token`
+         *     (also its id) names this one holding: send it as `Lock-Token` when saving.
+         */
+        Lock: components["schemas"]["Identity"] & {
+            /** @example 12 */
+            token: string;
+            /** @description The locked record. */
+            lockable: components["schemas"]["RecordKey"];
+            /** Format: int64 */
+            caseId: number;
+            /** @description The holder. */
+            user: components["schemas"]["User"];
+            /** @description The holding tab, when it sent `X-Session-ID`. */
+            sessionId?: string | null;
+            userAgent?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The lease: the lock ends then unless renewed.
+             */
+            expiresAt: string;
+            /** Format: date-time */
+            lastActivityAt: string;
+        };
+        /**
+         * @description What happened to a lock; every action but `acquired` ends it.
+         * @enum {string}
+         */
+        LockAction: "acquired" | "released" | "overridden" | "expired" | "idle" | "disconnected" | "kicked";
+        LockBody: {
+            lock: components["schemas"]["LockFields"];
+        };
+        /** @description One row of a case's audit trail. */
+        LockEvent: components["schemas"]["Identity"] & {
+            /**
+             * Format: int64
+             * @description The lock (its token) this happened to.
+             */
+            lockId: number;
+            lockable: components["schemas"]["RecordKey"];
+            /** Format: int64 */
+            caseId: number;
+            action: components["schemas"]["LockAction"];
+            actor?: components["schemas"]["User"] | null;
+            /** @description Who held the lock. */
+            holder: components["schemas"]["User"];
+            /** Format: date-time */
+            at: string;
+        };
+        LockFields: components["schemas"]["LockableRef"] & {
+            /**
+             * @description "Edit anyway": revoke the holder's lock and take it, if your role on
+             *     the case is at least theirs.
+             */
+            takeover?: boolean;
+        };
+        /**
+         * @description `owned`: the caller's tab holds it; `locked`: someone else does.
+         * @enum {string}
+         */
+        LockState: "owned" | "locked" | "unlocked";
+        /** @description `GET /locks/status`: for clients that poll instead of listening. */
+        LockStatus: {
+            state: components["schemas"]["LockState"];
+            lock?: components["schemas"]["Lock"];
+        };
+        /** @description Which record: `lockableType` + `lockableParam` (snake_case accepted too). */
+        LockableRef: {
+            /** @description The record's type name. */
+            lockableType: components["schemas"]["LockableType"];
+            /**
+             * @description The record's id, as a string.
+             * @example 12
+             */
+            lockableParam: string;
+        };
+        /**
+         * @description The lockable types, as the OpenAPI document lists them (a unit test keeps
+         *     this in step with `crate::locks::lockable::REGISTRY`).
+         * @enum {string}
+         */
+        LockableType: "Case" | "Page" | "Card" | "Edgenote";
+        /** @description `POST /auth/login`: a bearer token and who it belongs to. */
+        Login: {
+            /** @description Send as `Authorization: Bearer <token>`, and as `?token=` on the edits channel. */
+            token: string;
+            user: components["schemas"]["User"];
+        };
+        LoginBody: {
+            /** @example alice@example.com */
+            email: string;
+            /** @example demo */
+            password: string;
+        };
+        /** @description Someone who belongs to a case, with their role. */
+        Membership: components["schemas"]["Identity"] & {
+            /** Format: int64 */
+            caseId: number;
+            role: components["schemas"]["Role"];
+            user: components["schemas"]["User"];
+        };
+        MembershipBody: {
+            membership: components["schemas"]["MembershipFields"];
+        };
+        MembershipFields: {
+            /** @description The email of an existing user. */
+            email: string;
+            role: components["schemas"]["Role"];
+        };
+        NewCardBody: {
+            card: components["schemas"]["NewCardFields"];
+        };
+        NewCardFields: {
+            /** @description May be empty. */
+            content: string;
+            /**
+             * Format: int32
+             * @description Where the card goes on its page; the end when left out.
+             */
+            position?: number | null;
+        };
+        NewCaseBody: {
+            case: components["schemas"]["NewCaseFields"];
+        };
+        NewCaseFields: {
+            /** @description The case's address: lowercase letters, digits and dashes. */
+            slug: string;
+            title: string;
+        };
+        NewEdgenoteBody: {
+            edgenote: components["schemas"]["NewEdgenoteFields"];
+        };
+        NewEdgenoteFields: {
+            /** @description Unique within the case. */
+            slug: string;
+            caption: string;
+            content?: string | null;
+        };
+        NewPageBody: {
+            page: components["schemas"]["NewPageFields"];
+        };
+        NewPageFields: {
+            title: string;
+            /**
+             * Format: int32
+             * @description Where the page goes; the end when left out.
+             */
+            position?: number | null;
+        };
+        NewUserBody: {
+            user: components["schemas"]["NewUserFields"];
+        };
+        NewUserFields: {
+            /** @example dana@example.com */
+            email: string;
+            name: string;
+            password: string;
+            /** @description A site admin acts as a manager on every case. */
+            admin?: boolean;
+        };
+        /** @description One person online in a case, with how many tabs they have open there. */
+        OnlineUser: {
+            user: components["schemas"]["User"];
+            /** @example #4363d8 */
+            color: string;
+            /**
+             * Format: int32
+             * @description Open tabs (edits channels) of this user on the case.
+             */
+            sessions: number;
+        };
+        Page: components["schemas"]["Identity"] & {
+            /** Format: int64 */
+            caseId: number;
+            /** Format: int32 */
+            position: number;
+            title: string;
+            /** Format: int64 */
+            version: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        PageUpdateBody: {
+            page: components["schemas"]["PageUpdateFields"];
+        };
+        PageUpdateFields: {
+            title?: string | null;
+            /** Format: int32 */
+            position?: number | null;
+        };
+        /** @description A page with its cards, as in `GET /cases/:slug`. */
+        PageWithCards: components["schemas"]["Page"] & {
+            cards: components["schemas"]["Card"][];
+        };
+        /** @description Any lockable record: in errors (`current`, `lockable`) and frames. */
+        Record: components["schemas"]["Case"] | components["schemas"]["Page"] | components["schemas"]["Card"] | components["schemas"]["Edgenote"];
+        /** @description `{type, table, param}`: the record a lock is on. */
+        RecordKey: {
+            /** @example Card */
+            type: string;
+            /** @example cards */
+            table: string;
+            /** @example 12 */
+            param: string;
+        };
+        /**
+         * @description A case role.
+         * @enum {string}
+         */
+        Role: "reader" | "editor" | "manager";
+        /** @description Every message the server sends on `GET /cases/:slug/edits`, as JSON text. */
+        ServerFrame: {
+            sessionId: string;
+            activeLocks: components["schemas"]["Lock"][];
+            onlineUsers: components["schemas"]["OnlineUser"][];
+            /** @enum {string} */
+            type: "welcome";
+        } | (components["schemas"]["ChangeFrame"] & {
+            /** @enum {string} */
+            type: "create";
+        }) | (components["schemas"]["ChangeFrame"] & {
+            /** @enum {string} */
+            type: "update";
+        }) | (components["schemas"]["ChangeFrame"] & {
+            /** @enum {string} */
+            type: "destroy";
+        }) | {
+            onlineUsers: components["schemas"]["OnlineUser"][];
+            /** @enum {string} */
+            type: "presence";
+        } | {
+            /** Format: int64 */
+            missed?: number;
+            reason?: string;
+            /** @enum {string} */
+            type: "resync";
+        } | {
+            reason: string;
+            /** @enum {string} */
+            type: "kicked";
+        };
+        /** @description One open tab, for site admins. */
+        Session: {
+            sessionId: string;
+            user: components["schemas"]["User"];
+            case: components["schemas"]["Case"];
+            /** @description The baton instance the tab is connected to. */
+            instanceId: string;
+            userAgent?: string | null;
+            /** Format: date-time */
+            connectedAt: string;
+            /** Format: date-time */
+            lastSeenAt: string;
+            /** @description The locks this tab holds. */
+            locks: components["schemas"]["Lock"][];
+        };
+        /**
+         * @description Only `mine` (the calling tab, from `X-Session-ID`).
+         * @enum {string}
+         */
+        SessionSelector: "mine";
+        /**
+         * @description A user, in one shape everywhere. `email` and `admin` appear only where the
+         *     caller may see them: their own user, site admins, a case's managers.
+         */
+        User: components["schemas"]["Identity"] & {
+            name: string;
+            /**
+             * @description A stable avatar colour (`#rrggbb`).
+             * @example #4363d8
+             */
+            color: string;
+            email?: string;
+            admin?: boolean;
+        };
+        /** @description A record, a lock, an ended lock (destroy, with `reason`), or a destroyed record's identity. */
+        Watchable: components["schemas"]["Record"] | components["schemas"]["EndedLock"] | components["schemas"]["Lock"] | components["schemas"]["Identity"];
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export type operations = Record<string, never>;

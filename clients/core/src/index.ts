@@ -1,0 +1,37 @@
+export { BatonClient, type BatonClientOptions, type CaseHandle } from './client.js';
+export { Api, paramKey, recordPath, type LockableRef, type SaveOptions } from './api.js';
+export {
+  EditsChannel,
+  KickedError,
+  backoffDelay,
+  parseFrame,
+  type Backoff,
+  type ChannelOptions,
+  type ChannelStatus,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from './channel.js';
+export {
+  BatonError,
+  ConflictError,
+  ForbiddenError,
+  InvalidError,
+  LockHeldError,
+  LockLostError,
+  LockedError,
+  NetworkError,
+  NotFoundError,
+  OutrankedError,
+  RateLimitedError,
+  StaleVersionError,
+  UnauthorizedError,
+  errorFromResponse,
+  isFatal,
+  type ErrorInfo,
+} from './errors.js';
+export { Transport, type FetchLike, type Reply, type RequestOptions, type TransportOptions } from './http.js';
+export { LiveCase, type LiveState, type LiveStatus } from './live.js';
+export { LockManager, type LockInfo, type LockState } from './locks.js';
+export { SESSION_KEY, tabSessionId, type SessionStore } from './session.js';
+export { CaseStore, keyOf, type CaseView, type Listener, type PageView } from './store.js';
+export type * from './types.js';

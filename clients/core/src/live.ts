@@ -1,0 +1,209 @@
+import type { Api } from './api.js';
+import { EditsChannel, type Backoff, type ChannelStatus, type WebSocketConstructor } from './channel.js';
+import { BatonError, NetworkError, NotFoundError, isFatal } from './errors.js';
+import type { LockManager } from './locks.js';
+import { CaseStore, type CaseView, type Listener } from './store.js';
+import type { ChangeFrame, EndedLock, ServerFrame } from './types.js';
+
+export type LiveStatus = 'loading' | 'live' | 'reconnecting' | 'stopped';
+
+/** A case's data and presence, kept live by its edits channel. */
+export interface LiveState extends CaseView {
+  status: LiveStatus;
+  /** Why the case stopped: `UnauthorizedError`, `NotFoundError` (deleted), `KickedError`, … */
+  error: BatonError | null;
+}
+
+export interface LiveCaseOptions {
+  slug: string;
+  api: Api;
+  locks: LockManager;
+  sessionId: string;
+  channelUrl: (slug: string) => string;
+  WebSocket: WebSocketConstructor | undefined;
+  backoff?: Backoff;
+  onStop?: (live: LiveCase, error: BatonError | null) => void;
+}
+
+/**
+ * One open case: loads it, listens to its edits channel, drops the tab's own
+ * echoes, refetches on every (re)connect and `resync`, and stops for good
+ * when the tab is kicked, signed out, or the case is deleted.
+ */
+export class LiveCase {
+  readonly slug: string;
+  readonly store = new CaseStore();
+  status: LiveStatus = 'loading';
+  error: BatonError | null = null;
+  private channel: EditsChannel | null = null;
+  /** Frames that arrive while a fetch is in flight, applied after it. */
+  private pending: ChangeFrame[] | null = null;
+  private fetching: Promise<void> | null = null;
+  private listeners = new Set<Listener>();
+  private changeListeners = new Set<(frame: ChangeFrame) => void>();
+  private state: LiveState | null = null;
+  private view: CaseView | null = null;
+
+  constructor(private readonly options: LiveCaseOptions) {
+    this.slug = options.slug;
+    this.store.subscribe(this.changed);
+  }
+
+  subscribe = (listener: Listener): (() => void) => {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  };
+
+  /** Told of every change another tab made (the tab's own echoes are dropped before). */
+  onChange(listener: (frame: ChangeFrame) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => {
+      this.changeListeners.delete(listener);
+    };
+  }
+
+  /** Resolves once the case is loaded and live; rejects with the error if it stops first. */
+  ready(): Promise<LiveState> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        if (this.status === 'live' || (this.status !== 'stopped' && !this.channel && this.store.getView().case)) {
+          resolve(this.getState());
+          return true;
+        }
+        if (this.status === 'stopped') {
+          reject(this.error ?? new BatonError('stopped', 0, `The case ${this.slug} was closed`));
+          return true;
+        }
+        return false;
+      };
+      if (check()) return;
+      const off = this.subscribe(() => {
+        if (check()) off();
+      });
+    });
+  }
+
+  /** Drops the channel and reconnects now (e.g. on the browser's `online` event). */
+  reconnect(): void {
+    this.channel?.reconnect();
+  }
+
+  private changed = (): void => {
+    this.state = null;
+    this.options.locks.changed();
+    for (const listener of [...this.listeners]) listener();
+  };
+
+  /** The current state; the same object until something changes. */
+  getState = (): LiveState => {
+    const view = this.store.getView();
+    if (this.state && this.view === view) return this.state;
+    this.view = view;
+    this.state = { ...view, status: this.status, error: this.error };
+    return this.state;
+  };
+
+  private setStatus(status: LiveStatus, error: BatonError | null = this.error): void {
+    if (this.status === status && this.error === error) return;
+    this.status = status;
+    this.error = error;
+    this.changed();
+  }
+
+  start(): void {
+    const { WebSocket } = this.options;
+    if (!WebSocket) {
+      // no WebSocket implementation: a one-off load, no live updates
+      void this.refetch().catch((error: unknown) => this.stop(error as BatonError));
+      return;
+    }
+    this.channel = new EditsChannel({
+      url: () => this.options.channelUrl(this.slug),
+      WebSocket,
+      backoff: this.options.backoff,
+      onFrame: this.onFrame,
+      onStatus: (status: ChannelStatus) => {
+        if (status === 'reconnecting' && this.status !== 'stopped') this.setStatus('reconnecting');
+      },
+      onStop: (error) => this.stop(error),
+      check: () => this.refetch(),
+    });
+    this.channel.start();
+  }
+
+  /** Closes the channel; the store keeps its last data. */
+  stop(error: BatonError | null = null): void {
+    if (this.status === 'stopped') return;
+    this.setStatus('stopped', error);
+    const channel = this.channel;
+    this.channel = null;
+    channel?.stop(error);
+    this.options.onStop?.(this, error);
+  }
+
+  /** Reloads the case over REST and makes it the truth (frames that arrive meanwhile are applied after). */
+  refetch(): Promise<void> {
+    if (this.fetching) return this.fetching;
+    this.pending = [];
+    this.fetching = (async () => {
+      try {
+        const since = this.options.locks.mark();
+        const detail = await this.options.api.case(this.slug);
+        this.store.reset(detail);
+        this.options.locks.reconcile(detail.id, detail.activeLocks, since);
+        const pending = this.pending ?? [];
+        this.pending = null;
+        for (const frame of pending) this.applyChange(frame);
+        if (this.channel?.status === 'open') this.setStatus('live');
+      } catch (error) {
+        this.pending = null;
+        if (isFatal(error)) this.stop(error as BatonError);
+        throw error instanceof BatonError ? error : new NetworkError(String(error), error);
+      } finally {
+        this.fetching = null;
+      }
+    })();
+    return this.fetching;
+  }
+
+  private onFrame = (frame: ServerFrame): void => {
+    switch (frame.type) {
+      case 'welcome':
+        this.store.setLocks(frame.activeLocks);
+        this.store.setOnlineUsers(frame.onlineUsers);
+        void this.refetch().catch(() => this.channel?.reconnect());
+        return;
+      case 'presence':
+        this.store.setOnlineUsers(frame.onlineUsers);
+        return;
+      case 'resync':
+        void this.refetch().catch(() => this.channel?.reconnect());
+        return;
+      case 'create':
+      case 'update':
+      case 'destroy':
+        if (this.pending) this.pending.push(frame);
+        else this.applyChange(frame);
+        return;
+    }
+  };
+
+  private applyChange(frame: ChangeFrame): void {
+    const record = frame.watchable;
+    const ownLockEnded =
+      frame.type === 'destroy' &&
+      record.type === 'Lock' &&
+      (record as EndedLock).reason !== 'released' &&
+      this.options.locks.tokenFor((record as EndedLock).lockable ?? { type: '', param: '' }) === (record as EndedLock).token;
+    // the tab's own edits are applied from their responses already
+    if (frame.editorSessionId === this.options.sessionId && !ownLockEnded) return;
+    if (record.type === 'Lock' && frame.type === 'destroy') this.options.locks.ended(record as EndedLock);
+    this.store.apply(frame);
+    for (const listener of [...this.changeListeners]) listener(frame);
+    if (record.type === 'Case' && frame.type === 'destroy') {
+      this.stop(new NotFoundError('not_found', 404, `The case ${this.slug} was deleted`));
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The wire shapes baton sends and accepts, from the component schemas of its
+ * `/openapi.json` (`src/generated/openapi.ts`, made by `npm run generate`).
+ * This is the one module that names them: everything else imports from here.
+ */
+import type { components } from './generated/openapi.js';
+
+type Schemas = components['schemas'];
+
+/** `{type, table, param}`: enough to key anything by `${type}/${param}`. */
+export type RecordKey = Schemas['RecordKey'];
+/** A record's identity: `{type, table, param, id}` (all a destroyed record keeps). */
+export type Identity = Schemas['Identity'];
+export type User = Schemas['User'];
+export type Lock = Schemas['Lock'];
+/** A lock as its `destroy` frame carries it: with `reason` and, for an override, `overriddenBy`. */
+export type EndedLock = Schemas['EndedLock'];
+export type LockAction = Schemas['LockAction'];
+/** Why a lock ended. */
+export type LockEndReason = Exclude<LockAction, 'acquired'>;
+export type LockEvent = Schemas['LockEvent'];
+export type LockStatus = Schemas['LockStatus'];
+export type Card = Schemas['Card'];
+export type Page = Schemas['Page'];
+export type PageWithCards = Schemas['PageWithCards'];
+export type Edgenote = Schemas['Edgenote'];
+export type Case = Schemas['Case'];
+export type CaseDetail = Schemas['CaseDetail'];
+/** A case role; `GET /cases/:slug` says `site admin` for site admins. */
+export type Role = Schemas['Role'] | 'site admin';
+export type Membership = Schemas['Membership'];
+export type OnlineUser = Schemas['OnlineUser'];
+export type Session = Schemas['Session'];
+export type Login = Schemas['Login'];
+export type ErrorBody = Schemas['ErrorBody'];
+export type ErrorCode = Schemas['ErrorCode'];
+/** Any lockable record. */
+export type Lockable = Schemas['Record'];
+/** What a change frame is about: a record, a lock, an ended lock, or a destroyed record's identity. */
+export type Watchable = Schemas['Watchable'];
+
+export type NewUserFields = Schemas['NewUserFields'];
+export type NewCaseFields = Schemas['NewCaseFields'];
+export type NewPageFields = Schemas['NewPageFields'];
+export type NewCardFields = Schemas['NewCardFields'];
+export type NewEdgenoteFields = Schemas['NewEdgenoteFields'];
+
+export type ServerFrame = Schemas['ServerFrame'];
+export type WelcomeFrame = Extract<ServerFrame, { type: 'welcome' }>;
+export type ChangeFrame = Extract<ServerFrame, { type: 'create' | 'update' | 'destroy' }>;
+export type PresenceFrame = Extract<ServerFrame, { type: 'presence' }>;
+export type ResyncFrame = Extract<ServerFrame, { type: 'resync' }>;
+export type KickedFrame = Extract<ServerFrame, { type: 'kicked' }>;

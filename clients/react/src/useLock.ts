@@ -1,0 +1,45 @@
+import type { Lock, LockInfo, LockState, LockableRef, LockEndReason, User } from '@baton/client';
+import { useCallback, useSyncExternalStore } from 'react';
+import { useBaton } from './context.js';
+
+const FREE: LockInfo = Object.freeze({ state: 'free', lock: null, holder: null, lostTo: null, lostReason: null });
+
+export interface UseLock {
+  /** `free`, `mine` (this tab holds it), `theirs` (someone else does), `lost` (this tab's lock was taken or ended). */
+  state: LockState;
+  /** Who holds the lock now. */
+  holder: User | null;
+  lock: Lock | null;
+  /** Who took this tab's lock ("Edit anyway"), when `state` is `lost`. */
+  lostTo: User | null;
+  lostReason: LockEndReason | null;
+  /** Takes the lock; rejects with LockHeldError when someone else has it. */
+  acquire: () => Promise<Lock>;
+  /** Releases this tab's lock (or forgets a lost one). */
+  release: () => Promise<void>;
+  /** Takes the lock over from its holder; rejects with OutrankedError when the holder outranks you. */
+  editAnyway: () => Promise<Lock>;
+}
+
+/**
+ * The lock on a record, live. Others' locks are seen through the open cases
+ * (`useCase`), this tab's own always.
+ */
+export function useLock(record: LockableRef | null): UseLock {
+  const client = useBaton();
+  const type = record?.type ?? null;
+  const param = record?.param ?? null;
+  const get = useCallback(
+    () => (type && param ? client.locks.info({ type, param }) : FREE),
+    [client, type, param],
+  );
+  const info = useSyncExternalStore(client.locks.subscribe, get, get);
+  const need = useCallback((): LockableRef => {
+    if (!type || !param) throw new Error('useLock: no record');
+    return { type, param };
+  }, [type, param]);
+  const acquire = useCallback(() => client.locks.acquire(need()), [client, need]);
+  const release = useCallback(() => client.locks.release(need()), [client, need]);
+  const editAnyway = useCallback(() => client.locks.editAnyway(need()), [client, need]);
+  return { ...info, acquire, release, editAnyway };
+}

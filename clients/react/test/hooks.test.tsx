@@ -1,0 +1,161 @@
+// @vitest-environment jsdom
+import { act, cleanup, fireEvent, render, renderHook, screen, waitFor } from '@testing-library/react';
+import type { ReactNode } from 'react';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { BatonClient, type Card, type WebSocketConstructor } from '@baton/client';
+import { BatonProvider, Lockable, useCase, useLock, usePresence } from '@baton/react';
+import { MemoryStorage, caseFor, person, rest, servers, tab } from '../../test/support.js';
+
+const wrapperFor =
+  (client: BatonClient) =>
+  ({ children }: { children: ReactNode }) => <BatonProvider client={client}>{children}</BatonProvider>;
+
+describe.each(servers())('React bindings on $backend', (server) => {
+  const clients: BatonClient[] = [];
+  const track = (c: BatonClient) => (clients.push(c), c);
+  afterEach(() => {
+    cleanup();
+    for (const c of clients.splice(0)) c.dispose();
+  });
+
+  it('useCase, usePresence and useLock follow two users through "Edit anyway"', async () => {
+    const alice = await person(server, 'Alice');
+    const bob = await person(server, 'Bob');
+    const { kase, cards } = await caseFor(server, await person(server, 'Owner'), [alice, bob]);
+    const card = cards[0]!;
+    const ca = track(tab(server, alice));
+    const cb = track(tab(server, bob));
+    const hook = () => ({ kase: useCase(kase.slug), presence: usePresence(kase.slug), lock: useLock(card) });
+    const a = renderHook(hook, { wrapper: wrapperFor(ca) });
+    const b = renderHook(hook, { wrapper: wrapperFor(cb) });
+
+    await waitFor(() => {
+      expect(a.result.current.kase.status).toBe('live');
+      expect(b.result.current.kase.status).toBe('live');
+    });
+    expect(a.result.current.kase.pages[0]!.cards[0]).toMatchObject({ param: card.param, content: 'card 0' });
+    await waitFor(() => expect(b.result.current.presence.map((o) => o.user.name).sort()).toEqual(['Alice', 'Bob']));
+
+    expect(a.result.current.lock.state).toBe('free');
+    await act(() => a.result.current.lock.acquire());
+    expect(a.result.current.lock).toMatchObject({ state: 'mine', holder: { name: 'Alice' } });
+    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'theirs', holder: { name: 'Alice' } }));
+
+    // bob's save would be refused; "Edit anyway" takes the lock over
+    await act(() => b.result.current.lock.editAnyway());
+    expect(b.result.current.lock.state).toBe('mine');
+    await waitFor(() =>
+      expect(a.result.current.lock).toMatchObject({ state: 'lost', lostTo: { name: 'Bob' } }),
+    );
+
+    // bob's edit reaches alice's view live
+    await act(() => cb.save(card, { content: 'Bob took over' }));
+    await waitFor(() => expect(a.result.current.kase.pages[0]!.cards[0]!.content).toBe('Bob took over'));
+
+    // releasing clears alice's loss; she sees bob's lock again
+    await act(() => a.result.current.lock.release());
+    expect(a.result.current.lock).toMatchObject({ state: 'theirs', holder: { name: 'Bob' } });
+  });
+
+  it('<Lockable> hands the child the editing flow, for two tabs of one user', async () => {
+    const alice = await person(server, 'Alice');
+    const { kase, cards } = await caseFor(server, alice, []);
+    const card = cards[0]!;
+
+    function Editor({ who }: { who: string }) {
+      const live = useCase(kase.slug);
+      const current = live.pages[0]?.cards.find((c) => c.param === card.param);
+      if (!current) return <p>{who}: loading</p>;
+      return (
+        <Lockable record={current}>
+          {({ editing, state, holder, lostTo, startEditing, stopEditing, editAnyway, error }) => (
+            <div data-testid={who}>
+              <span>{`${who}: ${state}`}</span>
+              {editing && <button onClick={() => void stopEditing()}>{`${who} done`}</button>}
+              {state === 'free' && <button onClick={() => void startEditing()}>{`${who} edit`}</button>}
+              {state === 'theirs' && (
+                <button onClick={() => void editAnyway()}>{`${who} edit anyway (held by ${holder?.name})`}</button>
+              )}
+              {state === 'lost' && <em>{`${who} lost it to ${lostTo?.name ?? 'nobody'}`}</em>}
+              {error && <strong>{`${who} error ${error.code}`}</strong>}
+            </div>
+          )}
+        </Lockable>
+      );
+    }
+    const t1 = track(tab(server, alice));
+    const t2 = track(tab(server, alice));
+    render(
+      <>
+        <BatonProvider client={t1}>
+          <Editor who="one" />
+        </BatonProvider>
+        <BatonProvider client={t2}>
+          <Editor who="two" />
+        </BatonProvider>
+      </>,
+    );
+    fireEvent.click(await screen.findByText('one edit'));
+    await screen.findByText('one: mine');
+    fireEvent.click(await screen.findByText('two edit anyway (held by Alice)'));
+    await screen.findByText('two: mine');
+    await screen.findByText('one lost it to Alice');
+    fireEvent.click(screen.getByText('two done'));
+    await waitFor(() => expect(screen.getByTestId('two').textContent).toContain('two: free'));
+  });
+
+  it('<Lockable> reports a lock held by someone else, and an outranked takeover, as errors, not throws', async () => {
+    const alice = await person(server, 'Alice');
+    const bob = await person(server, 'Bob');
+    const { cards } = await caseFor(server, alice, [bob]);
+    const card: Card = cards[0]!;
+    const ca = track(tab(server, alice));
+    await ca.locks.acquire(card);
+    const cb = track(tab(server, bob));
+    render(
+      <BatonProvider client={cb}>
+        <Lockable record={card}>
+          {({ state, startEditing, editAnyway, error, holder }) => (
+            <div>
+              <button onClick={() => void startEditing()}>edit</button>
+              <button onClick={() => void editAnyway()}>anyway</button>
+              <span>{`${state} ${holder?.name ?? '-'} ${error?.code ?? '-'}`}</span>
+            </div>
+          )}
+        </Lockable>
+      </BatonProvider>,
+    );
+    fireEvent.click(screen.getByText('edit'));
+    await screen.findByText('theirs Alice lock_held');
+    // alice manages the case: bob, an editor, cannot take over
+    fireEvent.click(screen.getByText('anyway'));
+    await screen.findByText('theirs Alice outranked');
+  });
+
+  it('releases the tab locks on pagehide', async () => {
+    const alice = await person(server, 'Alice');
+    const { cards } = await caseFor(server, alice, []);
+    const sent: { url: string; init: RequestInit | undefined }[] = [];
+    const client = track(
+      new BatonClient({
+        baseUrl: server.baseUrl,
+        // the real fetch, watched: the release must be sent with keepalive
+        fetch: (url, init) => (sent.push({ url, init }), fetch(url, init)),
+        WebSocket: WebSocket as unknown as WebSocketConstructor,
+        storage: new MemoryStorage(),
+        token: alice.token,
+      }),
+    );
+    await client.locks.acquire(cards[0]!);
+    window.dispatchEvent(new Event('pagehide'));
+    await waitFor(async () => {
+      const status = await rest<{ state: string }>(server, alice.token, 'GET', `/locks/status?lockableType=Card&lockableParam=${cards[0]!.param}`);
+      expect(status.data.state).toBe('unlocked');
+    });
+    const release = sent.find((r) => r.init?.method === 'DELETE');
+    expect(release?.url).toBe(`${server.baseUrl}/locks?session=mine`);
+    expect(release?.init?.keepalive).toBe(true);
+    expect(new Headers(release?.init?.headers).get('X-Session-ID')).toBe(client.sessionId);
+  });
+});

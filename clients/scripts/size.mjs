@@ -1,0 +1,34 @@
+// Measures what each package adds to an app: bundled with esbuild, minified,
+// then gzipped. Fails when the core is over its budget.
+import { build } from 'esbuild';
+import { gzipSync } from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const BUDGET = 12 * 1000; // bytes, minified + gzipped
+
+async function measure(entry, external) {
+  const result = await build({
+    entryPoints: [root + entry],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    external,
+    write: false,
+    logLevel: 'silent',
+  });
+  const code = result.outputFiles[0].contents;
+  return { min: code.length, gzip: gzipSync(code, { level: 9 }).length };
+}
+
+const core = await measure('core/src/index.ts', []);
+const react = await measure('react/src/index.ts', ['react', 'react/jsx-runtime', '@baton/client']);
+const kb = (n) => (n / 1000).toFixed(2) + ' kB';
+console.log(`@baton/client  ${kb(core.min)} min, ${kb(core.gzip)} min+gzip (budget ${kb(BUDGET)})`);
+console.log(`@baton/react   ${kb(react.min)} min, ${kb(react.gzip)} min+gzip (react and @baton/client external)`);
+if (core.gzip > BUDGET) {
+  console.error(`@baton/client is over budget by ${core.gzip - BUDGET} bytes`);
+  process.exit(1);
+}

@@ -1,0 +1,17 @@
+export interface ServerInfo {
+  backend: 'sqlite' | 'postgres';
+  baseUrl: string;
+  bin: string;
+  /** The server's working directory. */
+  dir: string;
+  /** The environment baton runs with (database, secret, lifetimes). */
+  env: Record<string, string>;
+  adminToken: string;
+  adminEmail: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    servers: ServerInfo[];
+  }
+}
