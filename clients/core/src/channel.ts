@@ -95,7 +95,11 @@ export class EditsChannel {
     const socket = this.socket;
     this.socket = null;
     if (socket) {
-      socket.onopen = socket.onmessage = socket.onerror = socket.onclose = null;
+      socket.onopen = socket.onmessage = socket.onclose = null;
+      // Closing a socket that is still connecting makes some implementations
+      // (Node's `ws`) report an error event afterwards; with no handler that
+      // would be an uncaught exception, so keep a silent one.
+      socket.onerror = () => {};
       try {
         socket.close(1000);
       } catch {
