@@ -79,6 +79,10 @@ pub struct Settings {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "BATON_WORKERS")]
     pub workers: Option<usize>,
+
+    /// Serving the `--demo` data: the sign-in page lists its people.
+    #[arg(skip)]
+    pub demo: bool,
 }
 
 impl Settings {

@@ -9,7 +9,7 @@ pub const DEMO_PASSWORD: &str = "demo";
 pub const DEMO_CASE: &str = "sample-case";
 
 /// (email, name, site admin, role on the sample case)
-const PEOPLE: [(&str, &str, bool, Role); 3] = [
+pub const PEOPLE: [(&str, &str, bool, Role); 3] = [
     ("alice@example.com", "Alice", true, Role::Manager),
     ("bob@example.com", "Bob", false, Role::Editor),
     ("carol@example.com", "Carol", false, Role::Editor),

@@ -4,9 +4,10 @@
 //! Layers, top to bottom; each imports only the ones below it (a test,
 //! `tests/layering.rs`, keeps it so):
 //!
-//! - `server`, `main`, `demo`: putting it together;
+//! - `server`, `main`: putting it together;
 //! - `http`: handlers (parse, authorize, call, render), the extractors, the
-//!   OpenAPI document; `state` is what they share;
+//!   OpenAPI document, the embedded web app; `demo` (the `--demo` data) sits
+//!   beside it; `state` is what they share;
 //! - `realtime`: the edits channel, hub, presence, heartbeat and event buses;
 //! - `locks`: the lock engine, the guard, leases and the reaper;
 //! - `auth`: tokens, passwords, the caller, ranks on a case;

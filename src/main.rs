@@ -133,7 +133,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         }
     };
     let bind = args.settings.bind.clone();
-    let state = server::build_state(args.settings, &secret).map_err(|e| e.to_string())?;
+    let mut settings = args.settings;
+    settings.demo = args.demo;
+    let state = server::build_state(settings, &secret).map_err(|e| e.to_string())?;
     if args.demo {
         baton::demo::seed(&state.db)
             .await

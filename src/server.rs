@@ -168,7 +168,7 @@ pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> 
             .wrap(from_fn(errors::envelope_errors))
             .wrap(TracingLogger::default())
             .configure(crate::http::routes)
-            .default_service(web::to(errors::no_route))
+            .default_service(web::to(crate::http::web_app::app_or_not_found))
     });
     if let Some(workers) = workers {
         server = server.workers(workers);

@@ -16,8 +16,8 @@ const LAYERS: &[&[&str]] = &[
     &["locks"],
     &["realtime"],
     &["state"],
-    &["http"],
-    &["server", "demo"],
+    &["http", "demo"],
+    &["server"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -1,7 +1,7 @@
 //! Sign-in and users.
 
 use actix_web::{web, HttpResponse};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::params;
@@ -58,6 +58,39 @@ pub async fn login(
         token,
         user: UserView::full(&user),
     }))
+}
+
+/// People to sign in as, on a server started with `--demo`.
+#[derive(Serialize, ToSchema)]
+pub struct DemoPeople {
+    /// Each signs in with the password `demo`.
+    users: Vec<DemoPerson>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct DemoPerson {
+    email: &'static str,
+    name: &'static str,
+}
+
+/// `GET /auth/demo`: who to sign in as, when the server runs with `--demo`
+/// (404 otherwise). The web app's sign-in page lists them.
+#[utoipa::path(get, operation_id = "demoPeople", path = "/auth/demo", tag = "auth", security(()),
+    responses(
+        (status = 200, description = "The demo people (password `demo`)", body = DemoPeople),
+        (status = 404, description = "The server does not run with `--demo`"),
+    ))]
+pub async fn demo(state: web::Data<AppState>) -> AppResult<HttpResponse> {
+    if !state.settings.demo {
+        return Err(AppError::not_found(
+            "This server does not run with --demo; ask an admin for an account.",
+        ));
+    }
+    let users = crate::demo::PEOPLE
+        .iter()
+        .map(|(email, name, _, _)| DemoPerson { email, name })
+        .collect();
+    Ok(HttpResponse::Ok().json(DemoPeople { users }))
 }
 
 /// `GET /me`.

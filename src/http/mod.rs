@@ -13,6 +13,7 @@ pub mod locks;
 pub mod memberships;
 pub mod openapi;
 pub mod params;
+pub mod web_app;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
@@ -56,6 +57,7 @@ routes! {
     "/healthz" => { get: health::healthz }
     "/openapi.json" => { get: openapi::openapi_json }
     "/auth/login" => { post: auth::login }
+    "/auth/demo" => { get: auth::demo }
     "/me" => { get: auth::me }
     "/users" => { post: auth::create_user }
     "/cases" => { get: cases::index, post: cases::create }

@@ -36,6 +36,7 @@ use crate::views::{ErrorBody, ServerFrame};
         health::healthz,
         openapi_json,
         auth::login,
+        auth::demo,
         auth::me,
         auth::create_user,
         cases::index,

@@ -168,6 +168,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/demo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * `GET /auth/demo`: who to sign in as, when the server runs with `--demo`
+         *     (404 otherwise). The web app's sign-in page lists them.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The demo people (password `demo`) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DemoPeople"];
+                    };
+                };
+                /** @description The server does not run with `--demo` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -3538,6 +3595,15 @@ export interface components {
         ChangeFrame: {
             watchable: components["schemas"]["Watchable"];
             editorSessionId?: string | null;
+        };
+        /** @description People to sign in as, on a server started with `--demo`. */
+        DemoPeople: {
+            /** @description Each signs in with the password `demo`. */
+            users: components["schemas"]["DemoPerson"][];
+        };
+        DemoPerson: {
+            email: string;
+            name: string;
         };
         Edgenote: components["schemas"]["Identity"] & {
             /** Format: int64 */
