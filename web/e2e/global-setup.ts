@@ -1,0 +1,204 @@
+/**
+ * Starts real baton servers for the scenarios: `baton serve --demo` on a
+ * fresh SQLite file, and on a scratch PostgreSQL database (created here,
+ * dropped afterwards) when BATON_TEST_POSTGRES_URL is set. Lifetimes are
+ * short so that expiry and the disconnect grace show within a test.
+ *
+ * baton serves the built app (web/dist) at `/`, and the tests drive it from
+ * that one origin; with BATON_E2E_PREVIEW=1 they go through `vite preview`
+ * and its proxy instead (the production bundle either way).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { FullConfig } from '@playwright/test';
+
+const webRoot = resolve(import.meta.dirname, '..');
+
+export interface ServerInfo {
+  backend: 'sqlite' | 'postgres';
+  /** Where the browser opens the app (and the API answers, same origin). */
+  appUrl: string;
+  /** baton itself. */
+  apiUrl: string;
+  /** How the app is served: by baton, or by `vite preview` in front of it. */
+  servedBy: 'baton' | 'vite-preview';
+}
+
+export const LIFETIMES = {
+  BATON_LOCK_TTL: '3s',
+  BATON_HEARTBEAT_INTERVAL: '300ms',
+  BATON_DISCONNECT_GRACE: '1500ms',
+  BATON_REAPER_INTERVAL: '100ms',
+};
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+async function waitFor(url: string, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${url}: the server exited with ${child.exitCode}:\n${log()}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not answer:\n${log()}`);
+}
+
+export interface Running {
+  child: ChildProcess;
+  name: string;
+}
+
+function spawnLogged(name: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
+  let output = '';
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  const collect = (d: Buffer) => {
+    output = (output + d.toString()).slice(-20_000);
+    if (process.env.BATON_TEST_LOG) process.stderr.write(`[${name}] ${d}`);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  return { child, log: () => output };
+}
+
+export interface BatonOptions {
+  port?: number;
+  secret?: string;
+}
+
+export function batonBinary(): string {
+  return resolve(process.env.BATON_BIN ?? '/root/.cache/baton-target/debug/baton');
+}
+
+export async function startBaton(
+  bin: string,
+  backend: ServerInfo['backend'],
+  databaseUrl: string,
+  dir: string,
+  running: Running[],
+  options: BatonOptions = {},
+) {
+  const port = options.port ?? (await freePort());
+  const env = {
+    ...process.env,
+    ...LIFETIMES,
+    DATABASE_URL: databaseUrl,
+    BATON_BIND: `127.0.0.1:${port}`,
+    BATON_JWT_SECRET: options.secret ?? randomBytes(24).toString('hex'),
+    RUST_LOG: process.env.RUST_LOG ?? 'warn',
+  };
+  // baton reads a .env from its working directory: run it in the scratch directory
+  const { child, log } = spawnLogged(`baton ${backend}`, bin, ['serve', '--demo'], { cwd: dir, env });
+  running.push({ child, name: `baton ${backend}` });
+  const apiUrl = `http://127.0.0.1:${port}`;
+  await waitFor(`${apiUrl}/healthz`, child, log);
+  return apiUrl;
+}
+
+export async function servesApp(apiUrl: string): Promise<boolean> {
+  const response = await fetch(`${apiUrl}/`, { headers: { Accept: 'text/html' } });
+  const body = await response.text();
+  return response.ok && (response.headers.get('content-type') ?? '').startsWith('text/html') && body.includes('id="root"');
+}
+
+export async function startPreview(apiUrl: string, backend: string, running: Running[]): Promise<string> {
+  const port = await freePort();
+  const vite = join(webRoot, 'node_modules', 'vite', 'bin', 'vite.js');
+  const { child, log } = spawnLogged(`preview ${backend}`, process.execPath, [vite, 'preview', '--port', String(port), '--strictPort'], {
+    cwd: webRoot,
+    env: { ...process.env, BATON_PROXY_TARGET: apiUrl },
+  });
+  running.push({ child, name: `preview ${backend}` });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/healthz`, child, log);
+  return url;
+}
+
+async function serve(bin: string, backend: ServerInfo['backend'], databaseUrl: string, dir: string, running: Running[]): Promise<ServerInfo> {
+  const apiUrl = await startBaton(bin, backend, databaseUrl, dir, running);
+  // BATON_E2E_PREVIEW=1 puts `vite preview` (with the proxy) in front of baton, for a baton that does not serve the app
+  if (process.env.BATON_E2E_PREVIEW) return { backend, appUrl: await startPreview(apiUrl, backend, running), apiUrl, servedBy: 'vite-preview' };
+  if (!(await servesApp(apiUrl))) throw new Error(`baton at ${apiUrl} does not serve the app at / (is web/dist built?)`);
+  return { backend, appUrl: apiUrl, apiUrl, servedBy: 'baton' };
+}
+
+function psql(url: string, sql: string): void {
+  execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-q', '-c', sql], { stdio: 'pipe' });
+}
+
+export async function stop(running: Running[]): Promise<void> {
+  for (const { child } of running.splice(0).reverse()) {
+    if (child.exitCode !== null) continue;
+    child.kill('SIGTERM');
+    await new Promise<void>((done) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        done();
+      }, 5_000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        done();
+      });
+    });
+  }
+}
+
+export default async function globalSetup(_config: FullConfig): Promise<() => Promise<void>> {
+  const bin = batonBinary();
+  const running: Running[] = [];
+  const cleanups: (() => void)[] = [];
+  const servers: Record<string, ServerInfo> = {};
+  const teardown = async () => {
+    await stop(running);
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        cleanup();
+      } catch (error) {
+        console.warn('cleanup failed:', error);
+      }
+    }
+  };
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-web-e2e-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    servers.sqlite = await serve(bin, 'sqlite', join(dir, 'baton.sqlite3'), dir, running);
+
+    const pgUrl = process.env.BATON_TEST_POSTGRES_URL;
+    if (pgUrl) {
+      const name = `baton_web_e2e_${Date.now()}_${randomBytes(3).toString('hex')}`;
+      const admin = new URL(pgUrl);
+      admin.pathname = '/postgres';
+      const scratch = new URL(pgUrl);
+      scratch.pathname = `/${name}`;
+      const pgDir = mkdtempSync(join(tmpdir(), 'baton-web-e2e-pg-'));
+      cleanups.push(() => rmSync(pgDir, { recursive: true, force: true }));
+      psql(admin.toString(), `CREATE DATABASE ${name}`);
+      cleanups.push(() => psql(admin.toString(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      servers.postgres = await serve(bin, 'postgres', scratch.toString(), pgDir, running);
+    }
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
+  for (const info of Object.values(servers)) console.log(`baton (${info.backend}) at ${info.apiUrl}, app served by ${info.servedBy} at ${info.appUrl}`);
+  // workers start after this and inherit the environment
+  process.env.BATON_E2E_SERVERS = JSON.stringify(servers);
+  return teardown;
+}

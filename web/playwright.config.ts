@@ -1,0 +1,45 @@
+import { defineConfig } from '@playwright/test';
+
+/**
+ * End-to-end tests in Debian's Chromium against a real `baton serve --demo`:
+ * on a fresh SQLite file always, and on a scratch PostgreSQL database when
+ * BATON_TEST_POSTGRES_URL is set (e2e/global-setup.ts starts and stops them).
+ */
+const projects: { name: string; testIgnore?: RegExp }[] = [{ name: 'sqlite' }];
+// 2-reconnect.spec.ts runs a SQLite baton of its own: once is enough
+if (process.env.BATON_TEST_POSTGRES_URL) projects.push({ name: 'postgres', testIgnore: /reconnect\.spec\.ts$/ });
+
+export default defineConfig({
+  testDir: 'e2e',
+  outputDir: 'test-results',
+  globalSetup: './e2e/global-setup.ts',
+  // the scenarios share one server per backend and watch each other's tabs: one at a time
+  workers: 1,
+  fullyParallel: false,
+  forbidOnly: true,
+  retries: 0,
+  timeout: 60_000,
+  expect: { timeout: 5_000 },
+  reporter: [['list']],
+  projects,
+  use: {
+    browserName: 'chromium',
+    headless: true,
+    viewport: { width: 900, height: 900 },
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-quic',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+    trace: 'off',
+    screenshot: 'only-on-failure',
+  },
+});

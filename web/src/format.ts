@@ -1,0 +1,29 @@
+import { BatonError } from '@baton/client';
+
+/** "Alice Smith" → "AS", "bob" → "B". */
+export function initials(name: string): string {
+  const words = name.trim().split(/\s+/).filter(Boolean);
+  const letters = words.length > 1 ? [words[0], words[words.length - 1]] : words;
+  return letters.map((w) => (w ?? '').charAt(0).toUpperCase()).join('') || '?';
+}
+
+export function time(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+export function message(error: unknown): string {
+  if (error instanceof BatonError) return error.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+const RANK: Record<string, number> = { reader: 0, editor: 1, manager: 2, 'site admin': 3 };
+
+export function canEdit(role: string | null): boolean {
+  return role !== null && (RANK[role] ?? -1) >= RANK.editor!;
+}
+
+export function isManager(role: string | null): boolean {
+  return role !== null && (RANK[role] ?? -1) >= RANK.manager!;
+}
