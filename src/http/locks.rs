@@ -392,3 +392,24 @@ pub async fn events(
         .await?;
     Ok(HttpResponse::Ok().json(events))
 }
+
+#[cfg(test)]
+mod tests {
+    use utoipa::PartialSchema;
+
+    #[test]
+    fn the_documented_lockable_types_are_the_registered_ones() {
+        let schema = serde_json::to_value(super::LockableType::schema()).unwrap();
+        let documented: Vec<&str> = schema["enum"]
+            .as_array()
+            .expect("an enum")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        let registered: Vec<&str> = crate::locks::lockable::REGISTRY
+            .iter()
+            .map(|k| k.type_name)
+            .collect();
+        assert_eq!(documented, registered);
+    }
+}
