@@ -39,6 +39,8 @@ export class LiveCase {
   /** Frames that arrive while a fetch is in flight, applied after it. */
   private pending: ChangeFrame[] | null = null;
   private fetching: Promise<void> | null = null;
+  /** A refetch was asked for while one was in flight: run one more after it (its snapshot may predate what was lost). */
+  private again = false;
   private listeners = new Set<Listener>();
   private changeListeners = new Set<(frame: ChangeFrame) => void>();
   private state: LiveState | null = null;
@@ -145,7 +147,11 @@ export class LiveCase {
 
   /** Reloads the case over REST and makes it the truth (frames that arrive meanwhile are applied after). */
   refetch(): Promise<void> {
-    if (this.fetching) return this.fetching;
+    if (this.fetching) {
+      this.again = true;
+      return this.fetching;
+    }
+    this.again = false;
     this.pending = [];
     this.fetching = (async () => {
       try {
@@ -163,6 +169,9 @@ export class LiveCase {
         throw error instanceof BatonError ? error : new NetworkError(String(error), error);
       } finally {
         this.fetching = null;
+        if (this.again && this.status !== 'stopped') {
+          void this.refetch().catch(() => this.channel?.reconnect());
+        }
       }
     })();
     return this.fetching;
