@@ -91,7 +91,7 @@ impl FromRequest for Actor {
 }
 
 /// 1 to 18 digits: an id or a version (never overflows an i64).
-fn digits(s: &str) -> Option<i64> {
+pub fn digits(s: &str) -> Option<i64> {
     let ok = (1..=18).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit());
     ok.then(|| s.parse().ok()).flatten()
 }

@@ -69,14 +69,11 @@ impl LockableRef {
         let param = self.lockable_param.ok_or_else(|| {
             AppError::invalid("lockableParam is required: the record's id, like \"12\".")
         })?;
-        let id: i64 = Some(&param)
-            .filter(|p| (1..=18).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| {
-                AppError::invalid(format!(
-                    "lockableParam must be the record's id, like \"12\"; got \"{param}\"."
-                ))
-            })?;
+        let id = super::extract::digits(&param).ok_or_else(|| {
+            AppError::invalid(format!(
+                "lockableParam must be the record's id, like \"12\"; got \"{param}\"."
+            ))
+        })?;
         let missing = || AppError::not_found(format!("{} {id} does not exist.", kind.type_name));
         let found = if for_update {
             kind.find_for_update(conn, id)?
