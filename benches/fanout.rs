@@ -48,9 +48,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use baton::auth::{password, JwtKeys};
+use baton::auth::{password, tokens, JwtKeys};
 use baton::db::schema::presences;
 use baton::db::{Database, DbError};
+use baton::error::AppError;
 use baton::models::Role;
 use baton::models::{Card, Case, Membership, Page, User};
 use baton::realtime::hub::LocalBus;
@@ -846,18 +847,19 @@ async fn seed(db: &Database, cases: usize, readers: usize) -> Result<Seed, BoxEr
                     card_id: card.id,
                 });
             }
-            let reader_ids: Vec<i64> = readers.iter().map(|r| r.id).collect();
-            Ok::<_, DbError>((publisher.id, reader_ids, seeded))
+            let keys = JwtKeys::new(JWT_SECRET.as_bytes(), Duration::from_secs(3600));
+            let publisher = tokens::issue(tx.conn, &keys, publisher.id, tx.now)?;
+            let readers = readers
+                .iter()
+                .map(|r| tokens::issue(tx.conn, &keys, r.id, tx.now))
+                .collect::<Result<Vec<_>, AppError>>()?;
+            Ok::<_, AppError>((publisher, readers, seeded))
         })
         .await?;
-    let keys = JwtKeys::new(JWT_SECRET.as_bytes(), Duration::from_secs(3600));
     Ok(Seed {
         cases,
-        publisher_token: keys.issue(publisher)?,
-        readers: reader_ids
-            .into_iter()
-            .map(|id| keys.issue(id))
-            .collect::<Result<_, _>>()?,
+        publisher_token: publisher,
+        readers: reader_ids,
     })
 }
 

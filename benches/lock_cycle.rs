@@ -18,10 +18,11 @@ use std::future::Future;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use baton::auth::password;
+use baton::auth::{password, tokens};
 use baton::config::Settings;
 use baton::db::schema::locks;
 use baton::db::{DbConn, DbError, Pool};
+use baton::error::AppError;
 use baton::models::lock::NewLock;
 use baton::models::Role;
 use baton::models::{Card, Case, Membership, Page, User};
@@ -225,18 +226,29 @@ async fn seed(state: &AppState, count: usize) -> Result<Vec<Editor>, BoxError> {
             Ok::<_, DbError>((case.id, seeded))
         })
         .await?;
-    seeded
-        .into_iter()
-        .map(|(user_id, card_id)| {
-            Ok(Editor {
-                user_id,
-                case_id,
-                card_id,
-                token: state.jwt.issue(user_id)?,
-                session_id: uuid::Uuid::new_v4().to_string(),
-            })
+    let jwt = state.jwt.clone();
+    let tokens = state
+        .db
+        .write(None, move |tx| {
+            seeded
+                .into_iter()
+                .map(|(user_id, card_id)| {
+                    let token = tokens::issue(tx.conn, &jwt, user_id, tx.now)?;
+                    Ok((user_id, card_id, token))
+                })
+                .collect::<Result<Vec<_>, AppError>>()
         })
-        .collect()
+        .await?;
+    Ok(tokens
+        .into_iter()
+        .map(|(user_id, card_id, token)| Editor {
+            user_id,
+            case_id,
+            card_id,
+            token,
+            session_id: uuid::Uuid::new_v4().to_string(),
+        })
+        .collect())
 }
 
 // ---- measuring ----

@@ -80,6 +80,37 @@ pub struct Settings {
     #[arg(long, env = "BATON_WORKERS")]
     pub workers: Option<usize>,
 
+    /// Failed sign-ins an account may have in a window; then it is refused
+    /// (429), even with the right password, until the window has passed.
+    #[arg(long, env = "BATON_LOGIN_ACCOUNT_LIMIT", default_value_t = 10)]
+    pub login_account_limit: u32,
+
+    /// Failed sign-ins one client address may have in a window.
+    #[arg(long, env = "BATON_LOGIN_ADDRESS_LIMIT", default_value_t = 100)]
+    pub login_address_limit: u32,
+
+    /// The window failed sign-ins are counted in, from the first failure.
+    #[arg(long, env = "BATON_LOGIN_WINDOW", default_value = "15m", value_parser = duration)]
+    pub login_window: Duration,
+
+    /// Header a trusted reverse proxy puts the client address in (for
+    /// example X-Forwarded-For; its last entry is used). Unset: the peer address.
+    #[arg(long, env = "BATON_CLIENT_IP_HEADER")]
+    pub client_ip_header: Option<String>,
+
+    /// Threads that may hash passwords at once (sign-ins, password changes).
+    #[arg(long, env = "BATON_PASSWORD_THREADS", default_value_t = 1)]
+    pub password_threads: usize,
+
+    /// Address for `GET /metrics` (Prometheus). Unset: no metrics. Never
+    /// the public address.
+    #[arg(long, env = "BATON_METRICS_BIND")]
+    pub metrics_bind: Option<String>,
+
+    /// On SIGTERM, how long in-flight requests may take to finish.
+    #[arg(long, env = "BATON_SHUTDOWN_TIMEOUT", default_value = "10s", value_parser = duration)]
+    pub shutdown_timeout: Duration,
+
     /// Serving the `--demo` data: the sign-in page lists its people.
     #[arg(skip)]
     pub demo: bool,

@@ -60,6 +60,12 @@ pub enum AppError {
         lock: Box<LockView>,
         lockable: Box<RecordView>,
     },
+    /// Too many failed sign-ins; try again after `retry_after`.
+    #[error("{message}")]
+    RateLimited {
+        message: String,
+        retry_after: std::time::Duration,
+    },
     #[error("{0}")]
     Unavailable(String),
     #[error(transparent)]
@@ -106,6 +112,7 @@ impl AppError {
             ),
             Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, ErrorCode::Invalid),
             Locked { .. } => (StatusCode::LOCKED, ErrorCode::Locked),
+            RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::RateLimited),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
             Db(e) => return db_error_parts(e),
         };
@@ -172,7 +179,13 @@ impl ResponseError for AppError {
         if status.is_server_error() {
             tracing::error!(error = %self, ?self, "request failed");
         }
-        HttpResponse::build(status).json(body)
+        let mut response = HttpResponse::build(status);
+        if let AppError::RateLimited { retry_after, .. } = self {
+            // Whole seconds, rounded up: a client that waits this long is let in.
+            let secs = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+            response.insert_header((actix_web::http::header::RETRY_AFTER, secs.max(1)));
+        }
+        response.json(body)
     }
 }
 

@@ -9,6 +9,7 @@
 //!   OpenAPI document, the embedded web app; `demo` (the `--demo` data) sits
 //!   beside it; `state` is what they share;
 //! - `realtime`: the edits channel, hub, presence, heartbeat and event buses;
+//!   `accounts` (changing and removing users) sits beside it;
 //! - `locks`: the lock engine, the guard, leases and the reaper;
 //! - `auth`: tokens, passwords, the caller, ranks on a case;
 //! - `error`: the error type and its one mapping to HTTP;
@@ -17,6 +18,7 @@
 //! - `db`: connections, the transaction and what it will publish;
 //! - `config`, `clock`: settings and time, used by any layer.
 
+pub mod accounts;
 pub mod auth;
 pub mod clock;
 pub mod config;

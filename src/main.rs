@@ -5,12 +5,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use baton::auth::{password, JwtKeys};
+use baton::accounts;
+use baton::auth::{password, tokens, JwtKeys};
 use baton::config::{DatabaseSettings, Settings};
-use baton::db::Database;
+use baton::db::{Backend, Database, EventBus};
+use baton::error::AppError;
 use baton::http::params;
-use baton::models::User;
+use baton::models::{User, UserChanges};
 use baton::realtime::hub::{Hub, LocalBus};
+use baton::realtime::pg_bus::PgBus;
 use baton::server::{self, StartError};
 use clap::{Args, Parser, Subcommand};
 use rand::Rng;
@@ -32,7 +35,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP server (the default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply pending database migrations and exit.
     Migrate(DatabaseSettings),
     /// Manage users.
@@ -58,6 +61,29 @@ struct ServeArgs {
 enum UserCommand {
     /// Create a user and print it as JSON.
     Add(UserAddArgs),
+    /// Set a user's password; every token of theirs ends at once.
+    Passwd(UserPasswdArgs),
+    /// Remove (deactivate) a user: their tokens end, their locks are
+    /// released and their tabs closed; their audit history stays.
+    Remove(UserRemoveArgs),
+}
+
+#[derive(Args)]
+struct UserPasswdArgs {
+    #[arg(long)]
+    email: String,
+    #[arg(long)]
+    password: String,
+    #[command(flatten)]
+    database: DatabaseSettings,
+}
+
+#[derive(Args)]
+struct UserRemoveArgs {
+    #[arg(long)]
+    email: String,
+    #[command(flatten)]
+    database: DatabaseSettings,
 }
 
 #[derive(Args)]
@@ -87,21 +113,40 @@ struct TokenArgs {
     database: DatabaseSettings,
 }
 
+/// Logs go to stderr: human-readable, or JSON lines with `BATON_LOG_FORMAT=json`.
+fn init_logging() -> Result<(), String> {
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match std::env::var("BATON_LOG_FORMAT").as_deref() {
+        Ok("json") => logs.json().flatten_event(true).init(),
+        Ok("text") | Err(_) => logs.init(),
+        Ok(other) => {
+            return Err(format!(
+                "BATON_LOG_FORMAT must be `text` or `json`, not `{other}`"
+            ))
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     dotenvy::dotenv().ok();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    if let Err(message) = init_logging() {
+        eprintln!("baton: {message}");
+        return ExitCode::FAILURE;
+    }
     let cli = Cli::parse();
     let result = actix_web::rt::System::new().block_on(async move {
         match cli.command {
             None => serve(cli.serve).await,
-            Some(Command::Serve(args)) => serve(args).await,
+            Some(Command::Serve(args)) => serve(*args).await,
             Some(Command::Migrate(db)) => migrate(db),
             Some(Command::User(UserCommand::Add(args))) => user_add(args).await,
+            Some(Command::User(UserCommand::Passwd(args))) => user_passwd(args).await,
+            Some(Command::User(UserCommand::Remove(args))) => user_remove(args).await,
             Some(Command::Token(args)) => token(args).await,
         }
     });
@@ -153,16 +198,22 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         "baton listening on http://{}",
         listener.local_addr().map_err(|e| e.to_string())?
     );
-    server::start(state, listener)
-        .map_err(|e| e.to_string())?
+    server::run(state, listener)
         .await
         .map_err(|e| e.to_string())
 }
 
+/// The database for a command. On PostgreSQL what a command publishes (a
+/// removed user's locks ending, their tabs closing) reaches every running
+/// instance through the bus; a SQLite server, in another process, does not
+/// hear it (the ended tokens are refused all the same).
 fn open(database: &DatabaseSettings) -> Result<Database, String> {
-    let bus = Arc::new(LocalBus {
-        hub: Arc::new(Hub::default()),
-    });
+    let bus: Arc<dyn EventBus> = match Backend::of_url(&database.database_url) {
+        Backend::Postgres => Arc::new(PgBus::new()),
+        Backend::Sqlite => Arc::new(LocalBus {
+            hub: Arc::new(Hub::default()),
+        }),
+    };
     Database::open(&database.database_url, 2, bus).map_err(|e| e.to_string())
 }
 
@@ -183,7 +234,7 @@ async fn user_add(args: UserAddArgs) -> Result<(), String> {
     let user = db
         .write(None, move |tx| {
             if User::find_by_email(tx.conn, &email)?.is_some() {
-                return Err(baton::error::AppError::invalid(format!(
+                return Err(AppError::invalid(format!(
                     "a user with email {email} already exists"
                 )));
             }
@@ -199,15 +250,65 @@ async fn user_add(args: UserAddArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The id of the active user with this email, inside a command's transaction.
+fn user_id_by_email(tx: &mut baton::db::Tx, email: &str) -> Result<i64, AppError> {
+    User::find_by_email(tx.conn, email)?
+        .filter(User::is_active)
+        .map(|u| u.id)
+        .ok_or_else(|| AppError::not_found(format!("no user has the email {email}")))
+}
+
+async fn user_passwd(args: UserPasswdArgs) -> Result<(), String> {
+    let pw = params::password(Some(args.password)).map_err(|e| e.to_string())?;
+    let db = open(&args.database)?;
+    let hash = password::hash(&pw)?;
+    let email = args.email;
+    let user = db
+        .write(None, move |tx| {
+            let id = user_id_by_email(tx, &email)?;
+            let changes = UserChanges {
+                password_hash: Some(hash),
+                ..UserChanges::default()
+            };
+            accounts::update_user(tx, id, changes, None)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "password changed for {}; their tokens have ended",
+        user.email
+    );
+    Ok(())
+}
+
+async fn user_remove(args: UserRemoveArgs) -> Result<(), String> {
+    let db = open(&args.database)?;
+    let email = args.email;
+    let user = db
+        .write(None, move |tx| {
+            let id = user_id_by_email(tx, &email)?;
+            accounts::remove_user(tx, id, None)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "removed {}: their tokens have ended, their locks are released",
+        user.email
+    );
+    Ok(())
+}
+
 async fn token(args: TokenArgs) -> Result<(), String> {
     let db = open(&args.database)?;
-    let email = args.email.clone();
-    let user = db
-        .read(move |conn| User::find_by_email(conn, &email).map_err(baton::error::AppError::from))
-        .await
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no user has the email {}", args.email))?;
     let keys = JwtKeys::new(args.jwt_secret.as_bytes(), args.token_ttl);
-    println!("{}", keys.issue(user.id).map_err(|e| e.to_string())?);
+    let email = args.email;
+    let token = db
+        .write(None, move |tx| {
+            let id = user_id_by_email(tx, &email)?;
+            tokens::issue(tx.conn, &keys, id, tx.now)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("{token}");
     Ok(())
 }

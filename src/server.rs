@@ -5,15 +5,17 @@ use std::sync::Arc;
 
 use actix_cors::Cors;
 use actix_web::dev::Server;
-use actix_web::middleware::from_fn;
+use actix_web::middleware::{from_fn, DefaultHeaders};
 use actix_web::{http, web, App, HttpServer};
-use tracing_actix_web::TracingLogger;
 
+use crate::auth::password::PasswordPool;
+use crate::auth::throttle::{LoginThrottle, ThrottleLimits};
 use crate::auth::{AuthError, JwtKeys};
 use crate::config::Settings;
 use crate::db::EventBus;
 use crate::db::{Backend, Database, DbError};
-use crate::http::errors;
+use crate::http::metrics::MetricsSource;
+use crate::http::{errors, observe};
 use crate::locks::{reaper, LockPolicy};
 use crate::realtime::hub::{Hub, LocalBus};
 use crate::realtime::pg_bus::{self, PgBus};
@@ -33,6 +35,8 @@ pub enum StartError {
         addr: String,
         source: std::io::Error,
     },
+    #[error("the server failed: {0}")]
+    Io(#[from] std::io::Error),
 }
 
 /// SQLite serves one instance: a second `baton serve` on the same file would
@@ -104,11 +108,18 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
             .clone()
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
     };
+    let throttle = Arc::new(LoginThrottle::new(ThrottleLimits {
+        per_account: settings.login_account_limit,
+        per_address: settings.login_address_limit,
+        window: settings.login_window,
+    }));
     Ok(AppState {
         db,
         jwt,
         policy,
         realtime,
+        throttle,
+        passwords: PasswordPool::new(settings.password_threads),
         settings: Arc::new(settings),
         _instance_lock: instance_lock,
     })
@@ -123,8 +134,13 @@ fn cors(origins: &[String]) -> Cors {
             http::header::IF_MATCH,
             http::header::HeaderName::from_static("x-session-id"),
             http::header::HeaderName::from_static("lock-token"),
+            observe::REQUEST_ID_HEADER,
         ])
-        .expose_headers([http::header::ETAG])
+        .expose_headers([
+            http::header::ETAG,
+            http::header::RETRY_AFTER,
+            observe::REQUEST_ID_HEADER,
+        ])
         .max_age(3600);
     if origins.iter().any(|o| o == "*") {
         return cors.allow_any_origin();
@@ -135,9 +151,25 @@ fn cors(origins: &[String]) -> Cors {
         .fold(cors, |cors, origin| cors.allowed_origin(origin))
 }
 
-/// Starts serving on `listener` and the reaper on the current runtime. The
-/// returned server must be awaited (or spawned) to run.
-pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> {
+/// Headers every response carries unless its handler set its own: API
+/// answers are never cached (the web app's files set their own caching and,
+/// for pages, a Content-Security-Policy).
+fn security_headers() -> DefaultHeaders {
+    DefaultHeaders::new()
+        .add((http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .add((http::header::REFERRER_POLICY, "no-referrer"))
+        .add((http::header::CACHE_CONTROL, "no-store"))
+}
+
+/// Starts serving on `listener`, the metrics listener when
+/// `BATON_METRICS_BIND` is set, and the background tasks, on the current
+/// runtime. The returned server must be awaited (or spawned) to run; it
+/// ignores signals (see [`run`]).
+pub fn start(state: AppState, listener: TcpListener) -> Result<Server, StartError> {
+    if let Some(addr) = state.settings.metrics_bind.clone() {
+        let metrics = metrics_server(&state, &addr)?;
+        actix_web::rt::spawn(metrics);
+    }
     actix_web::rt::spawn(reaper::run(
         state.db.clone(),
         state.policy,
@@ -155,6 +187,7 @@ pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> 
     let settings = state.settings.clone();
     let data = web::Data::new(state);
     let workers = settings.workers;
+    let shutdown_timeout = settings.shutdown_timeout.as_secs().max(1);
     let document = web::Data::new(crate::http::openapi::document());
     let mut server = HttpServer::new(move || {
         App::new()
@@ -166,12 +199,94 @@ pub fn start(state: AppState, listener: TcpListener) -> std::io::Result<Server> 
             .app_data(errors::query_config())
             .wrap(cors(&settings.cors_origins))
             .wrap(from_fn(errors::envelope_errors))
-            .wrap(TracingLogger::default())
+            .wrap(security_headers())
+            .wrap(from_fn(observe::observe))
             .configure(crate::http::routes)
             .default_service(web::to(crate::http::web_app::app_or_not_found))
-    });
+    })
+    .disable_signals()
+    // Drop a finished connection at once instead of lingering (1 s by
+    // default) for the client to close first: after a WebSocket close
+    // handshake the tab's `onclose` waits for exactly this.
+    .client_disconnect_timeout(std::time::Duration::ZERO)
+    .shutdown_timeout(shutdown_timeout);
     if let Some(workers) = workers {
         server = server.workers(workers);
     }
     Ok(server.listen(listener)?.run())
+}
+
+/// `GET /metrics` on its own address, one worker.
+fn metrics_server(state: &AppState, addr: &str) -> Result<Server, StartError> {
+    let handle = crate::http::metrics::prometheus().map_err(StartError::Config)?;
+    let source = web::Data::new(MetricsSource::new(handle, state.db.clone()));
+    let bind = |source| StartError::Bind {
+        addr: addr.to_owned(),
+        source,
+    };
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(source.clone())
+            .configure(crate::http::metrics::routes)
+    })
+    .workers(1)
+    .disable_signals()
+    .bind(addr)
+    .map_err(bind)?
+    .run();
+    tracing::info!("metrics on http://{addr}/metrics");
+    Ok(server)
+}
+
+/// Serves until SIGTERM (or Ctrl-C), then shuts down gracefully:
+/// 1. stops accepting connections;
+/// 2. tells every open tab to close with 1012 "service restart", so it
+///    reconnects — to another instance behind the load balancer — within
+///    the disconnect grace; its locks are left to that grace, not released;
+/// 3. waits for in-flight requests, at most `BATON_SHUTDOWN_TIMEOUT`.
+pub async fn run(state: AppState, listener: TcpListener) -> Result<(), StartError> {
+    let hub = state.realtime.hub.clone();
+    let timeout = state.settings.shutdown_timeout;
+    let server = start(state, listener)?;
+    let handle = server.handle();
+    actix_web::rt::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!(
+            "shutting down: no new connections, tabs told to reconnect (1012), \
+             in-flight requests get up to {}",
+            humantime::format_duration(timeout)
+        );
+        handle.pause().await;
+        hub.restart_all();
+        // Each tab closes, then records leaving (its locks' grace starts);
+        // the worker that runs it must outlive that.
+        let deadline = tokio::time::Instant::now() + timeout;
+        while hub.open_tabs() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        handle.stop(true).await;
+    });
+    Ok(server.await?)
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::auth::password::PasswordPool;
+use crate::auth::throttle::LoginThrottle;
 use crate::auth::JwtKeys;
 use crate::config::Settings;
 use crate::db::Database;
@@ -16,6 +18,10 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     pub policy: LockPolicy,
     pub realtime: Realtime,
+    /// Failed sign-ins per account and address.
+    pub throttle: Arc<LoginThrottle>,
+    /// Where passwords are hashed, a few at a time.
+    pub passwords: PasswordPool,
     /// Held while serving a SQLite file, so a second instance refuses to start.
     pub _instance_lock: Option<Arc<std::fs::File>>,
 }

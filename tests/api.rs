@@ -90,7 +90,13 @@ async fn login_and_me(backend: Backend) {
         .expect_error(401, "unauthorized");
     let other_secret =
         baton::auth::JwtKeys::new(b"another secret", std::time::Duration::from_secs(60));
-    let forged = other_secret.issue(alice.id).unwrap();
+    let claims = baton::auth::TokenClaims {
+        user_id: alice.id,
+        token_id: 1,
+    };
+    let forged = other_secret
+        .sign(claims, chrono::Utc::now().timestamp() + 60)
+        .unwrap();
     app.get("/me")
         .header("Authorization", format!("Bearer {forged}"))
         .send()
@@ -99,7 +105,7 @@ async fn login_and_me(backend: Backend) {
     let now = chrono::Utc::now().timestamp();
     let expired = jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &json!({ "sub": alice.id.to_string(), "iat": now - 120, "exp": now - 60 }),
+        &json!({ "sub": alice.id.to_string(), "jti": "1", "iat": now - 120, "exp": now - 60 }),
         &jsonwebtoken::EncodingKey::from_secret(common::SECRET),
     )
     .unwrap();
@@ -108,7 +114,18 @@ async fn login_and_me(backend: Backend) {
         .send()
         .await
         .expect_error(401, "unauthorized");
-    let ghost = app.state.jwt.issue(9_999_999).unwrap();
+    // Well signed, but no token row names it.
+    let ghost = app
+        .state
+        .jwt
+        .sign(
+            baton::auth::TokenClaims {
+                user_id: alice.id,
+                token_id: 9_999_999,
+            },
+            chrono::Utc::now().timestamp() + 60,
+        )
+        .unwrap();
     app.get("/me")
         .header("Authorization", format!("Bearer {ghost}"))
         .send()

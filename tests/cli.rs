@@ -1,4 +1,5 @@
-//! The `baton` binary: migrate, user add, token, and serve's start-up checks.
+//! The `baton` binary: migrate, user add/passwd/remove, token, and serve's
+//! start-up checks.
 
 mod common;
 
@@ -101,13 +102,54 @@ fn cli_commands(backend: Backend) {
 
     let token = stdout(&baton(&url, &["token", "--email", "dana@example.com"]));
     let keys = baton::auth::JwtKeys::new(b"cli-test-secret", std::time::Duration::from_secs(60));
-    assert_eq!(
-        keys.verify(token.trim()).expect("a valid JWT"),
-        user["id"].as_i64().unwrap()
-    );
+    let claims = keys.verify(token.trim()).expect("a valid JWT");
+    assert_eq!(claims.user_id, user["id"].as_i64().unwrap());
+    assert!(token_is_live(&url, claims), "a fresh token is live");
     let unknown = baton(&url, &["token", "--email", "nobody@example.com"]);
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no user"));
+
+    // A new password ends the user's tokens.
+    let changed = stdout(&baton(
+        &url,
+        &[
+            "user",
+            "passwd",
+            "--email",
+            "dana@example.com",
+            "--password",
+            "another-long-one",
+        ],
+    ));
+    assert!(changed.contains("password changed"), "{changed}");
+    assert!(!token_is_live(&url, claims), "the token ended");
+
+    // Removing the user ends the next token too, and no new one is issued.
+    let token = stdout(&baton(&url, &["token", "--email", "dana@example.com"]));
+    let claims = keys.verify(token.trim()).expect("a valid JWT");
+    let removed = stdout(&baton(
+        &url,
+        &["user", "remove", "--email", "dana@example.com"],
+    ));
+    assert!(removed.contains("removed dana@example.com"), "{removed}");
+    assert!(!token_is_live(&url, claims));
+    let gone = baton(&url, &["token", "--email", "dana@example.com"]);
+    assert!(!gone.status.success());
+    let again = baton(&url, &["user", "remove", "--email", "dana@example.com"]);
+    assert!(!again.status.success());
+}
+
+/// Whether the token's row still authenticates its user.
+fn token_is_live(url: &str, claims: baton::auth::TokenClaims) -> bool {
+    let mut conn = baton::db::connect(url).expect("connect");
+    baton::models::User::find_by_token(
+        &mut conn,
+        claims.user_id,
+        claims.token_id,
+        baton::clock::now(),
+    )
+    .expect("query")
+    .is_some()
 }
 
 #[test]

@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["auth"],
     &["locks"],
-    &["realtime"],
+    &["realtime", "accounts"],
     &["state"],
     &["http", "demo"],
     &["server"],

@@ -32,6 +32,12 @@ async fn the_app_is_served_at_the_root_with_its_assets() {
     assert_eq!(page.status(), 200);
     assert_eq!(page.headers()["content-type"], "text/html");
     assert_eq!(page.headers()["cache-control"], "no-cache");
+    // The page runs only its own script, and cannot be framed.
+    let policy = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(policy.contains("script-src 'self'"), "{policy}");
+    assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
     let etag = page.headers()["etag"].to_str().unwrap().to_owned();
     let html = page.text().await.unwrap();
     assert!(

@@ -2,7 +2,8 @@
 //! it becomes once its user is loaded. (The HTTP extractors that build them
 //! from a request live in `crate::http::extract`.)
 
-use super::{AuthError, JwtKeys};
+use super::{AuthError, JwtKeys, TokenClaims};
+use crate::clock;
 use crate::db::DbConn;
 use crate::error::AppError;
 use crate::models::User;
@@ -12,6 +13,8 @@ use crate::models::User;
 #[derive(Clone, Debug)]
 pub struct Actor {
     pub user: User,
+    /// The login token's row: what logout ends.
+    pub token_id: i64,
     pub session_id: Option<String>,
     pub user_agent: Option<String>,
 }
@@ -22,7 +25,7 @@ pub struct Actor {
 /// thread per request instead of two.
 #[derive(Clone, Debug)]
 pub struct Caller {
-    user_id: i64,
+    claims: TokenClaims,
     session_id: Option<String>,
     user_agent: Option<String>,
 }
@@ -39,17 +42,20 @@ impl Caller {
             .filter(|t| !t.is_empty())
             .ok_or(AuthError::MissingToken)?;
         Ok(Caller {
-            user_id: jwt.verify(token)?,
+            claims: jwt.verify(token)?,
             session_id,
             user_agent,
         })
     }
 
-    /// The actor, or 401 when the token's user no longer exists.
+    /// The actor, or 401 when the token was revoked or its user removed.
     pub fn load(self, conn: &mut DbConn) -> Result<Actor, AppError> {
-        let user = User::find(conn, self.user_id)?.ok_or(AuthError::UnknownUser)?;
+        let TokenClaims { user_id, token_id } = self.claims;
+        let user =
+            User::find_by_token(conn, user_id, token_id, clock::now())?.ok_or(AuthError::Ended)?;
         Ok(Actor {
             user,
+            token_id,
             session_id: self.session_id,
             user_agent: self.user_agent,
         })

@@ -1,4 +1,5 @@
-//! HS256 login tokens. `sub` is the user id.
+//! HS256 login tokens. `sub` is the user id, `jti` the token's row in
+//! `auth_tokens` (see [`super::tokens`]), `exp` the row's expiry.
 
 use std::time::Duration;
 
@@ -10,8 +11,16 @@ use super::AuthError;
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {
     sub: String,
+    jti: String,
     iat: i64,
     exp: i64,
+}
+
+/// What a valid token says: whose it is and which row names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenClaims {
+    pub user_id: i64,
+    pub token_id: i64,
 }
 
 #[derive(Clone)]
@@ -25,7 +34,7 @@ pub struct JwtKeys {
 impl JwtKeys {
     pub fn new(secret: &[u8], ttl: Duration) -> JwtKeys {
         let mut validation = Validation::new(Algorithm::HS256);
-        validation.set_required_spec_claims(&["exp", "sub"]);
+        validation.set_required_spec_claims(&["exp", "sub", "jti"]);
         validation.leeway = 5;
         JwtKeys {
             encoding: EncodingKey::from_secret(secret),
@@ -35,30 +44,51 @@ impl JwtKeys {
         }
     }
 
-    pub fn issue(&self, user_id: i64) -> Result<String, AuthError> {
-        let now = chrono::Utc::now().timestamp();
+    /// How long a new token lives.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Signs a token for a row already recorded (use [`super::tokens::issue`]).
+    pub fn sign(&self, claims: TokenClaims, expires_at: i64) -> Result<String, AuthError> {
         let claims = Claims {
-            sub: user_id.to_string(),
-            iat: now,
-            exp: now + self.ttl.as_secs() as i64,
+            sub: claims.user_id.to_string(),
+            jti: claims.token_id.to_string(),
+            iat: chrono::Utc::now().timestamp(),
+            exp: expires_at,
         };
         encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|e| AuthError::Signing(e.to_string()))
     }
 
-    /// The user id of a valid token.
-    pub fn verify(&self, token: &str) -> Result<i64, AuthError> {
+    /// The claims of a token with a valid signature and expiry. Whether its
+    /// row is still live is for the database to say.
+    pub fn verify(&self, token: &str) -> Result<TokenClaims, AuthError> {
         let data = decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|_| AuthError::InvalidToken)?;
-        data.claims.sub.parse().map_err(|_| AuthError::InvalidToken)
+        let user_id = data
+            .claims
+            .sub
+            .parse()
+            .map_err(|_| AuthError::InvalidToken)?;
+        let token_id = data
+            .claims
+            .jti
+            .parse()
+            .map_err(|_| AuthError::InvalidToken)?;
+        Ok(TokenClaims { user_id, token_id })
     }
 
     /// Signs and verifies one token. The JWT crate compiles without a crypto
     /// backend and only fails at first use; this makes that fail at start-up.
     pub fn self_check(&self) -> Result<(), AuthError> {
-        let token = self.issue(1)?;
+        let claims = TokenClaims {
+            user_id: 1,
+            token_id: 1,
+        };
+        let token = self.sign(claims, chrono::Utc::now().timestamp() + 60)?;
         match self.verify(&token) {
-            Ok(1) => Ok(()),
+            Ok(back) if back == claims => Ok(()),
             _ => Err(AuthError::Signing(
                 "a freshly signed token did not verify".into(),
             )),
@@ -74,10 +104,17 @@ mod tests {
     fn tokens_round_trip_and_reject_other_secrets() {
         let keys = JwtKeys::new(b"secret-one", Duration::from_secs(60));
         keys.self_check().unwrap();
-        let token = keys.issue(42).unwrap();
-        assert_eq!(keys.verify(&token).unwrap(), 42);
+        let claims = TokenClaims {
+            user_id: 42,
+            token_id: 7,
+        };
+        let exp = chrono::Utc::now().timestamp() + 60;
+        let token = keys.sign(claims, exp).unwrap();
+        assert_eq!(keys.verify(&token).unwrap(), claims);
         let other = JwtKeys::new(b"secret-two", Duration::from_secs(60));
         assert!(other.verify(&token).is_err());
         assert!(keys.verify("garbage").is_err());
+        let expired = keys.sign(claims, exp - 3600).unwrap();
+        assert!(keys.verify(&expired).is_err());
     }
 }

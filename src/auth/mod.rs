@@ -5,10 +5,12 @@ pub mod access;
 pub mod actor;
 pub mod jwt;
 pub mod password;
+pub mod throttle;
+pub mod tokens;
 
 pub use access::Rank;
 pub use actor::{Actor, Caller};
-pub use jwt::JwtKeys;
+pub use jwt::{JwtKeys, TokenClaims};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
@@ -18,8 +20,10 @@ pub enum AuthError {
     MissingToken,
     #[error("Your session token is invalid or has expired; sign in again.")]
     InvalidToken,
-    #[error("The user of this token no longer exists; sign in again.")]
-    UnknownUser,
+    #[error(
+        "This session has ended (signed out, password changed or account removed); sign in again."
+    )]
+    Ended,
     #[error("Wrong email or password.")]
     BadCredentials,
     #[error("cannot sign tokens: {0}")]

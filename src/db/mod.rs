@@ -5,6 +5,7 @@
 pub mod outbox;
 pub mod schema;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -189,6 +190,7 @@ pub struct Tx<'a> {
     pub now: NaiveDateTime,
     editor_session_id: Option<String>,
     outgoing: Vec<Outgoing>,
+    after_commit: Vec<Box<dyn FnOnce()>>,
 }
 
 impl Tx<'_> {
@@ -200,6 +202,12 @@ impl Tx<'_> {
     /// Queues a frame or a kick for publication after commit.
     pub fn publish(&mut self, outgoing: Outgoing) {
         self.outgoing.push(outgoing);
+    }
+
+    /// Runs `f` once the transaction has committed (never on rollback): for
+    /// counting what happened.
+    pub fn after_commit(&mut self, f: impl FnOnce() + 'static) {
+        self.after_commit.push(Box::new(f));
     }
 }
 
@@ -215,6 +223,16 @@ pub struct Database {
     /// BEGIN until the broadcasts are handed over. (On PostgreSQL, `NOTIFY`
     /// delivers in commit order by itself.)
     sqlite_writer: Arc<Mutex<()>>,
+    /// Requests waiting for a pooled connection right now.
+    waiting: Arc<AtomicUsize>,
+}
+
+/// How the pool is used, for the metrics.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolStats {
+    pub in_use: u32,
+    pub idle: u32,
+    pub waiting: usize,
 }
 
 impl Database {
@@ -235,6 +253,7 @@ impl Database {
             backend: Backend::of_url(url),
             bus,
             sqlite_writer: Arc::new(Mutex::new(())),
+            waiting: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -251,6 +270,23 @@ impl Database {
         &self.bus
     }
 
+    pub fn pool_stats(&self) -> PoolStats {
+        let state = self.pool.state();
+        PoolStats {
+            in_use: state.connections - state.idle_connections,
+            idle: state.idle_connections,
+            waiting: self.waiting.load(Ordering::Relaxed),
+        }
+    }
+
+    /// A pooled connection, counted as waiting until it is handed over.
+    fn checkout(&self) -> Result<r2d2::PooledConnection<ConnectionManager>, DbError> {
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let conn = self.pool.get();
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+        Ok(conn?)
+    }
+
     /// Runs `f` on a pooled connection on the blocking pool, outside any
     /// transaction. For reads.
     pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
@@ -259,9 +295,9 @@ impl Database {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        let pool = self.pool.clone();
+        let db = self.clone();
         actix_web::web::block(move || {
-            let mut conn = pool.get().map_err(DbError::from)?;
+            let mut conn = db.checkout()?;
             f(&mut conn)
         })
         .await
@@ -295,16 +331,18 @@ impl Database {
             Backend::Sqlite => Some(self.sqlite_writer.lock().unwrap_or_else(|e| e.into_inner())),
             Backend::Postgres => None,
         };
-        let mut conn = self.pool.get().map_err(DbError::from)?;
+        let mut conn = self.checkout()?;
         begin(&mut conn).map_err(DbError::from)?;
         let mut tx = Tx {
             conn: &mut conn,
             now: clock::now(),
             editor_session_id,
             outgoing: Vec::new(),
+            after_commit: Vec::new(),
         };
         let outcome = f(&mut tx);
         let outgoing = std::mem::take(&mut tx.outgoing);
+        let after_commit = std::mem::take(&mut tx.after_commit);
         match outcome {
             Ok(value) => {
                 if let Err(e) = self.bus.stage(&mut conn, &outgoing) {
@@ -313,6 +351,7 @@ impl Database {
                 }
                 commit(&mut conn).map_err(DbError::from)?;
                 self.bus.committed(outgoing);
+                after_commit.into_iter().for_each(|f| f());
                 Ok(value)
             }
             Err(e) => {

@@ -12,6 +12,17 @@ diesel::table! {
         admin -> Bool,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        deactivated_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    auth_tokens (id) {
+        id -> BigInt,
+        user_id -> BigInt,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+        revoked_at -> Nullable<Timestamp>,
     }
 }
 
@@ -126,6 +137,7 @@ diesel::table! {
     }
 }
 
+diesel::joinable!(auth_tokens -> users (user_id));
 diesel::joinable!(memberships -> cases (case_id));
 diesel::joinable!(memberships -> users (user_id));
 diesel::joinable!(pages -> cases (case_id));
@@ -137,6 +149,7 @@ diesel::joinable!(presences -> cases (case_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     users,
+    auth_tokens,
     cases,
     memberships,
     pages,

@@ -1,13 +1,17 @@
-//! Sign-in and users.
+//! Signing in and out, and who you are.
 
-use actix_web::{web, HttpResponse};
+use std::time::Duration;
+
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::params;
-use crate::auth::{password, Actor, AuthError};
+use super::extract::client_address;
+use crate::auth::throttle::RetryAfter;
+use crate::auth::{tokens, Actor, AuthError};
 use crate::error::{AppError, AppResult};
-use crate::models::User;
+use crate::models::user::normalize_email;
+use crate::models::{AuthToken, User};
 use crate::state::AppState;
 use crate::views::{LoginView, UserView};
 
@@ -24,40 +28,87 @@ pub struct LoginBody {
     password: Option<String>,
 }
 
-/// `POST /auth/login {email, password}` → `{token, user}`.
+/// `POST /auth/login {email, password}` → `{token, user}`. Failed attempts
+/// are counted per account and per client address; past either limit the
+/// answer is 429 with `Retry-After`, before any password is checked.
 #[utoipa::path(post, operation_id = "login", path = "/auth/login", tag = "auth", security(()),
     request_body = LoginBody,
     responses(
         (status = 200, description = "Signed in", body = LoginView),
         (status = 401, description = "Wrong email or password"),
+        (status = 429, description = "Too many failed sign-ins for this account or address; see `Retry-After`",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
     ))]
 pub async fn login(
     state: web::Data<AppState>,
+    req: HttpRequest,
     body: web::Json<LoginBody>,
 ) -> AppResult<HttpResponse> {
     let LoginBody { email, password } = body.into_inner();
     let (Some(email), Some(pw)) = (email, password) else {
         return Err(AppError::invalid("Send {\"email\": …, \"password\": …}."));
     };
+    let account = normalize_email(&email);
+    let address = client_address(&req, state.settings.client_ip_header.as_deref());
+    let attempt = match state.throttle.begin(&account, address) {
+        Ok(attempt) => attempt,
+        Err(RetryAfter(wait)) => {
+            metrics::counter!("baton_logins_total", "outcome" => "throttled").increment(1);
+            return Err(AppError::RateLimited {
+                message: format!(
+                    "Too many failed sign-ins for this account or from this address; try again in {}.",
+                    humantime::format_duration(Duration::from_secs(wait.as_secs().max(1)))
+                ),
+                retry_after: wait,
+            });
+        }
+    };
     let user = state
         .db
         .read(move |conn| User::find_by_email(conn, &email).map_err(AppError::from))
         .await?
-        .ok_or(AuthError::BadCredentials)?;
-    // argon2 is slow on purpose: verify on the blocking pool, without holding
-    // a database connection.
-    let hash = user.password_hash.clone();
-    let verified = web::block(move || password::verify(&pw, &hash))
-        .await
-        .map_err(|_| AppError::Unavailable("The server is shutting down.".into()))?;
-    if !verified {
+        .filter(User::is_active);
+    let verified = match &user {
+        Some(user) => {
+            state
+                .passwords
+                .verify(pw, user.password_hash.clone())
+                .await?
+        }
+        None => false,
+    };
+    let Some(user) = user.filter(|_| verified) else {
+        attempt.failed();
+        metrics::counter!("baton_logins_total", "outcome" => "bad_credentials").increment(1);
         return Err(AuthError::BadCredentials.into());
-    }
-    let token = state.jwt.issue(user.id)?;
+    };
+    attempt.succeeded();
+    metrics::counter!("baton_logins_total", "outcome" => "ok").increment(1);
+    let (jwt, user_id) = (state.jwt.clone(), user.id);
+    let token = state
+        .db
+        .write(None, move |tx| {
+            tokens::issue(tx.conn, &jwt, user_id, tx.now)
+        })
+        .await?;
     Ok(HttpResponse::Ok().json(LoginView {
         token,
         user: UserView::full(&user),
     }))
+}
+
+/// `POST /auth/logout`: ends the calling token at once, on every instance.
+#[utoipa::path(post, operation_id = "logout", path = "/auth/logout", tag = "auth",
+    responses((status = 204, description = "Signed out: this token no longer works")))]
+pub async fn logout(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpResponse> {
+    let token_id = actor.token_id;
+    state
+        .db
+        .write(actor.session_id, move |tx| {
+            AuthToken::revoke(tx.conn, token_id, tx.now).map_err(AppError::from)
+        })
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// People to sign in as, on a server started with `--demo`.
@@ -98,73 +149,4 @@ pub async fn demo(state: web::Data<AppState>) -> AppResult<HttpResponse> {
     responses((status = 200, description = "You", body = UserView)))]
 pub async fn me(actor: Actor) -> HttpResponse {
     HttpResponse::Ok().json(UserView::full(&actor.user))
-}
-
-#[derive(Deserialize, ToSchema)]
-pub struct NewUserBody {
-    user: NewUserFields,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub struct NewUserFields {
-    #[schema(
-        required = true,
-        nullable = false,
-        max_length = 254,
-        pattern = r"^[^@ \t\n\r]+@[^@ \t\n\r]+$",
-        example = "dana@example.com"
-    )]
-    email: Option<String>,
-    #[schema(
-        required = true,
-        nullable = false,
-        min_length = 1,
-        max_length = 200,
-        pattern = r"[^ \t\n\r]"
-    )]
-    name: Option<String>,
-    #[schema(required = true, nullable = false, min_length = 8, max_length = 1024)]
-    password: Option<String>,
-    /// A site admin acts as a manager on every case.
-    #[serde(default)]
-    admin: bool,
-}
-
-/// `POST /users` (site admins): 201 with the new user.
-#[utoipa::path(post, operation_id = "createUser", path = "/users", tag = "auth",
-    request_body = NewUserBody,
-    responses(
-        (status = 201, description = "Created", body = UserView),
-        (status = 403, description = "Only a site admin can create users"),
-        (status = 409, description = "The email is taken"),
-    ))]
-pub async fn create_user(
-    state: web::Data<AppState>,
-    actor: Actor,
-    body: web::Json<NewUserBody>,
-) -> AppResult<HttpResponse> {
-    if !actor.user.admin {
-        return Err(AppError::forbidden("Only a site admin can create users."));
-    }
-    let fields = body.into_inner().user;
-    let email = params::email(fields.email)?;
-    let name = params::required_text("user.name", fields.name, params::MAX_TITLE)?;
-    let pw = params::password(fields.password)?;
-    let hash = web::block(move || password::hash(&pw))
-        .await
-        .map_err(|_| AppError::Unavailable("The server is shutting down.".into()))?
-        .map_err(AppError::Unavailable)?;
-    let admin = fields.admin;
-    let user = state
-        .db
-        .write(actor.session_id.clone(), move |tx| {
-            if User::find_by_email(tx.conn, &email)?.is_some() {
-                return Err(AppError::Conflict(format!(
-                    "user.email {email} is already taken."
-                )));
-            }
-            Ok(User::create(tx.conn, &email, &name, &hash, admin, tx.now)?)
-        })
-        .await?;
-    Ok(HttpResponse::Created().json(UserView::full(&user)))
 }

@@ -3,6 +3,7 @@
 //! headers they come from.
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 
 use actix_web::dev::Payload;
@@ -88,6 +89,25 @@ impl FromRequest for Actor {
             db.read(move |conn| caller.load(conn)).await
         })
     }
+}
+
+/// The client's address for login throttling: the last entry of the
+/// configured trusted proxy header, or else the connection's peer. (Never a
+/// header nobody configured: clients could then pick their own address.)
+pub fn client_address(req: &HttpRequest, trusted_header: Option<&str>) -> Option<IpAddr> {
+    match trusted_header {
+        Some(name) => header(req.headers(), name)
+            .and_then(|v| v.rsplit(',').next())
+            .and_then(|last| parse_address(last.trim())),
+        None => req.peer_addr().map(|a| a.ip()),
+    }
+}
+
+/// `203.0.113.7`, `203.0.113.7:4711`, `2001:db8::1` or `[2001:db8::1]:4711`.
+fn parse_address(s: &str) -> Option<IpAddr> {
+    s.parse::<IpAddr>()
+        .ok()
+        .or_else(|| s.parse::<std::net::SocketAddr>().ok().map(|a| a.ip()))
 }
 
 /// 1 to 18 digits: an id or a version (never overflows an i64).
@@ -185,6 +205,23 @@ mod tests {
         assert!(parse_if_match("\"abc\"").is_err());
         assert!(parse_if_match("+5").is_err());
         assert!(parse_if_match(&"9".repeat(19)).is_err());
+    }
+
+    #[test]
+    fn client_addresses_from_a_proxy_header() {
+        let req = actix_web::test::TestRequest::default()
+            .insert_header(("X-Forwarded-For", "198.51.100.1, 203.0.113.7"))
+            .peer_addr("127.0.0.1:5000".parse().unwrap())
+            .to_http_request();
+        let last: IpAddr = "203.0.113.7".parse().unwrap();
+        assert_eq!(client_address(&req, Some("x-forwarded-for")), Some(last));
+        let peer: IpAddr = "127.0.0.1".parse().unwrap();
+        assert_eq!(client_address(&req, None), Some(peer));
+        assert_eq!(
+            parse_address("[2001:db8::1]:80"),
+            "2001:db8::1".parse().ok()
+        );
+        assert_eq!(client_address(&req, Some("x-real-ip")), None);
     }
 
     #[test]

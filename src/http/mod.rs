@@ -11,8 +11,11 @@ pub mod extract;
 pub mod health;
 pub mod locks;
 pub mod memberships;
+pub mod metrics;
+pub mod observe;
 pub mod openapi;
 pub mod params;
+pub mod users;
 pub mod web_app;
 
 use actix_web::http::header::{self, HeaderValue};
@@ -57,9 +60,11 @@ routes! {
     "/healthz" => { get: health::healthz }
     "/openapi.json" => { get: openapi::openapi_json }
     "/auth/login" => { post: auth::login }
+    "/auth/logout" => { post: auth::logout }
     "/auth/demo" => { get: auth::demo }
     "/me" => { get: auth::me }
-    "/users" => { post: auth::create_user }
+    "/users" => { post: users::create_user }
+    "/users/{id}" => { patch: users::update_user, delete: users::remove_user }
     "/cases" => { get: cases::index, post: cases::create }
     "/cases/{slug}" => { get: cases::show, patch: cases::update, delete: cases::destroy }
     "/cases/{slug}/memberships" => { get: memberships::index, post: memberships::create }

@@ -16,7 +16,7 @@ use utoipa::openapi::{
 };
 use utoipa::{Modify, OpenApi};
 
-use super::{admin, auth, cases, content, edits, health, locks, memberships};
+use super::{admin, auth, cases, content, edits, health, locks, memberships, users};
 use crate::views::{ErrorBody, ServerFrame};
 
 #[derive(OpenApi)]
@@ -36,9 +36,12 @@ use crate::views::{ErrorBody, ServerFrame};
         health::healthz,
         openapi_json,
         auth::login,
+        auth::logout,
         auth::demo,
         auth::me,
-        auth::create_user,
+        users::create_user,
+        users::update_user,
+        users::remove_user,
         cases::index,
         cases::create,
         cases::show,

@@ -61,7 +61,7 @@ pub fn end(
     if !Lock::delete(tx.conn, lock.id)? {
         return Ok(false);
     }
-    LockEvent::record(tx.conn, lock, actor.map(|a| a.id), reason, tx.now)?;
+    audit(tx, lock, actor.map(|a| a.id), reason)?;
     let overridden_by = actor.filter(|_| reason == LockAction::Overridden);
     tx.emit(
         lock.case_id,
@@ -69,6 +69,15 @@ pub fn end(
         ended_lock(held, reason, overridden_by),
     );
     Ok(true)
+}
+
+/// Writes the audit row of a lock event, and counts it once it has committed.
+fn audit(tx: &mut Tx, lock: &Lock, actor_id: Option<i64>, action: LockAction) -> AppResult<()> {
+    LockEvent::record(tx.conn, lock, actor_id, action, tx.now)?;
+    tx.after_commit(move || {
+        metrics::counter!("baton_lock_events_total", "action" => action.as_str()).increment(1)
+    });
+    Ok(())
 }
 
 /// Ends the lock if its lease or activity ran out; otherwise returns it.
@@ -109,13 +118,7 @@ pub fn acquire(
             last_activity_at: tx.now,
         };
         if let Some(lock) = Lock::insert_if_free(tx.conn, &new)? {
-            LockEvent::record(
-                tx.conn,
-                &lock,
-                Some(actor.user.id),
-                LockAction::Acquired,
-                tx.now,
-            )?;
+            audit(tx, &lock, Some(actor.user.id), LockAction::Acquired)?;
             let held = HeldLock {
                 lock,
                 holder: actor.user.to_ref(),
@@ -160,6 +163,7 @@ fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()>
     if mine >= theirs {
         return Ok(());
     }
+    metrics::counter!("baton_takeovers_refused_total").increment(1);
     Err(AppError::Outranked {
         message: format!(
             "{}, who outranks you on this case ({}); only someone of the same role or higher can override it.",

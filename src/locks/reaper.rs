@@ -8,7 +8,7 @@ use super::LockPolicy;
 use crate::clock;
 use crate::db::{Database, Tx};
 use crate::error::AppResult;
-use crate::models::Lock;
+use crate::models::{Lock, LockAction};
 
 /// Locks ended per transaction; a longer backlog is worked off tick by tick.
 const BATCH: i64 = 500;
@@ -21,6 +21,17 @@ pub fn reap(tx: &mut Tx, policy: &LockPolicy) -> AppResult<usize> {
         if let Some(reason) = overdue(&held.lock, tx.now, policy) {
             if end(tx, &held, reason, None)? {
                 ended += 1;
+                // How long after it fell due the lock was ended.
+                let due = match reason {
+                    LockAction::Idle => {
+                        clock::after(held.lock.last_activity_at, policy.idle_timeout)
+                    }
+                    _ => held.lock.expires_at,
+                };
+                let lag = (tx.now - due).to_std().unwrap_or_default().as_secs_f64();
+                tx.after_commit(move || {
+                    metrics::histogram!("baton_reaper_lag_seconds").record(lag)
+                });
             }
         }
     }

@@ -170,6 +170,21 @@ impl Lock {
             .map(held_locks)
     }
 
+    /// Locks held now, on every case.
+    pub fn count(conn: &mut DbConn) -> QueryResult<i64> {
+        locks::table.count().get_result(conn)
+    }
+
+    pub fn of_user(conn: &mut DbConn, user_id: i64) -> QueryResult<Vec<HeldLock>> {
+        locks::table
+            .inner_join(users::table)
+            .filter(locks::user_id.eq(user_id))
+            .select((Lock::as_select(), UserRef::as_select()))
+            .order(locks::id.asc())
+            .load::<(Lock, UserRef)>(conn)
+            .map(held_locks)
+    }
+
     /// Locks on any of the given records of one type.
     pub fn on_any(
         conn: &mut DbConn,

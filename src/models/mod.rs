@@ -1,6 +1,7 @@
 //! Records and their queries. No JSON here: the wire shapes live in
 //! `crate::views`.
 
+pub mod auth_token;
 pub mod card;
 pub mod case;
 pub mod edgenote;
@@ -12,6 +13,7 @@ pub mod presence;
 pub mod role;
 pub mod user;
 
+pub use auth_token::AuthToken;
 pub use card::Card;
 pub use case::Case;
 pub use edgenote::Edgenote;
@@ -21,7 +23,7 @@ pub use membership::Membership;
 pub use page::Page;
 pub use presence::Presence;
 pub use role::Role;
-pub use user::{User, UserRef};
+pub use user::{User, UserChanges, UserRef};
 
 /// What identifies a record on the wire: its type name, its table and its id
 /// (`{type, table, param, id}`), so clients can key anything by

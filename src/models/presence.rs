@@ -49,6 +49,15 @@ impl Presence {
             .get_result::<Presence>(conn)
     }
 
+    /// The tabs of a user with an open channel, on any instance.
+    pub fn sessions_of_user(conn: &mut DbConn, user_id: i64) -> QueryResult<Vec<String>> {
+        presences::table
+            .filter(presences::user_id.eq(user_id))
+            .select(presences::session_id)
+            .distinct()
+            .load(conn)
+    }
+
     pub fn delete(conn: &mut DbConn, id: i64) -> QueryResult<bool> {
         diesel::delete(presences::table.find(id))
             .execute(conn)

@@ -1,7 +1,7 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
-use crate::db::schema::users;
+use crate::db::schema::{auth_tokens, users};
 use crate::db::DbConn;
 
 #[derive(Queryable, Selectable, Clone, Debug)]
@@ -15,6 +15,9 @@ pub struct User {
     pub admin: bool,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
+    /// Set when the user was removed: they cannot sign in, and their old
+    /// records and audit rows still name them.
+    pub deactivated_at: Option<NaiveDateTime>,
 }
 
 /// The part of a user others see next to a lock or in presence.
@@ -56,6 +59,15 @@ struct NewUser<'a> {
     updated_at: NaiveDateTime,
 }
 
+/// A change to a user; `None` leaves the column alone.
+#[derive(AsChangeset, Default)]
+#[diesel(table_name = users)]
+pub struct UserChanges {
+    pub name: Option<String>,
+    pub password_hash: Option<String>,
+    pub admin: Option<bool>,
+}
+
 /// Avatar colours with enough contrast for white initials.
 const PALETTE: [&str; 12] = [
     "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#008080", "#9a6324", "#800000",
@@ -85,6 +97,28 @@ impl User {
             .optional()
     }
 
+    /// The user of a live token: the token's row exists, belongs to the
+    /// user, is neither revoked nor expired, and the user is active. One
+    /// query, so a revocation on any instance takes effect at the next request.
+    pub fn find_by_token(
+        conn: &mut DbConn,
+        user_id: i64,
+        token_id: i64,
+        now: NaiveDateTime,
+    ) -> QueryResult<Option<User>> {
+        users::table
+            .inner_join(auth_tokens::table)
+            .filter(auth_tokens::id.eq(token_id))
+            .filter(users::id.eq(user_id))
+            .filter(auth_tokens::revoked_at.is_null())
+            .filter(auth_tokens::expires_at.gt(now))
+            .filter(users::deactivated_at.is_null())
+            .select(User::as_select())
+            .get_result(conn)
+            .optional()
+    }
+
+    /// Any user with this email, removed ones included (their email stays taken).
     pub fn find_by_email(conn: &mut DbConn, email: &str) -> QueryResult<Option<User>> {
         users::table
             .filter(users::email.eq(normalize_email(email)))
@@ -130,6 +164,35 @@ impl User {
             })
             .returning(users::all_columns)
             .get_result::<User>(conn)
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.deactivated_at.is_none()
+    }
+
+    /// Changes what is given; `None` leaves a field as it is.
+    pub fn update(
+        conn: &mut DbConn,
+        id: i64,
+        changes: &UserChanges,
+        now: NaiveDateTime,
+    ) -> QueryResult<User> {
+        diesel::update(users::table.find(id))
+            .set((changes, users::updated_at.eq(now)))
+            .returning(users::all_columns)
+            .get_result(conn)
+    }
+
+    /// Marks the user removed; false if they were already.
+    pub fn deactivate(conn: &mut DbConn, id: i64, now: NaiveDateTime) -> QueryResult<bool> {
+        diesel::update(
+            users::table
+                .find(id)
+                .filter(users::deactivated_at.is_null()),
+        )
+        .set((users::deactivated_at.eq(now), users::updated_at.eq(now)))
+        .execute(conn)
+        .map(|n| n > 0)
     }
 
     pub fn to_ref(&self) -> UserRef {

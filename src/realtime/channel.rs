@@ -10,6 +10,7 @@ use actix_ws::{AggregatedMessage, CloseCode, CloseReason, MessageStream, Session
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::mpsc;
 
+use super::hub::Closing;
 use super::presence::online_users;
 use super::Realtime;
 use crate::auth::Actor;
@@ -36,6 +37,8 @@ enum End {
     Unresponsive,
     /// An admin closed it.
     Kicked,
+    /// This instance is shutting down; the tab should reconnect.
+    Restart,
 }
 
 /// Serves one tab until its channel ends. Spawn with `actix_web::rt::spawn`:
@@ -52,41 +55,47 @@ pub async fn serve(
         return;
     };
     let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
-    let (kick_tx, kick_rx) = mpsc::unbounded_channel();
-    rt.hub.register_tab(&session_id, connection, kick_tx);
+    let (close_tx, close_rx) = mpsc::unbounded_channel();
+    rt.hub.register_tab(&session_id, connection, close_tx);
     // Subscribe before the welcome snapshot, so nothing falls between them.
     let frames = rt.hub.subscribe(case.id);
 
-    let end = match join(&rt, &actor, &case, &session_id).await {
+    match join(&rt, &actor, &case, &session_id).await {
         Ok((presence_id, welcome)) => {
             let end = if session.text(welcome).await.is_ok() {
-                pump(&rt, &session_id, &mut session, stream, frames, kick_rx).await
+                pump(&rt, &session_id, &mut session, stream, frames, close_rx).await
             } else {
                 End::Closed
             };
+            // Close first, record after: the tab's TCP connection ends as
+            // soon as the close handshake is done, not after a database write.
+            let _ = session.close(close_reason(&end)).await;
             if let Err(e) = leave(&rt, &case, &session_id, presence_id, &end).await {
                 tracing::warn!(error = %e, session_id, "could not record a tab leaving");
             }
-            end
         }
         Err(e) => {
             tracing::warn!(error = %e, session_id, "could not record a tab joining");
-            End::Closed
+            let _ = session.close(None).await;
         }
-    };
+    }
+    // Last: a shutdown waits for every tab to be unregistered, so the leave
+    // above is on record before the process exits.
     rt.hub.unregister_tab(&session_id, connection);
-    let reason = match end {
-        End::Closed => None,
-        End::Unresponsive => Some(CloseReason {
-            code: CloseCode::Away,
-            description: Some("no answer to two pings".into()),
-        }),
-        End::Kicked => Some(CloseReason {
-            code: CloseCode::Policy,
-            description: Some("kicked".into()),
-        }),
+}
+
+/// The close frame a tab gets.
+fn close_reason(end: &End) -> Option<CloseReason> {
+    let (code, description) = match end {
+        End::Closed => return None,
+        End::Unresponsive => (CloseCode::Away, "no answer to two pings"),
+        End::Kicked => (CloseCode::Policy, "kicked"),
+        End::Restart => (CloseCode::Restart, "service restart"),
     };
-    let _ = session.close(reason).await;
+    Some(CloseReason {
+        code,
+        description: Some(description.into()),
+    })
 }
 
 /// Records the tab, gives a returning tab its locks back, tells the case, and
@@ -136,7 +145,7 @@ async fn pump(
     session: &mut Session,
     stream: MessageStream,
     mut frames: broadcast::Receiver<Arc<Frame>>,
-    mut kicks: mpsc::UnboundedReceiver<String>,
+    mut closing: mpsc::UnboundedReceiver<Closing>,
 ) -> End {
     let mut stream = stream
         .max_frame_size(MAX_CLIENT_FRAME)
@@ -168,6 +177,7 @@ async fn pump(
                 // Too slow to keep up: say so rather than skip silently; the
                 // tab reloads the case and carries on from the newest frame.
                 Err(RecvError::Lagged(missed)) => {
+                    metrics::counter!("baton_frames_dropped_total").increment(missed);
                     let resync = ServerFrame::Resync { missed: Some(missed), reason: None }.text();
                     deliver(session.text(resync), patience).await
                 }
@@ -180,11 +190,14 @@ async fn pump(
                     deliver(session.ping(b""), patience).await
                 }
             }
-            Some(reason) = kicks.recv() => {
-                let kicked = ServerFrame::Kicked { reason }.text();
-                let _ = deliver(session.text(kicked), patience).await;
-                Err(End::Kicked)
-            }
+            Some(closing) = closing.recv() => match closing {
+                Closing::Kicked(reason) => {
+                    let kicked = ServerFrame::Kicked { reason }.text();
+                    let _ = deliver(session.text(kicked), patience).await;
+                    Err(End::Kicked)
+                }
+                Closing::Restart => Err(End::Restart),
+            },
         };
         if let Err(end) = sent {
             return end;

@@ -9,7 +9,7 @@ use super::Realtime;
 use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::locks::lease;
-use crate::models::Presence;
+use crate::models::{AuthToken, Presence};
 
 /// Tabs that answered a ping since the last beat.
 #[derive(Default)]
@@ -57,7 +57,10 @@ pub async fn beat(rt: &Realtime) -> AppResult<()> {
     // instance's presence rows (or the reverse) could deadlock two beats.
     rt.db
         .write(None, |tx| {
-            crate::realtime::pg_bus::prune_outbox(tx.conn, tx.now).map_err(AppError::from)
+            crate::realtime::pg_bus::prune_outbox(tx.conn, tx.now)?;
+            // Expired login tokens: their JWTs no longer verify anyway.
+            AuthToken::prune_expired(tx.conn, tx.now)?;
+            Ok::<_, AppError>(())
         })
         .await?;
     Ok(())

@@ -3,6 +3,7 @@
 //! resync. Open tabs also register here so that a kick can reach them.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, mpsc};
@@ -13,14 +14,26 @@ use crate::views::ServerFrame;
 /// How many frames a slow tab may fall behind before it must resync.
 const CASE_BUFFER: usize = 256;
 
-/// Tells one open tab to close, with the reason it is given.
-pub type KickSender = mpsc::UnboundedSender<String>;
+/// Why an open tab is told to close.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Closing {
+    /// An admin closed it (or removed its user); the reason is shown to the tab.
+    Kicked(String),
+    /// This instance is shutting down: close with 1012 (service restart) so
+    /// the tab reconnects, to another instance, within the grace.
+    Restart,
+}
+
+/// Tells one open tab to close.
+pub type CloseSender = mpsc::UnboundedSender<Closing>;
 
 #[derive(Default)]
 pub struct Hub {
     cases: Mutex<HashMap<i64, broadcast::Sender<Arc<Frame>>>>,
     /// Open channels by session id (a tab may briefly have two while it reconnects).
-    tabs: Mutex<HashMap<String, Vec<(u64, KickSender)>>>,
+    tabs: Mutex<HashMap<String, Vec<(u64, CloseSender)>>>,
+    /// Set once the instance is shutting down: new channels are refused.
+    restarting: AtomicBool,
 }
 
 impl Hub {
@@ -61,29 +74,55 @@ impl Hub {
         }
     }
 
-    /// Registers an open channel of `session_id`; `id` tells its connections apart.
-    pub fn register_tab(&self, session_id: &str, id: u64, kick: KickSender) {
+    /// Registers an open channel of `session_id`; `id` tells its connections
+    /// apart. Once the instance is shutting down the tab is told to restart
+    /// at once.
+    pub fn register_tab(&self, session_id: &str, id: u64, close: CloseSender) {
         let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        if self.restarting.load(Ordering::SeqCst) {
+            let _ = close.send(Closing::Restart);
+        }
         tabs.entry(session_id.to_owned())
             .or_default()
-            .push((id, kick));
+            .push((id, close));
+        metrics::gauge!("baton_open_tabs").increment(1);
     }
 
     pub fn unregister_tab(&self, session_id: &str, id: u64) {
         let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(list) = tabs.get_mut(session_id) {
+            let before = list.len();
             list.retain(|(i, _)| *i != id);
+            if list.len() < before {
+                metrics::gauge!("baton_open_tabs").decrement(1);
+            }
             if list.is_empty() {
                 tabs.remove(session_id);
             }
         }
     }
 
+    /// Open channels in this process.
+    pub fn open_tabs(&self) -> usize {
+        let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        tabs.values().map(Vec::len).sum()
+    }
+
     /// Tells every open channel of the session here to close.
     pub fn kick(&self, session_id: &str, reason: &str) {
         let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
-        for (_, kick) in tabs.get(session_id).into_iter().flatten() {
-            let _ = kick.send(reason.to_owned());
+        for (_, close) in tabs.get(session_id).into_iter().flatten() {
+            let _ = close.send(Closing::Kicked(reason.to_owned()));
+        }
+    }
+
+    /// Shutting down: tells every open channel here to close with 1012, and
+    /// any that opens from now on.
+    pub fn restart_all(&self) {
+        let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        self.restarting.store(true, Ordering::SeqCst);
+        for (_, close) in tabs.values().flatten() {
+            let _ = close.send(Closing::Restart);
         }
     }
 
@@ -103,6 +142,7 @@ pub struct LocalBus {
 }
 
 impl EventBus for LocalBus {
+    /// Delivery is immediate here, so the fan-out delay is not measured.
     fn committed(&self, outgoing: Vec<Outgoing>) {
         for item in outgoing {
             self.hub.deliver(item);

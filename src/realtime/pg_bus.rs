@@ -34,6 +34,10 @@ enum Wire {
         n: u64,
         case: i64,
         text: String,
+        /// When the writer staged it (Unix microseconds): for the fan-out
+        /// delay metric. Absent from older instances' payloads.
+        #[serde(default)]
+        at: i64,
     },
     Kick {
         n: u64,
@@ -69,6 +73,7 @@ impl PgBus {
                 n,
                 case: frame.case_id,
                 text: frame.text.to_string(),
+                at: chrono::Utc::now().timestamp_micros(),
             },
         }
     }
@@ -139,6 +144,7 @@ pub async fn listen(url: String, hub: Arc<Hub>, db: Database) {
             Ok(()) => tracing::warn!("event listener connection closed; reconnecting"),
             Err(e) => tracing::warn!(error = %e, "event listener failed; reconnecting"),
         }
+        metrics::counter!("baton_bus_reconnects_total").increment(1);
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(5));
     }
@@ -204,10 +210,16 @@ async fn deliver(hub: &Hub, db: &Database, payload: &str) {
         Err(e) => return tracing::warn!(error = %e, "unreadable event notification"),
     };
     match wire {
-        Wire::Frame { case, text, .. } => hub.publish(Frame {
-            case_id: case,
-            text: text.into(),
-        }),
+        Wire::Frame { case, text, at, .. } => {
+            if at > 0 {
+                let delay = chrono::Utc::now().timestamp_micros().saturating_sub(at);
+                metrics::histogram!("baton_fanout_delay_seconds").record(delay.max(0) as f64 / 1e6);
+            }
+            hub.publish(Frame {
+                case_id: case,
+                text: text.into(),
+            })
+        }
         Wire::Kick {
             session, reason, ..
         } => hub.kick(&session, &reason),

@@ -153,17 +153,19 @@ impl TestApp {
         let email = format!("{}@example.com", name.to_lowercase());
         let hash = password_hash().to_owned();
         let name = name.to_owned();
-        let user = self
+        let jwt = self.state.jwt.clone();
+        let (user, token) = self
             .state
             .db
             .write(None, move |tx| {
-                User::create(tx.conn, &email, &name, &hash, admin, tx.now)
-                    .map_err(baton::error::AppError::from)
+                let user = User::create(tx.conn, &email, &name, &hash, admin, tx.now)?;
+                let token = baton::auth::tokens::issue(tx.conn, &jwt, user.id, tx.now)?;
+                Ok::<_, baton::error::AppError>((user, token))
             })
             .await
             .expect("create user");
         TestUser {
-            token: self.state.jwt.issue(user.id).unwrap(),
+            token,
             id: user.id,
             email: user.email,
             session: None,
@@ -561,6 +563,18 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `baton serve` on a free port and waits until it answers.
     pub async fn spawn(db_url: &str, instance: &str, env: &[(&str, &str)]) -> ServerProcess {
+        Self::spawn_with(db_url, instance, env, &[], std::process::Stdio::null()).await
+    }
+
+    /// Like [`ServerProcess::spawn`], with more `serve` arguments and its
+    /// log (stderr) going to `log`.
+    pub async fn spawn_with(
+        db_url: &str,
+        instance: &str,
+        env: &[(&str, &str)],
+        args: &[&str],
+        log: impl Into<std::process::Stdio>,
+    ) -> ServerProcess {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -569,13 +583,15 @@ impl ServerProcess {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baton"));
         command
             .arg("serve")
+            .args(args)
             .env("DATABASE_URL", db_url)
             .env("BATON_JWT_SECRET", std::str::from_utf8(SECRET).unwrap())
             .env("BATON_BIND", format!("127.0.0.1:{port}"))
             .env("BATON_INSTANCE_ID", instance)
             .env("BATON_WORKERS", "2")
             .env("RUST_LOG", "warn")
-            .stdout(std::process::Stdio::null());
+            .stdout(std::process::Stdio::null())
+            .stderr(log);
         for (key, value) in env {
             command.env(key, value);
         }
@@ -597,6 +613,27 @@ impl ServerProcess {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// SIGTERM: the graceful shutdown.
+    pub fn terminate(&self) {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: sends a signal to our own child process; no memory is touched.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+
+    /// Waits for the process to exit (at most `limit`); its exit status.
+    pub async fn exited_within(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = tokio::time::Instant::now() + limit;
+        while tokio::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        None
     }
 
     /// `kill -9`: no goodbye, no cleanup.

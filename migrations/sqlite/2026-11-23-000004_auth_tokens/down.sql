@@ -1,0 +1,2 @@
+ALTER TABLE users DROP COLUMN deactivated_at;
+DROP TABLE auth_tokens;

@@ -1,0 +1,55 @@
+//! Changing and removing user accounts, with what follows from each: a new
+//! password ends the user's other tokens; a removed user's tokens end, their
+//! locks are released (`kicked`) and their open tabs are closed. Shared by
+//! the HTTP routes and the `baton user` commands.
+
+use crate::db::{Outgoing, Tx};
+use crate::error::{AppError, AppResult};
+use crate::locks::engine::end;
+use crate::models::{AuthToken, Lock, LockAction, Presence, User, UserChanges, UserRef};
+
+/// Applies `changes` to an active user. With a new password hash, every
+/// token of the user but `keep_token` ends at once.
+pub fn update_user(
+    tx: &mut Tx,
+    user_id: i64,
+    changes: UserChanges,
+    keep_token: Option<i64>,
+) -> AppResult<User> {
+    active_user(tx, user_id)?;
+    let new_password = changes.password_hash.is_some();
+    let user = User::update(tx.conn, user_id, &changes, tx.now)?;
+    if new_password {
+        AuthToken::revoke_all_of_user(tx.conn, user_id, keep_token, tx.now)?;
+    }
+    Ok(user)
+}
+
+/// Deactivates a user: their tokens end, their locks are released as
+/// `kicked` (by `by`, when an admin did it), and every open tab of theirs,
+/// on any instance, is told and closed. Their audit history stays.
+pub fn remove_user(tx: &mut Tx, user_id: i64, by: Option<&UserRef>) -> AppResult<User> {
+    let user = active_user(tx, user_id)?;
+    User::deactivate(tx.conn, user_id, tx.now)?;
+    AuthToken::revoke_all_of_user(tx.conn, user_id, None, tx.now)?;
+    for held in Lock::of_user(tx.conn, user_id)? {
+        end(tx, &held, LockAction::Kicked, by)?;
+    }
+    let reason = match by {
+        Some(admin) => format!("{} removed your account.", admin.name),
+        None => "Your account was removed.".to_owned(),
+    };
+    for session_id in Presence::sessions_of_user(tx.conn, user_id)? {
+        tx.publish(Outgoing::Kick {
+            session_id,
+            reason: reason.clone(),
+        });
+    }
+    Ok(user)
+}
+
+fn active_user(tx: &mut Tx, user_id: i64) -> AppResult<User> {
+    User::find(tx.conn, user_id)?
+        .filter(User::is_active)
+        .ok_or_else(|| AppError::not_found(format!("There is no user {user_id}.")))
+}

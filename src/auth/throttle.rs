@@ -1,0 +1,236 @@
+//! Login throttling. Only failed sign-ins count, per account (the email
+//! tried) and per client address, each in a fixed window that starts at the
+//! first failure: once a key has reached its limit, every attempt with it is
+//! refused — even with the right password — until its window has passed.
+//! A team behind one NAT signing in correctly is therefore never throttled.
+//!
+//! The counts live in this process. Behind a load balancer with N instances
+//! an attacker gets up to N times the limit; the limits are settings.
+//!
+//! (`governor`, the usual rate-limit crate, counts every request it is asked
+//! about and cannot ask "is this key refused?" without spending a cell;
+//! counting only failures needs the few lines below.)
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How many keys may be remembered before expired windows are swept.
+const SWEEP_AT: usize = 10_000;
+
+#[derive(Clone, Copy, Debug)]
+pub struct ThrottleLimits {
+    /// Failures an account may have in a window.
+    pub per_account: u32,
+    /// Failures one client address may have in a window.
+    pub per_address: u32,
+    pub window: Duration,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+enum Key {
+    Account(String),
+    Address(IpAddr),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    started: Instant,
+    failures: u32,
+    /// Attempts being checked right now. They count against the limit too:
+    /// otherwise a flood sent all at once would pass the check before its
+    /// first failure is counted, and every attempt would reach argon2.
+    in_flight: u32,
+}
+
+/// Refused: try again after this long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryAfter(pub Duration);
+
+pub struct LoginThrottle {
+    limits: ThrottleLimits,
+    windows: Mutex<HashMap<Key, Window>>,
+}
+
+/// A sign-in let through [`LoginThrottle::begin`]; say how it ended. Dropped
+/// without a word (the request failed otherwise), it counts as nothing.
+pub struct Attempt<'a> {
+    throttle: &'a LoginThrottle,
+    keys: Vec<(Key, u32)>,
+    settled: bool,
+}
+
+impl Attempt<'_> {
+    /// Wrong password or unknown account: counts against both keys.
+    pub fn failed(mut self) {
+        self.settle(|w| w.failures += 1);
+    }
+
+    /// A correct sign-in clears the account's failures (not the address's).
+    pub fn succeeded(mut self) {
+        self.settle(|_| {});
+        let mut windows = self.throttle.lock();
+        windows.remove(&self.keys[0].0);
+    }
+
+    fn settle(&mut self, outcome: impl Fn(&mut Window)) {
+        self.settled = true;
+        let mut windows = self.throttle.lock();
+        for (key, _) in &self.keys {
+            if let Some(w) = windows.get_mut(key) {
+                w.in_flight = w.in_flight.saturating_sub(1);
+                outcome(w);
+            }
+        }
+    }
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.settle(|_| {});
+        }
+    }
+}
+
+impl LoginThrottle {
+    pub fn new(limits: ThrottleLimits) -> LoginThrottle {
+        LoginThrottle {
+            limits,
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Window>> {
+        self.windows.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Lets a sign-in for `account` from `address` be tried, or refuses it
+    /// while either has used up its window.
+    pub fn begin(&self, account: &str, address: Option<IpAddr>) -> Result<Attempt<'_>, RetryAfter> {
+        let now = Instant::now();
+        let window = self.limits.window;
+        let keys = self.keys(account, address);
+        let mut windows = self.lock();
+        if windows.len() >= SWEEP_AT {
+            windows.retain(|_, w| w.in_flight > 0 || now - w.started < window);
+        }
+        let mut wait = Duration::ZERO;
+        for (key, limit) in &keys {
+            let Some(w) = windows.get_mut(key) else {
+                continue;
+            };
+            if now - w.started >= window {
+                w.started = now;
+                w.failures = 0;
+            }
+            if w.failures >= *limit {
+                wait = wait.max(window - (now - w.started));
+            } else if w.failures + w.in_flight >= *limit {
+                // Refused only for the attempts under way: soon decided.
+                wait = wait.max(Duration::from_secs(1));
+            }
+        }
+        if !wait.is_zero() {
+            return Err(RetryAfter(wait));
+        }
+        for (key, _) in &keys {
+            let w = windows.entry(key.clone()).or_insert(Window {
+                started: now,
+                failures: 0,
+                in_flight: 0,
+            });
+            w.in_flight += 1;
+        }
+        drop(windows);
+        Ok(Attempt {
+            throttle: self,
+            keys,
+            settled: false,
+        })
+    }
+
+    /// The account first: [`Attempt::succeeded`] clears it.
+    fn keys(&self, account: &str, address: Option<IpAddr>) -> Vec<(Key, u32)> {
+        let mut keys = vec![(Key::Account(account.to_owned()), self.limits.per_account)];
+        if let Some(address) = address {
+            keys.push((Key::Address(address), self.limits.per_address));
+        }
+        keys
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn throttle(window: Duration) -> LoginThrottle {
+        LoginThrottle::new(ThrottleLimits {
+            per_account: 3,
+            per_address: 5,
+            window,
+        })
+    }
+
+    fn fail(t: &LoginThrottle, account: &str, ip: IpAddr) {
+        t.begin(account, Some(ip)).expect("allowed").failed();
+    }
+
+    #[test]
+    fn an_account_is_refused_after_its_limit_until_the_window_passes() {
+        let t = throttle(Duration::from_millis(200));
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        for _ in 0..3 {
+            fail(&t, "a@x", ip);
+        }
+        let RetryAfter(wait) = t.begin("a@x", Some(ip)).err().unwrap();
+        assert!(wait > Duration::ZERO && wait <= Duration::from_millis(200));
+        // Another account from the same address is still allowed.
+        assert!(t.begin("b@x", Some(ip)).is_ok());
+        std::thread::sleep(Duration::from_millis(250));
+        assert!(t.begin("a@x", Some(ip)).is_ok());
+    }
+
+    #[test]
+    fn an_address_is_refused_after_its_limit_whatever_the_account() {
+        let t = throttle(Duration::from_secs(60));
+        let ip: IpAddr = "10.0.0.2".parse().unwrap();
+        for i in 0..5 {
+            fail(&t, &format!("user{i}@x"), ip);
+        }
+        assert!(t.begin("fresh@x", Some(ip)).is_err());
+        assert!(t
+            .begin("fresh@x", Some("10.0.0.3".parse().unwrap()))
+            .is_ok());
+    }
+
+    #[test]
+    fn attempts_under_way_count_until_they_are_decided() {
+        let t = throttle(Duration::from_secs(60));
+        let ip: IpAddr = "10.0.0.5".parse().unwrap();
+        let under_way: Vec<_> = (0..3).map(|_| t.begin("a@x", Some(ip)).unwrap()).collect();
+        assert_eq!(
+            t.begin("a@x", Some(ip)).err(),
+            Some(RetryAfter(Duration::from_secs(1)))
+        );
+        // Dropped undecided (the request failed otherwise): nothing counted.
+        drop(under_way);
+        assert!(t.begin("a@x", Some(ip)).is_ok());
+    }
+
+    #[test]
+    fn success_clears_the_account_but_not_the_address() {
+        let t = throttle(Duration::from_secs(60));
+        let ip: IpAddr = "10.0.0.4".parse().unwrap();
+        fail(&t, "a@x", ip);
+        fail(&t, "a@x", ip);
+        t.begin("a@x", Some(ip)).unwrap().succeeded();
+        fail(&t, "a@x", ip);
+        fail(&t, "a@x", ip);
+        assert!(t.begin("a@x", None).is_ok());
+        fail(&t, "b@x", ip);
+        // 5 failures from the address now.
+        assert!(t.begin("c@x", Some(ip)).is_err());
+    }
+}

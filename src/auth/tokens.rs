@@ -1,0 +1,27 @@
+//! Issuing and ending login tokens. A token is a signed JWT naming a row of
+//! `auth_tokens`; it authenticates only while that row is live (checked in
+//! the same query that loads the caller, [`super::Caller::load`]), so ending
+//! the row ends the token on every instance at once.
+
+use chrono::NaiveDateTime;
+
+use super::jwt::TokenClaims;
+use super::JwtKeys;
+use crate::clock;
+use crate::db::DbConn;
+use crate::error::AppResult;
+use crate::models::AuthToken;
+
+/// Records a token for `user_id` and signs it. Run inside the write
+/// transaction of a login.
+pub fn issue(
+    conn: &mut DbConn,
+    jwt: &JwtKeys,
+    user_id: i64,
+    now: NaiveDateTime,
+) -> AppResult<String> {
+    let expires_at = clock::after(now, jwt.ttl());
+    let token_id = AuthToken::create(conn, user_id, now, expires_at)?;
+    let claims = TokenClaims { user_id, token_id };
+    Ok(jwt.sign(claims, expires_at.and_utc().timestamp())?)
+}
