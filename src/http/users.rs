@@ -113,6 +113,7 @@ pub struct UserUpdateFields {
     responses(
         (status = 200, description = "Changed; a new password ended every other token of the user", body = UserView),
         (status = 403, description = "Not your account, `admin` without being a site admin, or a wrong `currentPassword`"),
+        (status = 409, description = "A site admin cannot give up their own admin rights"),
     ))]
 pub async fn update_user(
     state: web::Data<AppState>,
@@ -134,6 +135,11 @@ pub async fn update_user(
     if fields.admin.is_some() && !actor.user.admin {
         return Err(AppError::forbidden(
             "Only a site admin can make someone an admin (or stop them being one).",
+        ));
+    }
+    if own && fields.admin == Some(false) && actor.user.admin {
+        return Err(AppError::Conflict(
+            "You cannot give up your own site-admin rights; ask another site admin.".into(),
         ));
     }
     let name = match fields.name {
