@@ -497,7 +497,7 @@ fn raw_lock_cycle(pool: &Pool, editor: &Editor, ttl: Duration) -> Result<(), Str
             .on_conflict_do_nothing()
             .returning(locks::id);
         // ON CONFLICT cannot run through the `DbConn` enum: use the inner connection.
-        match &mut *conn {
+        match &mut **conn {
             DbConn::Postgresql(c) => insert.get_result::<i64>(c).optional(),
             DbConn::Sqlite(c) => insert.get_result::<i64>(c).optional(),
         }
@@ -505,7 +505,7 @@ fn raw_lock_cycle(pool: &Pool, editor: &Editor, ttl: Duration) -> Result<(), Str
         .ok_or_else(|| format!("card {} was already locked", editor.card_id))?
     };
     let mut conn = pool.get().map_err(|e| e.to_string())?;
-    match diesel::delete(locks::table.find(id)).execute(&mut *conn) {
+    match diesel::delete(locks::table.find(id)).execute(&mut **conn) {
         Ok(1) => Ok(()),
         Ok(n) => Err(format!("DELETE FROM locks deleted {n} rows")),
         Err(e) => Err(format!("DELETE FROM locks: {e}")),

@@ -232,7 +232,10 @@ async fn lock_phase(base: &str, tabs: &[Tab], args: &Args) -> Result<Phase, BoxE
     let until = counted_from + args.duration;
     let mut tasks = Vec::new();
     for (token, session, card) in tabs {
-        let (http, card) = (tab_client(token, session, reqwest::Client::builder())?, *card);
+        let (http, card) = (
+            tab_client(token, session, reqwest::Client::builder())?,
+            *card,
+        );
         let base = base.to_owned();
         tasks.push(actix_web::rt::spawn(async move {
             let mut latencies = Vec::new();

@@ -62,7 +62,12 @@ fn member_rank(conn: &mut DbConn, user_id: i64, case_id: i64) -> QueryResult<Opt
 
 /// The user's rank on the case if it allows `min`, else 403.
 pub fn authorize(conn: &mut DbConn, user: &User, case: &Case, min: Role) -> AppResult<Rank> {
-    match rank_on(conn, user, case.id)? {
+    require(rank_on(conn, user, case.id)?, case, min)
+}
+
+/// `rank` if it allows `min` on `case`, else 403 saying what is missing.
+pub fn require(rank: Option<Rank>, case: &Case, min: Role) -> AppResult<Rank> {
+    match rank {
         Some(rank) if rank.allows(min) => Ok(rank),
         Some(rank) => Err(AppError::forbidden(format!(
             "Only a {min} or above of case '{}' can do this; you are a {rank}.",

@@ -2,11 +2,12 @@
 //! it becomes once its user is loaded. (The HTTP extractors that build them
 //! from a request live in `crate::http::extract`.)
 
+use super::Rank;
 use super::{AuthError, JwtKeys, TokenClaims};
 use crate::clock;
 use crate::db::DbConn;
 use crate::error::AppError;
-use crate::models::User;
+use crate::models::{Case, Role, User};
 
 /// Who is making the request: the signed-in user and, when the browser tab
 /// sent `X-Session-ID`, which tab.
@@ -59,6 +60,37 @@ impl Caller {
             session_id: self.session_id,
             user_agent: self.user_agent,
         })
+    }
+
+    /// The actor, the case and the actor's rank on it, in one query (the
+    /// token's row and user as in [`Caller::load`], the case, the
+    /// membership). 401 when the token is dead, 404 when the case is.
+    pub fn load_on_case(
+        self,
+        conn: &mut DbConn,
+        case_id: i64,
+    ) -> Result<(Actor, Case, Option<Rank>), AppError> {
+        let TokenClaims { user_id, token_id } = self.claims;
+        let found = User::find_by_token_on_case(conn, user_id, token_id, case_id, clock::now())?;
+        let Some((user, case, role)) = found else {
+            // Which is it? The token first: 401 comes before 404.
+            self.load(conn)?;
+            return Err(AppError::not_found(format!(
+                "Case {case_id} does not exist."
+            )));
+        };
+        let rank = if user.admin {
+            Some(Rank::SiteAdmin)
+        } else {
+            role.as_deref().and_then(Role::parse).map(Rank::Member)
+        };
+        let actor = Actor {
+            user,
+            token_id,
+            session_id: self.session_id,
+            user_agent: self.user_agent,
+        };
+        Ok((actor, case, rank))
     }
 
     /// The same caller, acting for this tab.

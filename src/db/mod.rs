@@ -161,22 +161,54 @@ pub struct ConnectionManager {
     url: String,
 }
 
+/// A pooled connection, and whether it was found dead. The pool does not
+/// test connections before handing them out (that would cost a round trip
+/// per request); a request that finds its connection dead marks it, so the
+/// pool drops it, and retries once on a fresh one.
+pub struct PooledConn {
+    conn: DbConn,
+    lost: bool,
+}
+
+impl std::ops::Deref for PooledConn {
+    type Target = DbConn;
+    fn deref(&self) -> &DbConn {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for PooledConn {
+    fn deref_mut(&mut self) -> &mut DbConn {
+        &mut self.conn
+    }
+}
+
+impl PooledConn {
+    /// After a failure: whether the connection itself is gone (then it is
+    /// marked so the pool drops it).
+    fn lost_after_error(&mut self) -> bool {
+        self.lost = self.conn.ping().is_err();
+        self.lost
+    }
+}
+
 impl ManageConnection for ConnectionManager {
-    type Connection = DbConn;
+    type Connection = PooledConn;
     type Error = diesel_r2d2::Error;
 
-    fn connect(&self) -> Result<DbConn, Self::Error> {
-        connect(&self.url).map_err(diesel_r2d2::Error::ConnectionError)
+    fn connect(&self) -> Result<PooledConn, Self::Error> {
+        let conn = connect(&self.url).map_err(diesel_r2d2::Error::ConnectionError)?;
+        Ok(PooledConn { conn, lost: false })
     }
 
-    fn is_valid(&self, conn: &mut DbConn) -> Result<(), Self::Error> {
-        conn.ping().map_err(diesel_r2d2::Error::QueryError)
+    fn is_valid(&self, conn: &mut PooledConn) -> Result<(), Self::Error> {
+        conn.conn.ping().map_err(diesel_r2d2::Error::QueryError)
     }
 
-    /// A connection dropped by a panicking thread, or left in a broken
-    /// transaction, must not go back into the pool.
-    fn has_broken(&self, conn: &mut DbConn) -> bool {
-        std::thread::panicking() || conn.is_broken()
+    /// A connection dropped by a panicking thread, left in a broken
+    /// transaction, or found dead must not go back into the pool.
+    fn has_broken(&self, conn: &mut PooledConn) -> bool {
+        std::thread::panicking() || conn.lost || conn.conn.is_broken()
     }
 }
 
@@ -244,6 +276,9 @@ impl Database {
         let pool = r2d2::Pool::builder()
             .max_size(pool_size)
             .min_idle(Some(1))
+            // No `SELECT 1` before every request: a connection found broken
+            // when used is discarded and the request retried once (below).
+            .test_on_check_out(false)
             .connection_timeout(Duration::from_secs(10))
             .build(ConnectionManager {
                 url: url.to_owned(),
@@ -288,17 +323,26 @@ impl Database {
     }
 
     /// Runs `f` on a pooled connection on the blocking pool, outside any
-    /// transaction. For reads.
-    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    /// transaction. For reads. If the connection turns out to be dead (the
+    /// pool does not test connections before handing them out), `f` runs
+    /// once more on a fresh one.
+    pub async fn read<T, E, F>(&self, mut f: F) -> Result<T, E>
     where
-        F: FnOnce(&mut DbConn) -> Result<T, E> + Send + 'static,
+        F: FnMut(&mut DbConn) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
         let db = self.clone();
         actix_web::web::block(move || {
             let mut conn = db.checkout()?;
-            f(&mut conn)
+            match f(&mut conn) {
+                Err(_) if conn.lost_after_error() => {
+                    drop(conn);
+                    let mut fresh = db.checkout()?;
+                    f(&mut fresh)
+                }
+                outcome => outcome,
+            }
         })
         .await
         .map_err(|_| DbError::Cancelled)?
@@ -332,7 +376,15 @@ impl Database {
             Backend::Postgres => None,
         };
         let mut conn = self.checkout()?;
-        begin(&mut conn).map_err(DbError::from)?;
+        if let Err(e) = begin(&mut conn) {
+            // A dead pooled connection shows here first: retry once.
+            if !conn.lost_after_error() {
+                return Err(DbError::from(e).into());
+            }
+            drop(conn);
+            conn = self.checkout()?;
+            begin(&mut conn).map_err(DbError::from)?;
+        }
         let mut tx = Tx {
             conn: &mut conn,
             now: clock::now(),

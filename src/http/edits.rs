@@ -62,7 +62,7 @@ pub async fn edits(
         Some(session_id),
         user_agent(req.headers()),
     )?;
-    let actor = state.db.read(move |conn| caller.load(conn)).await?;
+    let actor = state.db.read(move |conn| caller.clone().load(conn)).await?;
     let (user, slug) = (actor.user.clone(), slug.into_inner());
     let case = state
         .db

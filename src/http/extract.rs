@@ -86,7 +86,7 @@ impl FromRequest for Actor {
         Box::pin(async move {
             let caller = caller_of(&req)?;
             let db = app_state(&req)?.db.clone();
-            db.read(move |conn| caller.load(conn)).await
+            db.read(move |conn| caller.clone().load(conn)).await
         })
     }
 }

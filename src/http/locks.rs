@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::{case_by_slug, case_of};
-use crate::auth::access::authorize;
+use crate::auth::access::{authorize, require};
 use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::{self, active_locks, LockStatus};
@@ -30,7 +30,7 @@ pub enum LockableType {
 }
 
 /// Which record: `lockableType` + `lockableParam` (snake_case accepted too).
-#[derive(Deserialize, ToSchema, IntoParams)]
+#[derive(Clone, Deserialize, ToSchema, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LockableRef {
     /// The record's type name.
@@ -120,12 +120,18 @@ pub async fn create(
     let acquired = state
         .db
         .write(caller.session_id().cloned(), move |tx| {
-            let actor = caller.load(tx.conn)?;
             // Locking the record's row orders this acquire with guarded
-            // writes of the same record (PostgreSQL; SQLite writes are serial).
-            let target = target.resolve(tx.conn, true)?;
-            let case = case_of(tx.conn, target.case_id)?;
-            authorize(tx.conn, &actor.user, &case, Role::Editor)?;
+            // writes of the same record (PostgreSQL; SQLite writes are
+            // serial); then caller, case and role in one query.
+            let target = match target.resolve(tx.conn, true) {
+                Ok(target) => target,
+                Err(e) => {
+                    caller.load(tx.conn)?; // 401 comes before 404
+                    return Err(e);
+                }
+            };
+            let (actor, case, rank) = caller.load_on_case(tx.conn, target.case_id)?;
+            require(rank, &case, Role::Editor)?;
             engine::acquire(tx, &actor, &target, takeover, &policy)
         })
         .await?;
@@ -222,7 +228,7 @@ pub async fn status(
     let status = state
         .db
         .read(move |conn| {
-            let target = target.resolve(conn, false)?;
+            let target = target.clone().resolve(conn, false)?;
             let case = case_of(conn, target.case_id)?;
             authorize(conn, &actor.user, &case, Role::Reader)?;
             engine::status(conn, &actor, &target, &policy)

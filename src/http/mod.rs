@@ -192,10 +192,14 @@ where
     let written = state
         .db
         .write(caller.session_id().cloned(), move |tx| {
-            let actor = caller.load(tx.conn)?;
-            let record = L::find_for_update(tx.conn, id)?.ok_or_else(|| missing::<L>(id))?;
-            let case = case_of(tx.conn, record.case_id())?;
-            crate::auth::access::authorize(tx.conn, &actor.user, &case, min_role)?;
+            // The record's row first (it orders this write with others of
+            // the same record), then caller, case and role in one query.
+            let Some(record) = L::find_for_update(tx.conn, id)? else {
+                caller.load(tx.conn)?; // 401 comes before 404
+                return Err(missing::<L>(id));
+            };
+            let (actor, case, rank) = caller.load_on_case(tx.conn, record.case_id())?;
+            crate::auth::access::require(rank, &case, min_role)?;
             let ctx = WriteContext {
                 actor: &actor,
                 preconditions,
