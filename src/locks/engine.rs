@@ -58,10 +58,10 @@ pub fn end(
     actor: Option<&UserRef>,
 ) -> AppResult<bool> {
     let lock = &held.lock;
-    if !Lock::delete(tx.conn, lock.id)? {
+    if !LockEvent::end_lock(tx.conn, lock, actor.map(|a| a.id), reason, tx.now)? {
         return Ok(false);
     }
-    audit(tx, lock, actor.map(|a| a.id), reason)?;
+    count_after_commit(tx, reason);
     let overridden_by = actor.filter(|_| reason == LockAction::Overridden);
     tx.emit(
         lock.case_id,
@@ -71,13 +71,11 @@ pub fn end(
     Ok(true)
 }
 
-/// Writes the audit row of a lock event, and counts it once it has committed.
-fn audit(tx: &mut Tx, lock: &Lock, actor_id: Option<i64>, action: LockAction) -> AppResult<()> {
-    LockEvent::record(tx.conn, lock, actor_id, action, tx.now)?;
+/// Counts a lock event (its audit row is written) once it has committed.
+fn count_after_commit(tx: &mut Tx, action: LockAction) {
     tx.after_commit(move || {
         metrics::counter!("baton_lock_events_total", "action" => action.as_str()).increment(1)
     });
-    Ok(())
 }
 
 /// Ends the lock if its lease or activity ran out; otherwise returns it.
@@ -117,8 +115,8 @@ pub fn acquire(
             expires_at: clock::after(tx.now, policy.ttl),
             last_activity_at: tx.now,
         };
-        if let Some(lock) = Lock::insert_if_free(tx.conn, &new)? {
-            audit(tx, &lock, Some(actor.user.id), LockAction::Acquired)?;
+        if let Some(lock) = Lock::insert_if_free_audited(tx.conn, &new, actor.user.id)? {
+            count_after_commit(tx, LockAction::Acquired);
             let held = HeldLock {
                 lock,
                 holder: actor.user.to_ref(),

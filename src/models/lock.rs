@@ -3,12 +3,13 @@
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
 
 use crate::db::schema::{locks, users};
 use crate::db::DbConn;
 use crate::models::UserRef;
 
-#[derive(Queryable, Selectable, Clone, Debug, PartialEq)]
+#[derive(Queryable, QueryableByName, Selectable, Clone, Debug, PartialEq)]
 #[diesel(table_name = locks)]
 pub struct Lock {
     /// Also the lock's token: ids are never reused.
@@ -116,6 +117,51 @@ impl Lock {
             .on_conflict_do_nothing()
             .returning(locks::all_columns);
         crate::on_backend!(conn, |c| insert.get_result::<Lock>(c).optional())
+    }
+
+    /// [`Lock::insert_if_free`], and when the lock is taken its `acquired`
+    /// audit row (by `actor`) too: one statement on PostgreSQL (a
+    /// data-modifying CTE); two on SQLite, which has none.
+    pub fn insert_if_free_audited(
+        conn: &mut DbConn,
+        new: &NewLock,
+        actor: i64,
+    ) -> QueryResult<Option<Lock>> {
+        crate::on_backend!(conn,
+            postgres: |pg| diesel::sql_query(
+                "WITH taken AS ( \
+                   INSERT INTO locks (lockable_type, lockable_id, case_id, user_id, session_id, \
+                                      user_agent, created_at, expires_at, last_activity_at) \
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                   ON CONFLICT DO NOTHING RETURNING *), \
+                 audited AS ( \
+                   INSERT INTO lock_events \
+                     (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at) \
+                   SELECT id, lockable_type, lockable_id, case_id, $10, user_id, 'acquired', created_at \
+                   FROM taken) \
+                 SELECT * FROM taken",
+            )
+            .bind::<Text, _>(new.lockable_type)
+            .bind::<BigInt, _>(new.lockable_id)
+            .bind::<BigInt, _>(new.case_id)
+            .bind::<BigInt, _>(new.user_id)
+            .bind::<Nullable<Text>, _>(new.session_id)
+            .bind::<Nullable<Text>, _>(new.user_agent)
+            .bind::<Timestamp, _>(new.created_at)
+            .bind::<Timestamp, _>(new.expires_at)
+            .bind::<Timestamp, _>(new.last_activity_at)
+            .bind::<BigInt, _>(actor)
+            .get_result::<Lock>(pg)
+            .optional(),
+            sqlite: |_c| {
+                let Some(lock) = Lock::insert_if_free(conn, new)? else {
+                    return Ok(None);
+                };
+                let at = lock.created_at;
+                super::LockEvent::record(conn, &lock, Some(actor), super::LockAction::Acquired, at)?;
+                Ok(Some(lock))
+            },
+        )
     }
 
     /// Deletes this holding of the lock; `false` if it was already gone.

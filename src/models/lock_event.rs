@@ -3,6 +3,7 @@
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
 
 use super::Lock;
 use crate::db::schema::lock_events;
@@ -95,6 +96,43 @@ impl LockEvent {
             ))
             .execute(conn)
             .map(|_| ())
+    }
+
+    /// Ends a holding of a lock: deletes its row and writes its audit row,
+    /// or does nothing and returns `false` when another transaction ended it
+    /// first. One statement on PostgreSQL (a data-modifying CTE); two on
+    /// SQLite, which has none (its writes are in-process and serial).
+    pub fn end_lock(
+        conn: &mut DbConn,
+        lock: &Lock,
+        actor: Option<i64>,
+        action: LockAction,
+        at: NaiveDateTime,
+    ) -> QueryResult<bool> {
+        crate::on_backend!(conn,
+            postgres: |pg| diesel::sql_query(
+                "WITH gone AS (DELETE FROM locks WHERE id = $1 RETURNING id) \
+                 INSERT INTO lock_events \
+                   (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at) \
+                 SELECT id, $2, $3, $4, $5, $6, $7, $8 FROM gone",
+            )
+            .bind::<BigInt, _>(lock.id)
+            .bind::<Text, _>(&lock.lockable_type)
+            .bind::<BigInt, _>(lock.lockable_id)
+            .bind::<BigInt, _>(lock.case_id)
+            .bind::<Nullable<BigInt>, _>(actor)
+            .bind::<BigInt, _>(lock.user_id)
+            .bind::<Text, _>(action.as_str())
+            .bind::<Timestamp, _>(at)
+            .execute(pg)
+            .map(|n| n > 0),
+            sqlite: |_c| {
+                if !Lock::delete(conn, lock.id)? {
+                    return Ok(false);
+                }
+                LockEvent::record(conn, lock, actor, action, at).map(|()| true)
+            },
+        )
     }
 
     /// A case's audit trail, newest first.
