@@ -234,7 +234,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** `POST /auth/login {email, password}` → `{token, user}`. */
+        /**
+         * `POST /auth/login {email, password}` → `{token, user}`. Failed attempts
+         *     are counted per account and per client address; past either limit the
+         *     answer is 429 with `Retry-After`, before any password is checked.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -295,6 +299,81 @@ export interface paths {
                 };
                 /** @description A field is missing or invalid; the message names it. */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Too many failed sign-ins for this account or address; see `Retry-After` */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `POST /auth/logout`: ends the calling token at once, on every instance. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Signed out: this token no longer works */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3529,6 +3608,218 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * `DELETE /users/:id` (site admins): the user is deactivated. Their tokens
+         *     end at once, their locks are released (`kicked`), their open tabs are
+         *     closed; their audit history stays.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The user's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only a site admin can remove users */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description You cannot remove yourself */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * `PATCH /users/:id`: the user themselves (a new password needs
+         *     `currentPassword`) or a site admin (`admin` only by a site admin).
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The user's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UserUpdateBody"];
+                };
+            };
+            responses: {
+                /** @description Changed; a new password ended every other token of the user */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not your account, `admin` without being a site admin, or a wrong `currentPassword` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Nothing has this id (any more). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A site admin cannot give up their own admin rights */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3959,6 +4250,18 @@ export interface components {
              */
             color: string;
             email?: string;
+            admin?: boolean;
+        };
+        UserUpdateBody: {
+            user: components["schemas"]["UserUpdateFields"];
+            /** @description Your current password; required to change your own password. */
+            currentPassword?: string;
+        };
+        UserUpdateFields: {
+            name?: string;
+            /** @description A new password: every other token of the user ends at once. */
+            password?: string;
+            /** @description Only a site admin may change this. */
             admin?: boolean;
         };
         /** @description A record, a lock, an ended lock (destroy, with `reason`), or a destroyed record's identity. */
