@@ -1,6 +1,6 @@
 //! Lock-cycle benchmark: how many lock/release cycles and guarded card
 //! updates baton serves per second over HTTP, next to the bare SQL of a lock
-//! cycle run through the same connection pool.
+//! cycle, each client on a connection it holds (as pgbench runs it).
 //!
 //! ```text
 //! cargo bench --bench lock_cycle
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use baton::auth::{password, tokens};
 use baton::config::Settings;
 use baton::db::schema::locks;
-use baton::db::{DbConn, DbError, Pool};
+use baton::db::{DbConn, DbError};
 use baton::error::AppError;
 use baton::models::lock::NewLock;
 use baton::models::Role;
@@ -346,9 +346,11 @@ where
     Stats::of(&window, samples)
 }
 
-/// The SQL of one lock cycle on one blocking thread per client.
+/// The SQL of one lock cycle on one blocking thread per client, each on a
+/// connection it holds for the whole run (as pgbench does: no pool, no
+/// check-out), the two statements autocommitted.
 async fn measure_raw(state: &AppState, editors: &[Editor], args: &Args) -> Result<Stats, BoxError> {
-    let pool = state.db.pool().clone();
+    let url = state.settings.database.database_url.clone();
     let ttl = state.settings.lock_ttl;
     let editors = editors.to_vec();
     let window = Window::starting_now(args);
@@ -357,15 +359,17 @@ async fn measure_raw(state: &AppState, editors: &[Editor], args: &Args) -> Resul
             let threads: Vec<_> = editors
                 .iter()
                 .map(|editor| {
-                    let pool = &pool;
+                    let url = &url;
                     scope.spawn(move || {
+                        let mut conn = baton::db::connect(url).expect("a raw SQL connection");
                         let mut samples = Samples::default();
                         loop {
                             let start = Instant::now();
                             if start >= window.until {
                                 return samples;
                             }
-                            samples.record(&window, start, raw_lock_cycle(pool, editor, ttl));
+                            let cycle = raw_lock_cycle(&mut conn, editor, ttl);
+                            samples.record(&window, start, cycle);
                         }
                     })
                 })
@@ -477,7 +481,7 @@ async fn expect(
 /// the insert against the unique index and the delete, each its own
 /// (autocommitted) statement on a connection checked out for it, as each
 /// HTTP request checks out its own.
-fn raw_lock_cycle(pool: &Pool, editor: &Editor, ttl: Duration) -> Result<(), String> {
+fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(), String> {
     let now = clock::now();
     let new = NewLock {
         lockable_type: "Card",
@@ -491,21 +495,19 @@ fn raw_lock_cycle(pool: &Pool, editor: &Editor, ttl: Duration) -> Result<(), Str
         last_activity_at: now,
     };
     let id = {
-        let mut conn = pool.get().map_err(|e| e.to_string())?;
         let insert = diesel::insert_into(locks::table)
             .values(&new)
             .on_conflict_do_nothing()
             .returning(locks::id);
         // ON CONFLICT cannot run through the `DbConn` enum: use the inner connection.
-        match &mut **conn {
+        match conn {
             DbConn::Postgresql(c) => insert.get_result::<i64>(c).optional(),
             DbConn::Sqlite(c) => insert.get_result::<i64>(c).optional(),
         }
         .map_err(|e| format!("INSERT INTO locks: {e}"))?
         .ok_or_else(|| format!("card {} was already locked", editor.card_id))?
     };
-    let mut conn = pool.get().map_err(|e| e.to_string())?;
-    match diesel::delete(locks::table.find(id)).execute(&mut **conn) {
+    match diesel::delete(locks::table.find(id)).execute(conn) {
         Ok(1) => Ok(()),
         Ok(n) => Err(format!("DELETE FROM locks deleted {n} rows")),
         Err(e) => Err(format!("DELETE FROM locks: {e}")),
