@@ -209,7 +209,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
 /// hear it (the ended tokens are refused all the same).
 fn open(database: &DatabaseSettings) -> Result<Database, String> {
     let bus: Arc<dyn EventBus> = match Backend::of_url(&database.database_url) {
-        Backend::Postgres => Arc::new(PgBus::new()),
+        Backend::Postgres => Arc::new(PgBus::for_command()),
         Backend::Sqlite => Arc::new(LocalBus {
             hub: Arc::new(Hub::default()),
         }),

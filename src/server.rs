@@ -78,11 +78,12 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
         Backend::Postgres => None,
     };
     let hub = Arc::new(Hub::default());
-    // On PostgreSQL every instance hears every commit through NOTIFY; on
+    // On PostgreSQL every instance reads every commit from the outbox; on
     // SQLite (one instance) the hub is fed directly.
-    let bus: Arc<dyn EventBus> = match Backend::of_url(url) {
-        Backend::Postgres => Arc::new(PgBus::new()),
-        Backend::Sqlite => Arc::new(LocalBus { hub: hub.clone() }),
+    let pg_bus = (Backend::of_url(url) == Backend::Postgres).then(|| Arc::new(PgBus::new()));
+    let bus: Arc<dyn EventBus> = match &pg_bus {
+        Some(pg_bus) => pg_bus.clone(),
+        None => Arc::new(LocalBus { hub: hub.clone() }),
     };
     let db = Database::open(
         &settings.database.database_url,
@@ -107,6 +108,7 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
             .instance_id
             .clone()
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+        bus_wakeups: pg_bus.map(|bus| bus.wakeups()),
     };
     let throttle = Arc::new(LoginThrottle::new(ThrottleLimits {
         per_account: settings.login_account_limit,
@@ -177,11 +179,11 @@ pub fn start(state: AppState, listener: TcpListener) -> Result<Server, StartErro
     ));
     actix_web::rt::spawn(heartbeat::run(state.realtime.clone()));
     actix_web::rt::spawn(presence::run(state.realtime.clone()));
-    if state.db.backend() == Backend::Postgres {
+    if let Some(wakeups) = &state.realtime.bus_wakeups {
         actix_web::rt::spawn(pg_bus::listen(
             state.settings.database.database_url.clone(),
             state.realtime.hub.clone(),
-            state.db.clone(),
+            wakeups.clone(),
         ));
     }
     let settings = state.settings.clone();

@@ -33,7 +33,7 @@ pub enum Outgoing {
 
 /// Carries what a transaction publishes to every subscriber. The in-process
 /// bus only uses `committed`; a bus that must travel with the transaction
-/// itself (PostgreSQL `NOTIFY`) writes in `stage`.
+/// itself (PostgreSQL's outbox table) writes in `stage`.
 pub trait EventBus: Send + Sync + 'static {
     /// Inside the writing transaction, just before COMMIT.
     fn stage(&self, _conn: &mut DbConn, _outgoing: &[Outgoing]) -> diesel::QueryResult<()> {
@@ -42,6 +42,10 @@ pub trait EventBus: Send + Sync + 'static {
 
     /// Right after COMMIT. Called in commit order only where writes are
     /// serial (SQLite's single writer): a bus for concurrent writers must
-    /// order deliveries itself, as `NOTIFY` does.
+    /// order deliveries itself, as the PostgreSQL outbox does.
     fn committed(&self, outgoing: Vec<Outgoing>);
+
+    /// A statement that committed on its own wrote outbox rows itself (the
+    /// lock fast path): deliver them.
+    fn wake(&self) {}
 }

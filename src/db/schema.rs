@@ -134,6 +134,7 @@ diesel::table! {
         id -> BigInt,
         payload -> Text,
         created_at -> Timestamp,
+        tx -> BigInt,
     }
 }
 

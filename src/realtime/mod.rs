@@ -1,7 +1,7 @@
 //! The live side: the hub that fans committed changes out to the tabs
 //! watching a case, each tab's channel, presence, the heartbeat that keeps
 //! leases and presence fresh, and the buses that carry frames from a commit
-//! to the hub (in-process for SQLite, `NOTIFY` for PostgreSQL).
+//! to the hub (in-process for SQLite, an outbox table for PostgreSQL).
 
 pub mod channel;
 pub mod heartbeat;
@@ -29,6 +29,8 @@ pub struct Realtime {
     pub timing: ChannelTiming,
     /// Names this process in `presences`, so instances can tell their tabs apart.
     pub instance_id: String,
+    /// On PostgreSQL: what wakes this instance's outbox listener.
+    pub bus_wakeups: Option<Arc<pg_bus::Wakeups>>,
 }
 
 /// The channel's clock, from the settings.

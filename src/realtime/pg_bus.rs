@@ -1,81 +1,133 @@
 //! The PostgreSQL event bus, for one or several instances on one database.
-//! Each broadcast is sent with `NOTIFY` inside the writing transaction, so it
-//! is delivered if and only if the write commits, and to every instance in
-//! commit order. Each instance `LISTEN`s on a dedicated connection and hands
-//! what arrives to its own hub — its own broadcasts included, so that all
-//! tabs see one order.
+//!
+//! A broadcast is a row of `event_outbox`, written by the same transaction
+//! as the change it announces: it exists if and only if the change
+//! committed. After the commit the writer wakes its own listener and sends
+//! one `NOTIFY` (outside the transaction) to wake the others. `NOTIFY`
+//! inside the write transaction would serialize every commit of the
+//! database behind one lock, WAL flush included.
+//!
+//! Each instance reads the outbox on one dedicated connection, in windows of
+//! transaction ids: a window closes at the oldest transaction still running
+//! (the snapshot's `xmin`), so every row in it is final and none can commit
+//! later behind the reader. Within a window rows go out in id order. Two
+//! conflicting writes are ordered by their row locks, and the second takes
+//! its outbox id after the first committed; so every tab on every instance
+//! sees conflicting changes in commit order.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Text};
+use diesel::sql_types::{Array, Text, Timestamp};
 use serde::{Deserialize, Serialize};
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio::sync::Notify;
+use tokio_postgres::{AsyncMessage, Client, NoTls};
 
 use super::hub::Hub;
 use crate::clock;
 use crate::db::schema::event_outbox;
-use crate::db::{Database, DbConn, DbError, EventBus, Frame, Outgoing};
+use crate::db::{DbConn, EventBus, Frame, Outgoing};
+use crate::locks::render;
+use crate::models::lock_fast_path::LockNotice;
 
 const CHANNEL: &str = "baton_events";
-/// NOTIFY payloads must stay under 8000 bytes; larger ones go by reference.
-const MAX_INLINE: usize = 7_900;
-/// How long a by-reference payload is kept for listeners to read.
+/// How long outbox rows are kept: a listener that reconnects within half of
+/// this resumes where it stopped, and misses nothing.
 pub const OUTBOX_RETENTION: Duration = Duration::from_secs(60);
+/// While committed rows wait behind a transaction still running, look again
+/// after this, doubling up to [`RECHECK_MAX`].
+const RECHECK_MIN: Duration = Duration::from_millis(1);
+const RECHECK_MAX: Duration = Duration::from_millis(50);
+/// With nothing pending and nobody waking it, the listener still looks this
+/// often (a lost wake-up costs at most this much delay).
+const IDLE_RECHECK: Duration = Duration::from_secs(1);
 
-/// What travels in one notification. `n` makes every payload distinct:
-/// PostgreSQL merges identical notifications of one transaction.
-#[derive(Serialize, Deserialize)]
+/// The rows of the next closed window, and whether committed rows already
+/// wait beyond it. One statement, one snapshot.
+const READ_WINDOW: &str = "\
+    WITH horizon AS ( \
+      SELECT h.hi, EXISTS (SELECT 1 FROM event_outbox p WHERE p.tx >= h.hi) AS pending \
+      FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS hi) h) \
+    SELECT horizon.hi, horizon.pending, o.payload \
+    FROM horizon LEFT JOIN event_outbox o ON o.tx >= $1 AND o.tx < horizon.hi \
+    ORDER BY o.id";
+
+/// One outbox row's payload.
+#[derive(Deserialize)]
 #[serde(tag = "k", rename_all = "lowercase")]
 enum Wire {
     Frame {
-        n: u64,
         case: i64,
         text: String,
         /// When the writer staged it (Unix microseconds): for the fan-out
-        /// delay metric. Absent from older instances' payloads.
+        /// delay metric.
         #[serde(default)]
         at: i64,
     },
     Kick {
-        n: u64,
         session: String,
         reason: String,
     },
-    Ref {
-        n: u64,
-        id: i64,
-    },
+    /// Written by the lock fast path's statements (their SQL builds this
+    /// shape); rendered here.
+    Lock(LockNotice),
 }
 
-pub struct PgBus {
-    sequence: AtomicU64,
+/// What the general path writes: [`Wire`]'s first two shapes.
+#[derive(Serialize)]
+#[serde(tag = "k", rename_all = "lowercase")]
+enum WireOut<'a> {
+    Frame { case: i64, text: &'a str, at: i64 },
+    Kick { session: &'a str, reason: &'a str },
 }
 
-impl PgBus {
-    pub fn new() -> PgBus {
-        PgBus {
-            sequence: AtomicU64::new(0),
-        }
-    }
-
-    fn wire(&self, outgoing: &Outgoing) -> Wire {
-        let n = self.sequence.fetch_add(1, Ordering::Relaxed);
+impl WireOut<'_> {
+    fn of(outgoing: &Outgoing) -> WireOut<'_> {
         match outgoing {
-            Outgoing::Kick { session_id, reason } => Wire::Kick {
-                n,
-                session: session_id.clone(),
-                reason: reason.clone(),
+            Outgoing::Kick { session_id, reason } => WireOut::Kick {
+                session: session_id,
+                reason,
             },
-            Outgoing::Frame(frame) => Wire::Frame {
-                n,
+            Outgoing::Frame(frame) => WireOut::Frame {
                 case: frame.case_id,
-                text: frame.text.to_string(),
+                text: &frame.text,
                 at: chrono::Utc::now().timestamp_micros(),
             },
         }
+    }
+}
+
+/// What a commit wakes: this instance's listener, and (through one `NOTIFY`
+/// that the listener's connection sends) every other instance's.
+#[derive(Default)]
+pub struct Wakeups {
+    local: Notify,
+    remote: Notify,
+}
+
+pub struct PgBus {
+    /// `None` for a command-line tool, which runs no listener: it sends its
+    /// `NOTIFY` inside the transaction instead.
+    wakeups: Option<Arc<Wakeups>>,
+}
+
+impl PgBus {
+    /// The bus of a server; hand [`PgBus::wakeups`] to [`listen`].
+    pub fn new() -> PgBus {
+        PgBus {
+            wakeups: Some(Arc::default()),
+        }
+    }
+
+    /// The bus of a one-off command that publishes to running servers.
+    pub fn for_command() -> PgBus {
+        PgBus { wakeups: None }
+    }
+
+    pub fn wakeups(&self) -> Arc<Wakeups> {
+        self.wakeups.clone().unwrap_or_default()
     }
 }
 
@@ -93,38 +145,39 @@ impl EventBus for PgBus {
         if outgoing.is_empty() {
             return Ok(());
         }
-        let now = clock::now();
-        let mut payloads = Vec::with_capacity(outgoing.len());
-        for wire in outgoing.iter().map(|o| self.wire(o)) {
-            let payload = serde_json::to_string(&wire).unwrap_or_default();
-            if payload.len() <= MAX_INLINE {
-                payloads.push(payload);
-                continue;
-            }
-            let id: i64 = diesel::insert_into(event_outbox::table)
-                .values((
-                    event_outbox::payload.eq(&payload),
-                    event_outbox::created_at.eq(now),
-                ))
-                .returning(event_outbox::id)
-                .get_result(pg)?;
-            let n = self.sequence.fetch_add(1, Ordering::Relaxed);
-            payloads.push(serde_json::to_string(&Wire::Ref { n, id }).unwrap_or_default());
+        let payloads: Vec<String> = outgoing
+            .iter()
+            .map(|o| serde_json::to_string(&WireOut::of(o)).unwrap_or_default())
+            .collect();
+        // One statement for all of them; ids follow the order given.
+        diesel::sql_query(
+            "INSERT INTO event_outbox (payload, created_at) \
+             SELECT p, $2 FROM unnest($1::text[]) WITH ORDINALITY AS o(p, n) ORDER BY n",
+        )
+        .bind::<Array<Text>, _>(payloads)
+        .bind::<Timestamp, _>(clock::now())
+        .execute(pg)?;
+        if self.wakeups.is_none() {
+            diesel::sql_query(format!("NOTIFY {CHANNEL}")).execute(pg)?;
         }
-        // One round trip for all of them, queued in order.
-        diesel::sql_query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload")
-            .bind::<Text, _>(CHANNEL)
-            .bind::<Array<Text>, _>(payloads)
-            .execute(pg)?;
         Ok(())
     }
 
-    fn committed(&self, _outgoing: Vec<Outgoing>) {
-        // Delivered by the listener, in commit order across instances.
+    fn committed(&self, outgoing: Vec<Outgoing>) {
+        if !outgoing.is_empty() {
+            self.wake();
+        }
+    }
+
+    fn wake(&self) {
+        if let Some(wakeups) = &self.wakeups {
+            wakeups.local.notify_one();
+            wakeups.remote.notify_one();
+        }
     }
 }
 
-/// Deletes by-reference payloads old enough that every listener has read them.
+/// Deletes outbox rows old enough that every listener has read them.
 pub fn prune_outbox(conn: &mut DbConn, now: chrono::NaiveDateTime) -> QueryResult<usize> {
     diesel::delete(
         event_outbox::table
@@ -133,14 +186,22 @@ pub fn prune_outbox(conn: &mut DbConn, now: chrono::NaiveDateTime) -> QueryResul
     .execute(conn)
 }
 
-/// Listens until the runtime stops: connects, `LISTEN`s, delivers to the
-/// hub; when the connection drops, reconnects and tells every tab here to
-/// resync (notifications sent meanwhile are lost).
-pub async fn listen(url: String, hub: Arc<Hub>, db: Database) {
+/// Where a listener is in the outbox: the first transaction id it has not
+/// read yet, and when it last read.
+struct Cursor {
+    next_tx: i64,
+    read_at: Instant,
+}
+
+/// Listens until the runtime stops: connects, reads the outbox whenever
+/// woken, delivers to the hub. When the connection drops it reconnects and
+/// resumes where it stopped; only after a gap too long for the outbox's
+/// retention does it tell every tab here to resync.
+pub async fn listen(url: String, hub: Arc<Hub>, wakeups: Arc<Wakeups>) {
     let mut backoff = Duration::from_millis(100);
-    let mut first = true;
+    let mut cursor = None;
     loop {
-        match listen_once(&url, &hub, &db, &mut first).await {
+        match listen_once(&url, &hub, &wakeups, &mut cursor).await {
             Ok(()) => tracing::warn!("event listener connection closed; reconnecting"),
             Err(e) => tracing::warn!(error = %e, "event listener failed; reconnecting"),
         }
@@ -150,79 +211,151 @@ pub async fn listen(url: String, hub: Arc<Hub>, db: Database) {
     }
 }
 
-async fn listen_once(url: &str, hub: &Hub, db: &Database, first: &mut bool) -> Result<(), String> {
-    let (client, mut connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(|e| e.to_string())?;
-    let (tx, mut notifications) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let driver = tokio::spawn(async move {
-        loop {
-            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-                Some(Ok(AsyncMessage::Notification(n))) => {
-                    if tx.send(n.payload().to_owned()).is_err() {
-                        return;
+async fn listen_once(
+    url: &str,
+    hub: &Hub,
+    wakeups: &Arc<Wakeups>,
+    cursor: &mut Option<Cursor>,
+) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = tokio_postgres::connect(url, NoTls).await?;
+    // Other instances' NOTIFYs wake the reader; this connection's own do not
+    // (its instance woke the reader directly).
+    let heard = Arc::new(Notify::new());
+    let own_pid = Arc::new(AtomicI32::new(0));
+    let driver = tokio::spawn({
+        let heard = heard.clone();
+        let own_pid = own_pid.clone();
+        async move {
+            loop {
+                match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    Some(Ok(AsyncMessage::Notification(n))) => {
+                        if n.process_id() != own_pid.load(Ordering::Relaxed) {
+                            heard.notify_one();
+                        }
                     }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        tracing::warn!(error = %e, "event listener connection error");
+                        break;
+                    }
+                    None => break,
                 }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => {
-                    tracing::warn!(error = %e, "event listener connection error");
+            }
+            heard.notify_one();
+        }
+    });
+    let client = Arc::new(client);
+    let outcome = read_until_closed(&client, hub, wakeups, &heard, &own_pid, cursor).await;
+    driver.abort();
+    outcome
+}
+
+async fn read_until_closed(
+    client: &Arc<Client>,
+    hub: &Hub,
+    wakeups: &Arc<Wakeups>,
+    heard: &Notify,
+    own_pid: &AtomicI32,
+    cursor: &mut Option<Cursor>,
+) -> Result<(), tokio_postgres::Error> {
+    client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
+    let pid: i32 = client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await?
+        .get(0);
+    own_pid.store(pid, Ordering::Relaxed);
+    let read = client.prepare(READ_WINDOW).await?;
+    let start = match cursor.take() {
+        Some(c) if c.read_at.elapsed() < OUTBOX_RETENTION / 2 => c.next_tx,
+        gone => {
+            if gone.is_some() {
+                hub.resync_all("The server lost its event feed for a moment; reload the case.");
+            }
+            let row = client
+                .query_one(
+                    "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
+                    &[],
+                )
+                .await?;
+            row.get(0)
+        }
+    };
+    let cursor = cursor.insert(Cursor {
+        next_tx: start,
+        read_at: Instant::now(),
+    });
+    tracing::debug!("event listener ready");
+    let poker = tokio::spawn({
+        let client = client.clone();
+        let wakeups = wakeups.clone();
+        async move {
+            loop {
+                wakeups.remote.notified().await;
+                if client.batch_execute(&format!("NOTIFY {CHANNEL}")).await.is_err() {
                     return;
                 }
-                None => return,
             }
         }
     });
-    client
-        .batch_execute(&format!("LISTEN {CHANNEL}"))
-        .await
-        .map_err(|e| e.to_string())?;
-    if !std::mem::take(first) {
-        hub.resync_all("The server lost its event feed for a moment; reload the case.");
-    }
-    tracing::debug!("event listener ready");
-    while let Some(payload) = notifications.recv().await {
-        deliver(hub, db, &payload).await;
-    }
-    driver.abort();
-    Ok(())
-}
-
-async fn deliver(hub: &Hub, db: &Database, payload: &str) {
-    let wire = match serde_json::from_str::<Wire>(payload) {
-        Ok(Wire::Ref { id, .. }) => {
-            let fetched = db
-                .read(move |conn| {
-                    event_outbox::table
-                        .find(id)
-                        .select(event_outbox::payload)
-                        .get_result::<String>(conn)
-                        .optional()
-                        .map_err(DbError::from)
-                })
-                .await;
-            match fetched.map(|p| p.and_then(|p| serde_json::from_str::<Wire>(&p).ok())) {
-                Ok(Some(wire)) => wire,
-                Ok(None) => return tracing::warn!(id, "event payload missing from the outbox"),
-                Err(e) => return tracing::warn!(error = %e, id, "cannot read an event payload"),
+    let mut recheck = RECHECK_MIN;
+    let outcome = loop {
+        if client.is_closed() {
+            break Ok(());
+        }
+        let rows = match client.query(&read, &[&cursor.next_tx]).await {
+            Ok(rows) => rows,
+            Err(e) => break Err(e),
+        };
+        cursor.read_at = Instant::now();
+        let mut pending = false;
+        for row in &rows {
+            let hi: i64 = row.get(0);
+            pending = row.get(1);
+            cursor.next_tx = cursor.next_tx.max(hi);
+            if let Some(payload) = row.get::<_, Option<&str>>(2) {
+                deliver(hub, payload);
             }
         }
-        Ok(wire) => wire,
-        Err(e) => return tracing::warn!(error = %e, "unreadable event notification"),
+        let wait = if pending {
+            let wait = recheck;
+            recheck = (recheck * 2).min(RECHECK_MAX);
+            wait
+        } else {
+            recheck = RECHECK_MIN;
+            IDLE_RECHECK
+        };
+        tokio::select! {
+            _ = wakeups.local.notified() => {}
+            _ = heard.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
     };
-    match wire {
-        Wire::Frame { case, text, at, .. } => {
-            if at > 0 {
-                let delay = chrono::Utc::now().timestamp_micros().saturating_sub(at);
-                metrics::histogram!("baton_fanout_delay_seconds").record(delay.max(0) as f64 / 1e6);
-            }
+    poker.abort();
+    outcome
+}
+
+fn deliver(hub: &Hub, payload: &str) {
+    match serde_json::from_str::<Wire>(payload) {
+        Ok(Wire::Frame { case, text, at }) => {
+            record_delay(at);
             hub.publish(Frame {
                 case_id: case,
                 text: text.into(),
             })
         }
-        Wire::Kick {
-            session, reason, ..
-        } => hub.kick(&session, &reason),
-        Wire::Ref { .. } => tracing::warn!("an event reference pointed to another reference"),
+        Ok(Wire::Lock(notice)) => {
+            record_delay(notice.at);
+            hub.publish(render::notice_frame(notice))
+        }
+        Ok(Wire::Kick { session, reason }) => hub.kick(&session, &reason),
+        Err(e) => tracing::warn!(error = %e, "unreadable outbox row"),
+    }
+}
+
+/// The fan-out delay: from the writer's statement to this hub.
+fn record_delay(at: i64) {
+    if at > 0 {
+        let delay = chrono::Utc::now().timestamp_micros().saturating_sub(at);
+        metrics::histogram!("baton_fanout_delay_seconds").record(delay.max(0) as f64 / 1e6);
     }
 }
