@@ -20,15 +20,16 @@ use std::time::{Duration, Instant};
 
 use baton::auth::{password, tokens};
 use baton::config::Settings;
-use baton::db::schema::locks;
+use baton::db::schema::{cards, locks};
 use baton::db::{DbConn, DbError};
 use baton::error::AppError;
 use baton::models::lock::NewLock;
 use baton::models::Role;
-use baton::models::{Card, Case, Membership, Page, User};
+use baton::models::{Card, Case, Lock, Membership, Page, User};
 use baton::state::AppState;
 use baton::{clock, server};
 use clap::{Parser, ValueEnum};
+use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use reqwest::StatusCode;
 use serde::Deserialize;
@@ -173,13 +174,20 @@ fn run_backend(
             let lock = measure_http(&clients, args, |c| c.lock_cycle()).await;
             let patch = measure_http(&clients, args, |c| c.patch_card()).await;
             drop(clients);
-            let raw = measure_raw(&state, &editors[..n], args).await?;
+            let raw = measure_raw(&state, &editors[..n], args, raw_lock_cycle).await?;
+            let raw_patch = measure_raw(&state, &editors[..n], args, raw_guarded_update).await?;
+            let pgbench = match name {
+                "PostgreSQL" => pgbench(&state.settings.database.database_url, &editors[..n], args),
+                _ => None,
+            };
             let row = Row {
                 backend: name,
                 clients: n,
                 lock,
                 patch,
                 raw,
+                raw_patch,
+                pgbench,
             };
             row.print();
             rows.push(row);
@@ -346,10 +354,18 @@ where
     Stats::of(&window, samples)
 }
 
-/// The SQL of one lock cycle on one blocking thread per client, each on a
-/// connection it holds for the whole run (as pgbench does: no pool, no
-/// check-out), the two statements autocommitted.
-async fn measure_raw(state: &AppState, editors: &[Editor], args: &Args) -> Result<Stats, BoxError> {
+/// A unit of raw SQL work of one client, on the connection it holds.
+type RawOp = fn(&mut DbConn, &Editor, Duration) -> Result<(), String>;
+
+/// Raw SQL (`op`: a lock cycle, or a guarded update) on one blocking thread
+/// per client, each on a connection it holds for the whole run (as pgbench
+/// does: no pool, no check-out).
+async fn measure_raw(
+    state: &AppState,
+    editors: &[Editor],
+    args: &Args,
+    op: RawOp,
+) -> Result<Stats, BoxError> {
     let url = state.settings.database.database_url.clone();
     let ttl = state.settings.lock_ttl;
     let editors = editors.to_vec();
@@ -368,7 +384,7 @@ async fn measure_raw(state: &AppState, editors: &[Editor], args: &Args) -> Resul
                             if start >= window.until {
                                 return samples;
                             }
-                            let cycle = raw_lock_cycle(&mut conn, editor, ttl);
+                            let cycle = op(&mut conn, editor, ttl);
                             samples.record(&window, start, cycle);
                         }
                     })
@@ -514,6 +530,86 @@ fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(
     }
 }
 
+/// What a guarded `PATCH /cards/:id` costs the database at the least: in one
+/// transaction, the card's row locked, the lock check (`FOR SHARE`, none
+/// found) and the versioned UPDATE.
+fn raw_guarded_update(conn: &mut DbConn, editor: &Editor, _ttl: Duration) -> Result<(), String> {
+    let update = |c: &mut DbConn| -> QueryResult<()> {
+        Card::find_for_update(c, editor.card_id)?.ok_or(diesel::result::Error::NotFound)?;
+        if Lock::on_for_share(c, "Card", editor.card_id)?.is_some() {
+            return Err(diesel::result::Error::RollbackTransaction);
+        }
+        diesel::update(cards::table.find(editor.card_id))
+            .set((
+                cards::content.eq(format!("Edited at {:?}", Instant::now())),
+                cards::version.eq(cards::version + 1),
+                cards::updated_at.eq(clock::now()),
+            ))
+            .execute(c)
+            .map(|_| ())
+    };
+    // As baton does: on SQLite, take the write lock at BEGIN.
+    let begin = match conn {
+        DbConn::Postgresql(_) => "BEGIN",
+        DbConn::Sqlite(_) => "BEGIN IMMEDIATE",
+    };
+    let done = conn.batch_execute(begin).and_then(|()| {
+        let outcome = update(conn);
+        let end = if outcome.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        conn.batch_execute(end).and(outcome)
+    });
+    done.map_err(|e| format!("guarded update: {e}"))
+}
+
+/// pgbench's own figure for the raw lock cycle, when pgbench is installed:
+/// the same two statements on the same table, each client on its editor's
+/// card. `None` (with a note) when it cannot run.
+fn pgbench(url: &str, editors: &[Editor], args: &Args) -> Option<f64> {
+    let first = editors.first()?;
+    let consecutive = editors.iter().enumerate().all(|(i, e)| {
+        e.card_id == first.card_id + i as i64 && e.user_id == first.user_id + i as i64
+    });
+    if !consecutive {
+        eprintln!("pgbench skipped: the seeded cards or users are not numbered consecutively");
+        return None;
+    }
+    let script = format!(
+        "\\set card :client_id + {card}\n\\set user :client_id + {user}\n\
+         INSERT INTO locks (lockable_type, lockable_id, case_id, user_id, session_id, created_at, \
+           expires_at, last_activity_at) VALUES ('Card', :card, {case}, :user, 'pgbench', \
+           now(), now() + interval '1 minute', now()) ON CONFLICT DO NOTHING RETURNING id \\gset\n\
+         DELETE FROM locks WHERE id = :id;\n",
+        card = first.card_id,
+        user = first.user_id,
+        case = first.case_id,
+    );
+    let file = tempfile::NamedTempFile::new().ok()?;
+    std::fs::write(file.path(), script).ok()?;
+    let seconds = (args.warmup + args.duration).as_secs().max(1);
+    let output = std::process::Command::new("pgbench")
+        .args(["-n", "-M", "prepared", "-j", "2"])
+        .args(["-c", &editors.len().to_string(), "-T", &seconds.to_string()])
+        .arg("-f")
+        .arg(file.path())
+        .arg(url)
+        .output();
+    let output = match output {
+        Ok(output) if output.status.success() => output,
+        Ok(output) => {
+            eprintln!(
+                "pgbench failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+            return None;
+        }
+        // Not installed: nothing to print.
+        Err(_) => return None,
+    };
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|line| line.strip_prefix("tps = ")?.split_whitespace().next()?.parse().ok())
+}
+
 // ---- output ----
 
 struct Row {
@@ -522,26 +618,33 @@ struct Row {
     lock: Stats,
     patch: Stats,
     raw: Stats,
+    raw_patch: Stats,
+    /// pgbench's cycles/s for the raw lock cycle, when it ran.
+    pgbench: Option<f64>,
 }
 
 impl Row {
     fn errors(&self) -> u64 {
-        self.lock.errors + self.patch.errors + self.raw.errors
+        self.lock.errors + self.patch.errors + self.raw.errors + self.raw_patch.errors
     }
 
     /// HTTP lock cycles per raw SQL lock cycle.
     fn ratio(&self) -> f64 {
-        if self.raw.rate > 0.0 {
-            self.lock.rate / self.raw.rate
-        } else {
-            0.0
-        }
+        rate_ratio(&self.lock, &self.raw)
+    }
+
+    /// Guarded PATCHes over HTTP per raw guarded update.
+    fn patch_ratio(&self) -> f64 {
+        rate_ratio(&self.patch, &self.raw_patch)
     }
 
     fn print(&self) {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let pgbench = self
+            .pgbench
+            .map_or_else(|| "-".to_owned(), |tps| format!("{tps:.0}"));
         println!(
-            "| {:<10} | {:>7} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>8.2} | {:>6} |",
+            "| {:<10} | {:>7} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>7} | {:>8.2} | {:>9.0} | {:>9.2} | {:>6} |",
             self.backend,
             self.clients,
             self.lock.rate,
@@ -553,18 +656,29 @@ impl Row {
             self.raw.rate,
             ms(self.raw.p50),
             ms(self.raw.p99),
+            pgbench,
             self.ratio(),
+            self.raw_patch.rate,
+            self.patch_ratio(),
             self.errors(),
         );
     }
 }
 
+fn rate_ratio(http: &Stats, raw: &Stats) -> f64 {
+    if raw.rate > 0.0 {
+        http.rate / raw.rate
+    } else {
+        0.0
+    }
+}
+
 fn print_header() {
     println!(
-        "| backend    | clients | HTTP lock | p50    | p99    | PATCH     | p50    | p99    | raw SQL   | p50    | p99    | HTTP/raw | errors |"
+        "| backend    | clients | HTTP lock | p50    | p99    | PATCH     | p50    | p99    | raw SQL   | p50    | p99    | pgbench | HTTP/raw | raw PATCH | PATCH/raw | errors |"
     );
     println!(
-        "| ---------- | ------: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | -------: | -----: |"
+        "| ---------- | ------: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | ------: | -------: | --------: | --------: | -----: |"
     );
 }
 

@@ -28,7 +28,10 @@ async fn lock_cycle_is_counted(backend: Backend) {
         return;
     };
     let bob = app.user("Bob").await.tab("bob-tab");
-    let f = app.case("c", &[(&bob, Role::Editor)]).await;
+    let rita = app.user("Rita").await.tab("rita-tab");
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&rita, Role::Editor)])
+        .await;
     let scrape = || async {
         let response = reqwest::get(format!("http://{metrics_bind}/metrics"))
             .await
@@ -49,6 +52,13 @@ async fn lock_cycle_is_counted(backend: Backend) {
         .send()
         .await
         .expect(201);
+    // Someone else asking: 409, from the general path.
+    app.post("/locks")
+        .by(&rita)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect_error(409, "lock_held");
     let during = scrape().await;
     assert_eq!(value_of(&during, "baton_locks_held"), 1.0, "{during}");
     assert!(value_of(&during, "baton_open_tabs") >= 1.0, "{during}");
@@ -75,11 +85,24 @@ async fn lock_cycle_is_counted(backend: Backend) {
     ] {
         assert!(after.contains(needle), "missing {needle}:\n{after}");
     }
+    let fast = |request: &str, outcome: &str| {
+        moved(&format!(
+            "baton_lock_fast_path_total{{request=\"{request}\",outcome=\"{outcome}\"}}"
+        ))
+    };
     if backend == Backend::Postgres {
         assert!(
             after.contains("baton_fanout_delay_seconds_bucket"),
             "{after}"
         );
+        // The free record and the holder's release took one statement each;
+        // the held record was left to the general path.
+        assert_eq!(fast("acquire", "taken"), 1.0, "{after}");
+        assert_eq!(fast("acquire", "declined"), 1.0, "{after}");
+        assert_eq!(fast("release", "taken"), 1.0, "{after}");
+        assert_eq!(fast("release", "declined"), 0.0, "{after}");
+    } else {
+        assert_eq!(fast("acquire", "taken"), 0.0, "{after}");
     }
 
     // Never on the public port.

@@ -7,6 +7,7 @@ use super::{AuthError, JwtKeys, TokenClaims};
 use crate::clock;
 use crate::db::DbConn;
 use crate::error::AppError;
+use crate::models::lock_fast_path::TokenHolder;
 use crate::models::{Case, Role, User};
 
 /// Who is making the request: the signed-in user and, when the browser tab
@@ -101,5 +102,18 @@ impl Caller {
     /// The tab (browser session) the request came from, if it said.
     pub fn session_id(&self) -> Option<&String> {
         self.session_id.as_ref()
+    }
+
+    pub fn user_agent(&self) -> Option<&String> {
+        self.user_agent.as_ref()
+    }
+
+    /// The user and token row the token names, for a statement that checks
+    /// them itself (the lock fast path).
+    pub fn token_holder(&self) -> TokenHolder {
+        TokenHolder {
+            user_id: self.claims.user_id,
+            token_id: self.claims.token_id,
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! single place where a transaction commits and its events are published.
 
 pub mod outbox;
+pub mod prepared;
 pub mod schema;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,6 +20,7 @@ use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
 use crate::clock;
 pub use outbox::{EventBus, Frame, Outgoing};
+pub use prepared::Prepared;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
@@ -342,6 +344,35 @@ impl Database {
                     f(&mut fresh)
                 }
                 outcome => outcome,
+            }
+        })
+        .await
+        .map_err(|_| DbError::Cancelled)?
+    }
+
+    /// Runs `f` on a pooled connection outside any transaction, for a write
+    /// that is one statement and commits on its own (the lock fast path).
+    /// Not retried: a statement sent may have committed. When `published`
+    /// says the statement wrote outbox rows, the bus is woken to deliver them.
+    pub async fn autocommit<T, F>(&self, f: F, published: fn(&T) -> bool) -> Result<T, DbError>
+    where
+        F: FnOnce(&mut DbConn) -> diesel::QueryResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let db = self.clone();
+        actix_web::web::block(move || {
+            let mut conn = db.checkout()?;
+            match f(&mut conn) {
+                Ok(value) => {
+                    if published(&value) {
+                        db.bus.wake();
+                    }
+                    Ok(value)
+                }
+                Err(e) => {
+                    conn.lost_after_error();
+                    Err(DbError::from(e))
+                }
             }
         })
         .await

@@ -10,9 +10,10 @@ use crate::auth::access::{authorize, require};
 use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::{self, active_locks, LockStatus};
+use crate::locks::fast_path;
 use crate::locks::lockable::{kind_named, known_types};
 use crate::locks::render::{lock_event_view, lock_view, lock_views};
-use crate::locks::{Acquired, Target};
+use crate::locks::{Acquired, LockableKind, Target};
 use crate::models::{Lock, LockEvent, Role, User};
 use crate::state::AppState;
 use crate::views::locks::LockState;
@@ -51,29 +52,35 @@ pub struct LockableRef {
 }
 
 impl LockableRef {
-    /// Finds the record: 422 for an unknown type, 404 for a missing record.
-    /// With `for_update` its row stays locked until the transaction ends.
-    fn resolve(self, conn: &mut crate::db::DbConn, for_update: bool) -> AppResult<Target> {
-        let type_name = self.lockable_type.ok_or_else(|| {
+    /// The type and id asked for: 422 for an unknown type or a bad id.
+    fn parse(&self) -> AppResult<(&'static LockableKind, i64)> {
+        let type_name = self.lockable_type.as_deref().ok_or_else(|| {
             AppError::invalid(format!(
                 "lockableType is required (one of {}).",
                 known_types()
             ))
         })?;
-        let kind = kind_named(&type_name).ok_or_else(|| {
+        let kind = kind_named(type_name).ok_or_else(|| {
             AppError::invalid(format!(
                 "'{type_name}' is not a lockable type; use one of {}.",
                 known_types()
             ))
         })?;
-        let param = self.lockable_param.ok_or_else(|| {
+        let param = self.lockable_param.as_deref().ok_or_else(|| {
             AppError::invalid("lockableParam is required: the record's id, like \"12\".")
         })?;
-        let id = super::extract::digits(&param).ok_or_else(|| {
+        let id = super::extract::digits(param).ok_or_else(|| {
             AppError::invalid(format!(
                 "lockableParam must be the record's id, like \"12\"; got \"{param}\"."
             ))
         })?;
+        Ok((kind, id))
+    }
+
+    /// Finds the record: 422 for an unknown type, 404 for a missing record.
+    /// With `for_update` its row stays locked until the transaction ends.
+    fn resolve(&self, conn: &mut crate::db::DbConn, for_update: bool) -> AppResult<Target> {
+        let (kind, id) = self.parse()?;
         let missing = || AppError::not_found(format!("{} {id} does not exist.", kind.type_name));
         let found = if for_update {
             kind.find_for_update(conn, id)?
@@ -117,6 +124,11 @@ pub async fn create(
 ) -> AppResult<HttpResponse> {
     let LockFields { target, takeover } = body.into_inner().lock;
     let policy = state.policy;
+    if let (false, Ok((kind, id))) = (takeover, target.parse()) {
+        if let Some(held) = fast_path::acquire(&state.db, &caller, kind, id, &policy).await? {
+            return Ok(HttpResponse::Created().json(lock_view(&held)));
+        }
+    }
     let acquired = state
         .db
         .write(caller.session_id().cloned(), move |tx| {
@@ -228,7 +240,7 @@ pub async fn status(
     let status = state
         .db
         .read(move |conn| {
-            let target = target.clone().resolve(conn, false)?;
+            let target = target.resolve(conn, false)?;
             let case = case_of(conn, target.case_id)?;
             authorize(conn, &actor.user, &case, Role::Reader)?;
             engine::status(conn, &actor, &target, &policy)
@@ -279,6 +291,12 @@ pub async fn destroy(
 ) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     let policy = state.policy;
+    if fast_path::release(&state.db, &caller, id, &policy)
+        .await?
+        .is_some()
+    {
+        return Ok(HttpResponse::NoContent().finish());
+    }
     state
         .db
         .write(caller.session_id().cloned(), move |tx| {

@@ -58,6 +58,10 @@ fn describe() {
         "Lock events by action (acquired, released, overridden, expired, idle, disconnected, kicked), counted after commit"
     );
     describe_counter!(
+        "baton_lock_fast_path_total",
+        "Lock acquires and releases by whether the one-statement fast path took them (taken) or left them to the general path (declined); PostgreSQL only"
+    );
+    describe_counter!(
         "baton_takeovers_refused_total",
         "Takeovers and breaks refused because the holder outranks the caller"
     );

@@ -73,9 +73,12 @@ pub fn end(
 
 /// Counts a lock event (its audit row is written) once it has committed.
 fn count_after_commit(tx: &mut Tx, action: LockAction) {
-    tx.after_commit(move || {
-        metrics::counter!("baton_lock_events_total", "action" => action.as_str()).increment(1)
-    });
+    tx.after_commit(move || count_event(action));
+}
+
+/// Counts a committed lock event.
+pub fn count_event(action: LockAction) {
+    metrics::counter!("baton_lock_events_total", "action" => action.as_str()).increment(1)
 }
 
 /// Ends the lock if its lease or activity ran out; otherwise returns it.

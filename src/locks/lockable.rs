@@ -10,6 +10,8 @@ use crate::models::{Card, Case, Edgenote, Page, Record};
 use crate::views::{Identity, RecordView};
 
 pub trait Lockable: Record + Sized + Send + 'static {
+    /// The column of its table that names its case (`id` for a case).
+    const CASE_COLUMN: &'static str;
     fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>>;
     /// Like `find`, locking the row until the transaction ends (PostgreSQL).
     fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>>;
@@ -19,10 +21,12 @@ pub trait Lockable: Record + Sized + Send + 'static {
 }
 
 /// Implements [`Lockable`] for a model made with `versioned_record!`; the
-/// closure says which case the record belongs to.
+/// column and the closure say which case the record belongs to.
 macro_rules! lockable {
-    ($model:ident, case_id = |$r:ident| $case_id:expr) => {
+    ($model:ident, $case_column:literal, case_id = |$r:ident| $case_id:expr) => {
         impl Lockable for $model {
+            const CASE_COLUMN: &'static str = $case_column;
+
             fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>> {
                 $model::find(conn, id)
             }
@@ -47,10 +51,10 @@ macro_rules! lockable {
     };
 }
 
-lockable!(Case, case_id = |case| case.id);
-lockable!(Page, case_id = |page| page.case_id);
-lockable!(Card, case_id = |card| card.case_id);
-lockable!(Edgenote, case_id = |note| note.case_id);
+lockable!(Case, "id", case_id = |case| case.id);
+lockable!(Page, "case_id", case_id = |page| page.case_id);
+lockable!(Card, "case_id", case_id = |card| card.case_id);
+lockable!(Edgenote, "case_id", case_id = |note| note.case_id);
 
 /// A lockable record with its type erased, as the lock engine sees it.
 #[derive(Clone, Debug)]
@@ -74,6 +78,7 @@ impl Target {
 pub struct LockableKind {
     pub type_name: &'static str,
     pub table: &'static str,
+    pub case_column: &'static str,
     find: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
     find_for_update: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
 }
@@ -83,6 +88,7 @@ impl LockableKind {
         LockableKind {
             type_name: L::TYPE,
             table: L::TABLE,
+            case_column: L::CASE_COLUMN,
             find: find_target::<L>,
             find_for_update: find_target_for_update::<L>,
         }

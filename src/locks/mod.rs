@@ -15,6 +15,7 @@
 //! otherwise deadlock, and PostgreSQL would abort one.
 
 pub mod engine;
+pub mod fast_path;
 pub mod guard;
 pub mod lease;
 pub mod lockable;

@@ -2,8 +2,12 @@
 //! rows, and the message that says who holds a record.
 
 use super::lockable::table_of;
+use crate::db::Frame;
+use crate::models::lock_fast_path::LockNotice;
 use crate::models::{HeldLock, LockAction, LockEvent, UserRef};
-use crate::views::{EndedLockView, LockEventView, LockView, UserView, Watchable};
+use crate::views::{
+    Change, EndedLockView, LockEventView, LockView, ServerFrame, UserView, Watchable,
+};
 
 pub fn lock_view(held: &HeldLock) -> LockView {
     LockView::new(held, table_of(&held.lock.lockable_type))
@@ -25,6 +29,24 @@ pub fn ended_lock(
         reason: reason.into(),
         overridden_by: overridden_by.map(UserView::public),
     })
+}
+
+/// The frame of a lock written by the fast path: the same `create` or
+/// `destroy` the general path emits for an acquire or a holder's release.
+pub fn notice_frame(notice: LockNotice) -> Frame {
+    let LockNotice {
+        action,
+        lock,
+        holder,
+        editor,
+        ..
+    } = notice;
+    let held = HeldLock { lock, holder };
+    let (change, watchable) = match action {
+        LockAction::Acquired => (Change::Create, lock_view(&held).into()),
+        reason => (Change::Destroy, ended_lock(&held, reason, None)),
+    };
+    ServerFrame::change(change, watchable, editor).for_case(held.lock.case_id)
 }
 
 /// One audit row, with the users it names (looked up by the caller).

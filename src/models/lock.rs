@@ -6,10 +6,11 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
 
 use crate::db::schema::{locks, users};
-use crate::db::DbConn;
+use crate::db::{DbConn, Prepared};
 use crate::models::UserRef;
 
-#[derive(Queryable, QueryableByName, Selectable, Clone, Debug, PartialEq)]
+/// (`Deserialize`: the fast path's outbox rows carry it as JSON.)
+#[derive(Queryable, QueryableByName, Selectable, Clone, Debug, PartialEq, serde::Deserialize)]
 #[diesel(table_name = locks)]
 pub struct Lock {
     /// Also the lock's token: ids are never reused.
@@ -128,7 +129,7 @@ impl Lock {
         actor: i64,
     ) -> QueryResult<Option<Lock>> {
         crate::on_backend!(conn,
-            postgres: |pg| diesel::sql_query(
+            postgres: |pg| Prepared(diesel::sql_query(
                 "WITH taken AS ( \
                    INSERT INTO locks (lockable_type, lockable_id, case_id, user_id, session_id, \
                                       user_agent, created_at, expires_at, last_activity_at) \
@@ -150,7 +151,7 @@ impl Lock {
             .bind::<Timestamp, _>(new.created_at)
             .bind::<Timestamp, _>(new.expires_at)
             .bind::<Timestamp, _>(new.last_activity_at)
-            .bind::<BigInt, _>(actor)
+            .bind::<BigInt, _>(actor))
             .get_result::<Lock>(pg)
             .optional(),
             sqlite: |_c| {

@@ -7,11 +7,12 @@ use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
 
 use super::Lock;
 use crate::db::schema::lock_events;
-use crate::db::DbConn;
+use crate::db::{DbConn, Prepared};
 
 /// What happened to a lock. Every variant but `Acquired` ends a lock, and is
 /// then also the `reason` of its `destroy` broadcast.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum LockAction {
     Acquired,
     Released,
@@ -110,7 +111,7 @@ impl LockEvent {
         at: NaiveDateTime,
     ) -> QueryResult<bool> {
         crate::on_backend!(conn,
-            postgres: |pg| diesel::sql_query(
+            postgres: |pg| Prepared(diesel::sql_query(
                 "WITH gone AS (DELETE FROM locks WHERE id = $1 RETURNING id) \
                  INSERT INTO lock_events \
                    (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at) \
@@ -123,7 +124,7 @@ impl LockEvent {
             .bind::<Nullable<BigInt>, _>(actor)
             .bind::<BigInt, _>(lock.user_id)
             .bind::<Text, _>(action.as_str())
-            .bind::<Timestamp, _>(at)
+            .bind::<Timestamp, _>(at))
             .execute(pg)
             .map(|n| n > 0),
             sqlite: |_c| {

@@ -7,6 +7,7 @@ pub mod case;
 pub mod edgenote;
 pub mod lock;
 pub mod lock_event;
+pub mod lock_fast_path;
 pub mod membership;
 pub mod page;
 pub mod presence;

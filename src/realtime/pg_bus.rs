@@ -28,7 +28,7 @@ use tokio_postgres::{AsyncMessage, Client, NoTls};
 use super::hub::Hub;
 use crate::clock;
 use crate::db::schema::event_outbox;
-use crate::db::{DbConn, EventBus, Frame, Outgoing};
+use crate::db::{DbConn, EventBus, Frame, Outgoing, Prepared};
 use crate::locks::render;
 use crate::models::lock_fast_path::LockNotice;
 
@@ -150,12 +150,14 @@ impl EventBus for PgBus {
             .map(|o| serde_json::to_string(&WireOut::of(o)).unwrap_or_default())
             .collect();
         // One statement for all of them; ids follow the order given.
-        diesel::sql_query(
-            "INSERT INTO event_outbox (payload, created_at) \
-             SELECT p, $2 FROM unnest($1::text[]) WITH ORDINALITY AS o(p, n) ORDER BY n",
+        Prepared(
+            diesel::sql_query(
+                "INSERT INTO event_outbox (payload, created_at) \
+                 SELECT p, $2 FROM unnest($1::text[]) WITH ORDINALITY AS o(p, n) ORDER BY n",
+            )
+            .bind::<Array<Text>, _>(payloads)
+            .bind::<Timestamp, _>(clock::now()),
         )
-        .bind::<Array<Text>, _>(payloads)
-        .bind::<Timestamp, _>(clock::now())
         .execute(pg)?;
         if self.wakeups.is_none() {
             diesel::sql_query(format!("NOTIFY {CHANNEL}")).execute(pg)?;

@@ -1,0 +1,108 @@
+//! The lock fast path: on PostgreSQL the everyday acquire (a free record,
+//! no takeover) and the holder's release are one statement each, committed
+//! on its own, with the token check, the audit row and the broadcast in it
+//! (`crate::models::lock_fast_path`). `None` means "take the general path",
+//! which then decides everything the fast path does not: 401/403/404/409,
+//! renewing one's own lock, takeovers, locks past their lease. SQLite, whose
+//! statements cost no round trip, always takes the general path.
+
+use super::engine::count_event;
+use super::{LockPolicy, LockableKind};
+use crate::auth::access::Rank;
+use crate::auth::Caller;
+use crate::clock;
+use crate::db::{Backend, Database, DbConn, DbError};
+use crate::models::lock_fast_path::{self, FreshLock};
+use crate::models::{HeldLock, LockAction, Role};
+
+/// Takes the lock on a free record in one statement, or `None`.
+pub async fn acquire(
+    db: &Database,
+    caller: &Caller,
+    kind: &'static LockableKind,
+    id: i64,
+    policy: &LockPolicy,
+) -> Result<Option<HeldLock>, DbError> {
+    if db.backend() != Backend::Postgres {
+        return Ok(None);
+    }
+    let holder = caller.token_holder();
+    let session_id = caller.session_id().cloned();
+    let user_agent = caller.user_agent().cloned();
+    let ttl = policy.ttl;
+    let held = db
+        .autocommit(
+            move |conn| {
+                let DbConn::Postgresql(pg) = conn else {
+                    return Ok(None);
+                };
+                let editor_roles: Vec<&str> = Role::ALL
+                    .into_iter()
+                    .filter(|r| Rank::Member(*r).allows(Role::Editor))
+                    .map(Role::as_str)
+                    .collect();
+                let now = clock::now();
+                lock_fast_path::acquire(
+                    pg,
+                    holder,
+                    &FreshLock {
+                        table: kind.table,
+                        case_column: kind.case_column,
+                        lockable_type: kind.type_name,
+                        lockable_id: id,
+                        session_id: session_id.as_deref(),
+                        user_agent: user_agent.as_deref(),
+                        now,
+                        expires_at: clock::after(now, ttl),
+                        editor_roles: &editor_roles,
+                    },
+                )
+            },
+            Option::is_some,
+        )
+        .await?;
+    if held.is_some() {
+        count_event(LockAction::Acquired);
+    }
+    count_outcome("acquire", held.is_some());
+    Ok(held)
+}
+
+/// Releases the caller's own lock, still in force, in one statement; or `None`.
+pub async fn release(
+    db: &Database,
+    caller: &Caller,
+    id: i64,
+    policy: &LockPolicy,
+) -> Result<Option<HeldLock>, DbError> {
+    if db.backend() != Backend::Postgres {
+        return Ok(None);
+    }
+    let holder = caller.token_holder();
+    let session_id = caller.session_id().cloned();
+    let idle_timeout = policy.idle_timeout;
+    let held = db
+        .autocommit(
+            move |conn| {
+                let DbConn::Postgresql(pg) = conn else {
+                    return Ok(None);
+                };
+                let now = clock::now();
+                let idle_before = clock::before(now, idle_timeout);
+                lock_fast_path::release(pg, holder, id, session_id.as_deref(), now, idle_before)
+            },
+            Option::is_some,
+        )
+        .await?;
+    if held.is_some() {
+        count_event(LockAction::Released);
+    }
+    count_outcome("release", held.is_some());
+    Ok(held)
+}
+
+fn count_outcome(request: &'static str, taken: bool) {
+    let outcome = if taken { "taken" } else { "declined" };
+    metrics::counter!("baton_lock_fast_path_total", "request" => request, "outcome" => outcome)
+        .increment(1);
+}
