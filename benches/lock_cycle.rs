@@ -555,7 +555,11 @@ fn raw_guarded_update(conn: &mut DbConn, editor: &Editor, _ttl: Duration) -> Res
     };
     let done = conn.batch_execute(begin).and_then(|()| {
         let outcome = update(conn);
-        let end = if outcome.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let end = if outcome.is_ok() {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        };
         conn.batch_execute(end).and(outcome)
     });
     done.map_err(|e| format!("guarded update: {e}"))
@@ -607,7 +611,13 @@ fn pgbench(url: &str, editors: &[Editor], args: &Args) -> Option<f64> {
     };
     String::from_utf8_lossy(&output.stdout)
         .lines()
-        .find_map(|line| line.strip_prefix("tps = ")?.split_whitespace().next()?.parse().ok())
+        .find_map(|line| {
+            line.strip_prefix("tps = ")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
 }
 
 // ---- output ----
