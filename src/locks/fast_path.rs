@@ -6,6 +6,10 @@
 //! renewing one's own lock, takeovers, locks past their lease. SQLite, whose
 //! statements cost no round trip, always takes the general path.
 
+use chrono::NaiveDateTime;
+use diesel::pg::PgConnection;
+use diesel::QueryResult;
+
 use super::engine::count_event;
 use super::{LockPolicy, LockableKind};
 use crate::auth::access::Rank;
@@ -23,49 +27,30 @@ pub async fn acquire(
     id: i64,
     policy: &LockPolicy,
 ) -> Result<Option<HeldLock>, DbError> {
-    if db.backend() != Backend::Postgres {
-        return Ok(None);
-    }
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
     let user_agent = caller.user_agent().cloned();
     let ttl = policy.ttl;
-    let held = db
-        .autocommit(
-            move |conn| {
-                let DbConn::Postgresql(pg) = conn else {
-                    return Ok(None);
-                };
-                let editor_roles: Vec<&str> = Role::ALL
-                    .into_iter()
-                    .filter(|r| Rank::Member(*r).allows(Role::Editor))
-                    .map(Role::as_str)
-                    .collect();
-                let now = clock::now();
-                lock_fast_path::acquire(
-                    pg,
-                    holder,
-                    &FreshLock {
-                        table: kind.table,
-                        case_column: kind.case_column,
-                        lockable_type: kind.type_name,
-                        lockable_id: id,
-                        session_id: session_id.as_deref(),
-                        user_agent: user_agent.as_deref(),
-                        now,
-                        expires_at: clock::after(now, ttl),
-                        editor_roles: &editor_roles,
-                    },
-                )
-            },
-            Option::is_some,
-        )
-        .await?;
-    if held.is_some() {
-        count_event(LockAction::Acquired);
-    }
-    count_outcome("acquire", held.is_some());
-    Ok(held)
+    one_statement(db, "acquire", LockAction::Acquired, move |pg, now| {
+        let editor_roles: Vec<&str> = Role::ALL
+            .into_iter()
+            .filter(|r| Rank::Member(*r).allows(Role::Editor))
+            .map(Role::as_str)
+            .collect();
+        let fresh = FreshLock {
+            table: kind.table,
+            case_column: kind.case_column,
+            lockable_type: kind.type_name,
+            lockable_id: id,
+            session_id: session_id.as_deref(),
+            user_agent: user_agent.as_deref(),
+            now,
+            expires_at: clock::after(now, ttl),
+            editor_roles: &editor_roles,
+        };
+        lock_fast_path::acquire(pg, holder, &fresh)
+    })
+    .await
 }
 
 /// Releases the caller's own lock, still in force, in one statement; or `None`.
@@ -75,34 +60,44 @@ pub async fn release(
     id: i64,
     policy: &LockPolicy,
 ) -> Result<Option<HeldLock>, DbError> {
-    if db.backend() != Backend::Postgres {
-        return Ok(None);
-    }
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
     let idle_timeout = policy.idle_timeout;
+    one_statement(db, "release", LockAction::Released, move |pg, now| {
+        let idle_before = clock::before(now, idle_timeout);
+        lock_fast_path::release(pg, holder, id, session_id.as_deref(), now, idle_before)
+    })
+    .await
+}
+
+/// Runs `statement` (PostgreSQL only) committed on its own, and counts what
+/// it did: the lock event when it took the request, and whether it did.
+async fn one_statement<F>(
+    db: &Database,
+    request: &'static str,
+    action: LockAction,
+    statement: F,
+) -> Result<Option<HeldLock>, DbError>
+where
+    F: FnOnce(&mut PgConnection, NaiveDateTime) -> QueryResult<Option<HeldLock>> + Send + 'static,
+{
+    if db.backend() != Backend::Postgres {
+        return Ok(None);
+    }
     let held = db
         .autocommit(
-            move |conn| {
-                let DbConn::Postgresql(pg) = conn else {
-                    return Ok(None);
-                };
-                let now = clock::now();
-                let idle_before = clock::before(now, idle_timeout);
-                lock_fast_path::release(pg, holder, id, session_id.as_deref(), now, idle_before)
+            move |conn| match conn {
+                DbConn::Postgresql(pg) => statement(pg, clock::now()),
+                DbConn::Sqlite(_) => Ok(None),
             },
             Option::is_some,
         )
         .await?;
     if held.is_some() {
-        count_event(LockAction::Released);
+        count_event(action);
     }
-    count_outcome("release", held.is_some());
-    Ok(held)
-}
-
-fn count_outcome(request: &'static str, taken: bool) {
-    let outcome = if taken { "taken" } else { "declined" };
+    let outcome = if held.is_some() { "taken" } else { "declined" };
     metrics::counter!("baton_lock_fast_path_total", "request" => request, "outcome" => outcome)
         .increment(1);
+    Ok(held)
 }

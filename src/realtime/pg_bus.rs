@@ -33,6 +33,8 @@ use crate::locks::render;
 use crate::models::lock_fast_path::LockNotice;
 
 const CHANNEL: &str = "baton_events";
+/// The listener connection's `application_name`.
+pub const LISTENER_NAME: &str = "baton event listener";
 /// How long outbox rows are kept: a listener that reconnects within half of
 /// this resumes where it stopped, and misses nothing.
 pub const OUTBOX_RETENTION: Duration = Duration::from_secs(60);
@@ -224,7 +226,10 @@ async fn listen_once(
     wakeups: &Arc<Wakeups>,
     cursor: &mut Option<Cursor>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = tokio_postgres::connect(url, NoTls).await?;
+    let mut config: tokio_postgres::Config = url.parse()?;
+    // So operators (and tests) can tell this connection apart in pg_stat_activity.
+    config.application_name(LISTENER_NAME);
+    let (client, mut connection) = config.connect(NoTls).await?;
     // Other instances' NOTIFYs wake the reader; this connection's own do not
     // (its instance woke the reader directly).
     let heard = Arc::new(Notify::new());
