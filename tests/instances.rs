@@ -106,6 +106,176 @@ async fn a_tab_on_b_sees_what_a_did_in_order() {
     assert_eq!(seen[2]["watchable"]["reason"], "released");
 }
 
+/// Concurrent writes to one record through both instances: every tab, on
+/// either instance, sees them in commit order — card versions one by one
+/// with no gap, and the lock on another card alternating create / destroy.
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn concurrent_writes_reach_every_instance_in_commit_order() {
+    const WRITERS_PER_INSTANCE: usize = 3;
+    const PATCHES_PER_WRITER: usize = 20;
+    const LOCK_CYCLES_PER_INSTANCE: usize = 8;
+    let Some((app, a, b)) = two_instances().await else {
+        return;
+    };
+    let carol = app.user("Carol").await.tab("carol");
+    let dave = app.user("Dave").await.tab("dave");
+    let rita = app.user("Rita").await;
+    let f = app
+        .case(
+            "c",
+            &[
+                (&carol, Role::Editor),
+                (&dave, Role::Editor),
+                (&rita, Role::Reader),
+            ],
+        )
+        .await;
+    let locked_card = app.card(&f, "locked back and forth").await;
+    let (mut on_a, _) = app.open_tab_at(&a.base, "c", &rita.tab("rita-on-a")).await;
+    let (mut on_b, _) = app.open_tab_at(&b.base, "c", &rita.tab("rita-on-b")).await;
+
+    let patches = [(&a.base, &carol), (&b.base, &dave)]
+        .into_iter()
+        .flat_map(|route| std::iter::repeat_n(route, WRITERS_PER_INSTANCE))
+        .map(|(base, who)| {
+            let app = &app;
+            async move {
+                for i in 0..PATCHES_PER_WRITER {
+                    app.req_at(base, Method::PATCH, &format!("/cards/{}", f.card_id))
+                        .by(who)
+                        .json(json!({ "card": { "content": format!("{} {i}", who.email) } }))
+                        .send()
+                        .await
+                        .expect(200);
+                }
+            }
+        });
+    // Carol locks and releases the other card through A, Dave through B;
+    // each waits for the other with 409s in between.
+    let lock_cycles = [(&a.base, &carol), (&b.base, &dave)].map(|(base, who)| {
+        let app = &app;
+        async move {
+            let mut done = 0;
+            while done < LOCK_CYCLES_PER_INSTANCE {
+                let taken = app
+                    .req_at(base, Method::POST, "/locks")
+                    .by(who)
+                    .json(lock_body("Card", locked_card))
+                    .send()
+                    .await;
+                if taken.status == 409 {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    continue;
+                }
+                let lock = taken.expect(201);
+                app.req_at(base, Method::DELETE, &format!("/locks/{}", lock.body["id"]))
+                    .by(who)
+                    .send()
+                    .await
+                    .expect(204);
+                done += 1;
+            }
+        }
+    });
+    futures_util::future::join(
+        futures_util::future::join_all(patches),
+        futures_util::future::join_all(lock_cycles),
+    )
+    .await;
+
+    let updates = 2 * WRITERS_PER_INSTANCE * PATCHES_PER_WRITER;
+    let lock_frames = 2 * 2 * LOCK_CYCLES_PER_INSTANCE;
+    for (name, tab) in [("A", &mut on_a), ("B", &mut on_b)] {
+        let mut versions = Vec::new();
+        let mut lock_changes = Vec::new();
+        while versions.len() < updates || lock_changes.len() < lock_frames {
+            let frame = tab.next_change().await;
+            match frame["watchable"]["type"].as_str() {
+                Some("Card") => versions.push(frame["watchable"]["version"].as_i64().unwrap()),
+                Some("Lock") => lock_changes.push(frame["type"].as_str().unwrap().to_owned()),
+                other => panic!("unexpected frame on {name}: {other:?} {frame}"),
+            }
+        }
+        let expected: Vec<i64> = (2..2 + updates as i64).collect();
+        assert_eq!(
+            versions, expected,
+            "card versions as the tab on {name} saw them"
+        );
+        let alternating: Vec<&str> = ["create", "destroy"]
+            .into_iter()
+            .cycle()
+            .take(lock_frames)
+            .collect();
+        assert_eq!(lock_changes, alternating, "lock frames on {name}");
+    }
+}
+
+/// The outbox is delivered in id order: a broadcast written after one whose
+/// transaction is still open waits for it; a rolled-back one leaves a gap
+/// that is skipped, and nothing after it is lost.
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn the_outbox_waits_for_open_transactions_and_skips_rolled_back_ones() {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+
+    let Some((app, a, _b)) = two_instances().await else {
+        return;
+    };
+    let carol = app.user("Carol").await.tab("carol");
+    let rita = app.user("Rita").await;
+    let f = app
+        .case("c", &[(&carol, Role::Editor), (&rita, Role::Reader)])
+        .await;
+    let (mut tab, _) = app.open_tab_at(&a.base, "c", &rita.tab("rita")).await;
+    let marker = |name: &str| {
+        let text = json!({ "type": "update", "watchable": { "type": "Marker", "name": name } });
+        let payload = json!({ "k": "frame", "case": f.case_id, "text": text.to_string() });
+        format!("INSERT INTO event_outbox (payload, created_at) VALUES ('{payload}', now())")
+    };
+    let patch = |content: &'static str| {
+        app.req_at(&a.base, Method::PATCH, &format!("/cards/{}", f.card_id))
+            .by(&carol)
+            .json(json!({ "card": { "content": content } }))
+            .send()
+    };
+    let mut other = diesel::PgConnection::establish(&app.db_url).unwrap();
+
+    // A broadcast whose transaction is still open holds back the ones after it.
+    other
+        .batch_execute(&format!("BEGIN; {}", marker("held")))
+        .unwrap();
+    patch("after the held one").await.expect(200);
+    let early = tokio::time::timeout(Duration::from_millis(300), tab.next_change()).await;
+    assert!(
+        early.is_err(),
+        "delivered before the open transaction ended: {early:?}"
+    );
+    other.batch_execute("COMMIT").unwrap();
+    let first = tab.next_change().await;
+    assert_eq!(first["watchable"]["name"], "held", "{first}");
+    let second = tab.next_change().await;
+    assert_eq!(
+        second["watchable"]["content"], "after the held one",
+        "{second}"
+    );
+
+    // One that rolls back leaves a gap in the ids: skipped, nothing after it lost.
+    other
+        .batch_execute(&format!("BEGIN; {}; ROLLBACK", marker("rolled back")))
+        .unwrap();
+    patch("after the gap").await.expect(200);
+    let next = tab.next_change().await;
+    assert_eq!(next["watchable"]["content"], "after the gap", "{next}");
+}
+
 #[actix_web::test]
 #[cfg_attr(
     not(baton_postgres_tests),

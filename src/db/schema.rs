@@ -134,7 +134,6 @@ diesel::table! {
         id -> BigInt,
         payload -> Text,
         created_at -> Timestamp,
-        tx -> BigInt,
     }
 }
 

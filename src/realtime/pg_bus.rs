@@ -7,13 +7,18 @@
 //! inside the write transaction would serialize every commit of the
 //! database behind one lock, WAL flush included.
 //!
-//! Each instance reads the outbox on one dedicated connection, in windows of
-//! transaction ids: a window closes at the oldest transaction still running
-//! (the snapshot's `xmin`), so every row in it is final and none can commit
-//! later behind the reader. Within a window rows go out in id order. Two
-//! conflicting writes are ordered by their row locks, and the second takes
-//! its outbox id after the first committed; so every tab on every instance
-//! sees conflicting changes in commit order.
+//! Each instance reads the outbox on one dedicated connection and hands the
+//! rows to its hub strictly in id order. Two conflicting writes are ordered
+//! by their row locks, and the second takes its outbox id (just before its
+//! commit) after the first committed; so every tab on every instance sees
+//! conflicting changes in commit order. A missing id is a transaction that
+//! has its id but has not committed yet: the reader waits for it. If the gap
+//! outlasts a second read, the reader takes a fresh transaction id as a
+//! barrier; it skips the missing ids once a snapshot's `xmin` has passed the
+//! barrier (every transaction that could hold them has ended, so they rolled
+//! back). This relies on every transaction having written something (and so
+//! holding a transaction id) before it takes an outbox id, which every write
+//! path does: it publishes what it wrote.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
@@ -38,7 +43,7 @@ pub const LISTENER_NAME: &str = "baton event listener";
 /// How long outbox rows are kept: a listener that reconnects within half of
 /// this resumes where it stopped, and misses nothing.
 pub const OUTBOX_RETENTION: Duration = Duration::from_secs(60);
-/// While committed rows wait behind a transaction still running, look again
+/// While the reader waits at a gap (or has more to read), it looks again
 /// after this, doubling up to [`RECHECK_MAX`].
 const RECHECK_MIN: Duration = Duration::from_millis(1);
 const RECHECK_MAX: Duration = Duration::from_millis(50);
@@ -51,15 +56,15 @@ const IDLE_RECHECK: Duration = Duration::from_secs(1);
 /// statement more.
 const BATCH_WINDOW: Duration = Duration::from_millis(1);
 
-/// The rows of the next closed window, and whether committed rows already
-/// wait beyond it. One statement, one snapshot.
-const READ_WINDOW: &str = "\
-    WITH horizon AS ( \
-      SELECT h.hi, EXISTS (SELECT 1 FROM event_outbox p WHERE p.tx >= h.hi) AS pending \
-      FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS hi) h) \
-    SELECT horizon.hi, horizon.pending, o.payload \
-    FROM horizon LEFT JOIN event_outbox o ON o.tx >= $1 AND o.tx < horizon.hi \
+/// Outbox rows from `$1` on, in id order, with the `xmin` of the snapshot
+/// they were read in (every transaction below it has ended).
+const READ_ROWS: &str = "\
+    SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin, o.id, o.payload \
+    FROM (SELECT 1) one LEFT JOIN LATERAL ( \
+      SELECT id, payload FROM event_outbox WHERE id >= $1 ORDER BY id LIMIT 1000) o ON true \
     ORDER BY o.id";
+/// The `LIMIT` above: a full batch means read again at once.
+const READ_BATCH: usize = 1000;
 
 /// One outbox row's payload.
 #[derive(Deserialize)]
@@ -195,11 +200,66 @@ pub fn prune_outbox(conn: &mut DbConn, now: chrono::NaiveDateTime) -> QueryResul
     .execute(conn)
 }
 
-/// Where a listener is in the outbox: the first transaction id it has not
-/// read yet, and when it last read.
+/// Where a listener is in the outbox: the next id to deliver, the gap it
+/// waits at (if any), and when it last read.
 struct Cursor {
-    next_tx: i64,
+    next_id: i64,
+    gap: Option<Gap>,
     read_at: Instant,
+}
+
+/// Ids from `id` on are missing while later ones are visible: their
+/// transactions have not committed yet, or rolled back. Once a snapshot's
+/// `xmin` reaches `barrier` (a transaction id taken after the gap was seen),
+/// every transaction that could hold them has ended, and the ids still
+/// missing never will appear.
+#[derive(Clone, Copy)]
+struct Gap {
+    id: i64,
+    /// Reads that stopped here.
+    reads: u32,
+    barrier: Option<i64>,
+}
+
+impl Cursor {
+    /// Delivers the rows of one read in id order, up to the first gap that
+    /// may still fill. Returns whether to read again soon (waiting at a gap,
+    /// or more rows than one read returns).
+    fn advance(&mut self, rows: &[tokio_postgres::Row], hub: &Hub) -> bool {
+        let Some(first) = rows.first() else {
+            return false;
+        };
+        let xmin: i64 = first.get(0);
+        for row in rows {
+            let Some(id) = row.get::<_, Option<i64>>(1) else {
+                continue;
+            };
+            if id > self.next_id {
+                match &mut self.gap {
+                    Some(gap) if gap.id == self.next_id => {
+                        if gap.barrier.is_none_or(|barrier| xmin < barrier) {
+                            gap.reads += 1;
+                            return true;
+                        }
+                    }
+                    _ => {
+                        self.gap = Some(Gap {
+                            id: self.next_id,
+                            reads: 1,
+                            barrier: None,
+                        });
+                        return true;
+                    }
+                }
+            }
+            self.gap = None;
+            if let Some(payload) = row.get::<_, Option<&str>>(2) {
+                deliver(hub, payload);
+            }
+            self.next_id = id + 1;
+        }
+        rows.len() >= READ_BATCH
+    }
 }
 
 /// Listens until the runtime stops: connects, reads the outbox whenever
@@ -276,26 +336,30 @@ async fn read_until_closed(
         .await?
         .get(0);
     own_pid.store(pid, Ordering::Relaxed);
-    let read = client.prepare(READ_WINDOW).await?;
-    let start = match cursor.take() {
-        Some(c) if c.read_at.elapsed() < OUTBOX_RETENTION / 2 => c.next_tx,
+    let read = client.prepare(READ_ROWS).await?;
+    let resumed = match cursor.take() {
+        Some(c) if c.read_at.elapsed() < OUTBOX_RETENTION / 2 => Some(c),
         gone => {
             if gone.is_some() {
                 hub.resync_all("The server lost its event feed for a moment; reload the case.");
             }
-            let row = client
-                .query_one(
-                    "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
-                    &[],
-                )
-                .await?;
-            row.get(0)
+            None
         }
     };
-    let cursor = cursor.insert(Cursor {
-        next_tx: start,
-        read_at: Instant::now(),
-    });
+    let cursor = match resumed {
+        Some(c) => cursor.insert(c),
+        None => {
+            // From now on: whatever commits from here is delivered.
+            let row = client
+                .query_one("SELECT coalesce(max(id), 0) + 1 FROM event_outbox", &[])
+                .await?;
+            cursor.insert(Cursor {
+                next_id: row.get(0),
+                gap: None,
+                read_at: Instant::now(),
+            })
+        }
+    };
     tracing::debug!("event listener ready");
     let poker = tokio::spawn({
         let client = client.clone();
@@ -319,18 +383,24 @@ async fn read_until_closed(
         if client.is_closed() {
             break Ok(());
         }
-        let rows = match client.query(&read, &[&cursor.next_tx]).await {
+        let rows = match client.query(&read, &[&cursor.next_id]).await {
             Ok(rows) => rows,
             Err(e) => break Err(e),
         };
         cursor.read_at = Instant::now();
-        let mut pending = false;
-        for row in &rows {
-            let hi: i64 = row.get(0);
-            pending = row.get(1);
-            cursor.next_tx = cursor.next_tx.max(hi);
-            if let Some(payload) = row.get::<_, Option<&str>>(2) {
-                deliver(hub, payload);
+        let pending = cursor.advance(&rows, hub);
+        if let Some(gap) = cursor
+            .gap
+            .as_mut()
+            .filter(|g| g.reads >= 2 && g.barrier.is_none())
+        {
+            // Any transaction id taken now is newer than the gap's holders'.
+            match client
+                .query_one("SELECT pg_current_xact_id()::text::bigint", &[])
+                .await
+            {
+                Ok(row) => gap.barrier = Some(row.get(0)),
+                Err(e) => break Err(e),
             }
         }
         let wait = if pending {
