@@ -57,7 +57,7 @@ TOTAL=$(grep -cE 'LOG:  (statement|execute)' "/tmp/$DB.statements" || true)
 echo "statements per lock request: $(python3 -c "print(round($TOTAL / (2 * $CYCLES), 2))") ($TOTAL statements for $CYCLES acquires and $CYCLES releases)"
 # The event bus's own statements: the wake-up NOTIFY after a commit and the
 # listener's outbox read. Under load both are shared by many commits.
-BUS=$(grep -cE 'LOG:  (statement|execute [^:]*): (NOTIFY baton_events|WITH horizon)' "/tmp/$DB.statements" || true)
+BUS=$(grep -cE 'LOG:  (statement|execute [^:]*): (NOTIFY baton_events|SELECT pg_snapshot_xmin|SELECT pg_current_xact_id)' "/tmp/$DB.statements" || true)
 echo "  on the request's own connection: $(python3 -c "print(round(($TOTAL - $BUS) / (2 * $CYCLES), 2))"); the event bus (wake-up NOTIFY, outbox read): $(python3 -c "print(round($BUS / (2 * $CYCLES), 2))")"
 echo "by kind:"
 grep -oE 'LOG:  (statement|execute [^:]*): [A-Za-z]+( [A-Za-z_]+)?' "/tmp/$DB.statements" |
