@@ -254,8 +254,8 @@ pub struct Database {
     /// SQLite has one writer at a time. Queueing writers here, instead of in
     /// SQLite's sleeping busy handler, keeps latency flat under contention.
     /// It also keeps commit order for the SQLite bus: the lock is held from
-    /// BEGIN until the broadcasts are handed over. (On PostgreSQL, `NOTIFY`
-    /// delivers in commit order by itself.)
+    /// BEGIN until the broadcasts are handed over. (On PostgreSQL, the outbox
+    /// table's ids give the order.)
     sqlite_writer: Arc<Mutex<()>>,
     /// Requests waiting for a pooled connection right now.
     waiting: Arc<AtomicUsize>,
