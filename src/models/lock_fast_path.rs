@@ -56,6 +56,7 @@ pub struct FreshLock<'a> {
 }
 
 /// The token check both statements share: `$2` user, `$3` token, `$4` now.
+/// The same rule as `User::find_by_token`; change them together.
 const LIVE_CALLER: &str = "\
     SELECT u.id, u.name, u.color, u.admin FROM auth_tokens t JOIN users u ON u.id = t.user_id \
     WHERE t.id = $3 AND u.id = $2 AND t.revoked_at IS NULL AND t.expires_at > $4 \
