@@ -134,22 +134,34 @@ async fn acquire_renew_and_conflict(backend: Backend) {
     assert_eq!(again.body["id"], by_user.body["id"]);
     assert!(by_user.body["sessionId"].is_null());
 
-    // snake_case fields are accepted too; the param is the id as a string,
-    // as the OpenAPI document says.
-    app.post("/locks")
+    // The Gala seed's own request: snake_case fields and the param as a
+    // number. 201; the same request with the param as a string renews it.
+    let seed = app
+        .post("/locks")
         .by(&carol)
         .json(json!({ "lock": { "lockable_type": "Page", "lockable_param": f.page_id } }))
         .send()
         .await
-        .expect_error(422, "invalid");
-    app.post("/locks")
+        .expect(201);
+    let renewed = app
+        .post("/locks")
         .by(&carol)
         .json(
             json!({ "lock": { "lockable_type": "Page", "lockable_param": f.page_id.to_string() } }),
         )
         .send()
         .await
-        .expect(201);
+        .expect(200);
+    assert_eq!(renewed.body["id"], seed.body["id"]);
+    // Neither a negative number nor a fraction is an id.
+    for param in [json!(-1), json!(1.5), json!("1.5")] {
+        app.post("/locks")
+            .by(&carol)
+            .json(json!({ "lock": { "lockableType": "Page", "lockableParam": param } }))
+            .send()
+            .await
+            .expect_error(422, "invalid");
+    }
 }
 
 async fn lockable_lookup_errors(backend: Backend) {

@@ -70,11 +70,16 @@ fn caller_of(req: &HttpRequest) -> Result<Caller, AppError> {
     // The token first: without a valid one the answer is 401, whatever else
     // the request says.
     let caller = Caller::verify(&state.jwt, bearer(headers), None, user_agent(headers))?;
-    let session_id = header(headers, SESSION_HEADER)
-        .filter(|s| !s.is_empty())
-        .map(valid_session_id)
-        .transpose()?;
-    Ok(caller.in_session(session_id))
+    Ok(caller.in_session(session_header(headers)?))
+}
+
+/// `X-Session-ID`, when sent: a header that is present must match its
+/// documented pattern (an empty or non-ASCII value is 400, not "no tab").
+pub fn session_header(headers: &HeaderMap) -> Result<Option<String>, AppError> {
+    match headers.get(SESSION_HEADER) {
+        None => Ok(None),
+        Some(value) => valid_session_id(value.to_str().unwrap_or_default().trim()).map(Some),
+    }
 }
 
 impl FromRequest for Actor {
@@ -233,5 +238,23 @@ mod tests {
         assert!(valid_session_id("6f1c-2a_b").is_ok());
         assert!(valid_session_id("bad id").is_err());
         assert!(valid_session_id(&"x".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn a_session_header_that_is_sent_must_be_valid() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(session_header(&headers).unwrap(), None);
+        let mut with = |value: &[u8]| {
+            let value = actix_web::http::header::HeaderValue::from_bytes(value).unwrap();
+            headers.insert(
+                actix_web::http::header::HeaderName::from_static(SESSION_HEADER),
+                value,
+            );
+            session_header(&headers)
+        };
+        assert_eq!(with(b"tab-1").unwrap().as_deref(), Some("tab-1"));
+        assert!(with(b"").is_err(), "empty");
+        assert!(with(b"\xe9t\xe9").is_err(), "not ASCII");
+        assert!(with(b"a b").is_err(), "a space");
     }
 }

@@ -30,12 +30,14 @@ use crate::locks::{Lockable, Written};
 use crate::models::{Case, Role};
 use crate::state::AppState;
 
-/// Registers every route, and lists them in [`ROUTES`] from the same
-/// declaration (the OpenAPI test checks the document against that list).
-/// Each path is one resource: a method it does not serve gets 405 with
-/// `Allow`.
+/// The one list of routes: registers every handler with actix, lists them
+/// in [`ROUTES`] (for `Allow` on a 405), and lists their `#[utoipa::path]`
+/// declarations in [`RoutePaths`], from which the OpenAPI document takes its
+/// paths (a test checks each declaration's path and method against this
+/// list). Each path is one resource: a method it does not serve gets 405
+/// with `Allow`.
 macro_rules! routes {
-    ($( $path:literal => { $( $method:ident : $handler:path ),+ $(,)? } )*) => {
+    ($( $path:literal => { $( $method:ident : $module:ident :: $handler:ident ),+ $(,)? } )*) => {
         /// Every route the app serves, as `(path, method)`.
         pub const ROUTES: &[(&str, &str)] = &[ $( $( ($path, stringify!($method)) ),+ ),* ];
 
@@ -44,7 +46,7 @@ macro_rules! routes {
             $(
                 cfg.service(
                     web::resource($path)
-                        $( .route(web::$method().to($handler)) )+
+                        $( .route(web::$method().to($module::$handler)) )+
                         .default_service(web::to(errors::method_not_allowed)),
                 );
             )*
@@ -53,6 +55,11 @@ macro_rules! routes {
                     .config(utoipa_swagger_ui::Config::new(["/openapi.json"])),
             );
         }
+
+        /// The documented operation of every route, in the order above.
+        #[derive(utoipa::OpenApi)]
+        #[openapi(paths( $( $( $module::$handler ),+ ),* ))]
+        pub struct RoutePaths;
     };
 }
 

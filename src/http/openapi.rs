@@ -16,7 +16,7 @@ use utoipa::openapi::{
 };
 use utoipa::{Modify, OpenApi};
 
-use super::{admin, auth, cases, content, edits, health, locks, memberships, users};
+use super::locks;
 use crate::views::{ErrorBody, ServerFrame};
 
 #[derive(OpenApi)]
@@ -32,50 +32,7 @@ use crate::views::{ErrorBody, ServerFrame};
                        `{\"error\": {\"code\", \"message\", …}}`.",
         license(name = "MIT"),
     ),
-    paths(
-        health::healthz,
-        openapi_json,
-        auth::login,
-        auth::logout,
-        auth::demo,
-        auth::me,
-        users::create_user,
-        users::update_user,
-        users::remove_user,
-        cases::index,
-        cases::create,
-        cases::show,
-        cases::update,
-        cases::destroy,
-        memberships::index,
-        memberships::create,
-        memberships::destroy,
-        content::create_page,
-        content::show_page,
-        content::update_page,
-        content::destroy_page,
-        content::create_card,
-        content::show_card,
-        content::update_card,
-        content::destroy_card,
-        content::create_edgenote,
-        content::show_edgenote,
-        content::update_edgenote,
-        content::destroy_edgenote,
-        locks::create,
-        locks::index,
-        locks::destroy_mine,
-        locks::status,
-        locks::show,
-        locks::destroy,
-        locks::refresh,
-        locks::events,
-        edits::edits,
-        admin::index,
-        admin::kick,
-    ),
     components(schemas(ServerFrame, ErrorBody, locks::LockableType, locks::SessionSelector)),
-    modifiers(&Conventions),
     security(("bearer" = [])),
     tags(
         (name = "auth", description = "Signing in, the current user, users"),
@@ -89,9 +46,13 @@ use crate::views::{ErrorBody, ServerFrame};
 )]
 pub struct ApiDoc;
 
-/// The document, as served.
+/// The document, as served: the paths of every route (from the one list in
+/// `crate::http`), the shared schemas and tags, and the [`Conventions`].
 pub fn document() -> Document {
-    ApiDoc::openapi()
+    let mut doc = ApiDoc::openapi();
+    doc.merge(super::RoutePaths::openapi());
+    Conventions.modify(&mut doc);
+    doc
 }
 
 /// `GET /openapi.json`: this document (OpenAPI 3.1).
@@ -130,7 +91,7 @@ impl Modify for Conventions {
                     .as_ref()
                     .is_some_and(|s| s.iter().all(|r| r == &Default::default()));
                 if !public {
-                    add_parameter(operation, session_header());
+                    add_session_header(operation);
                     add_error(
                         operation,
                         400,
@@ -199,13 +160,18 @@ fn session_header() -> Parameter {
         .build()
 }
 
-fn add_parameter(operation: &mut Operation, parameter: Parameter) {
+/// `X-Session-ID` with its pattern. A route that needs it declares it itself
+/// (as required); it keeps that, and gets the shared schema.
+fn add_session_header(operation: &mut Operation) {
+    let shared = session_header();
     let parameters = operation.parameters.get_or_insert_with(Vec::new);
-    let present = parameters
-        .iter()
-        .any(|p| matches!(p, RefOr::T(p) if p.name == parameter.name));
-    if !present {
-        parameters.push(RefOr::T(parameter));
+    let declared = parameters.iter_mut().find_map(|p| match p {
+        RefOr::T(p) if p.name == shared.name => Some(p),
+        _ => None,
+    });
+    match declared {
+        Some(declared) => declared.schema = shared.schema,
+        None => parameters.push(RefOr::T(shared)),
     }
 }
 

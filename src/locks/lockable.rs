@@ -1,60 +1,31 @@
 //! What the lock engine knows about lockable records: a type name and table
-//! (from [`Record`]), how to find one, and its case, version and wire shape.
-//! A new lockable type is one model with `versioned_record!`, one
-//! `lockable!` line below and one line in [`REGISTRY`].
+//! (from [`Record`]), how to find one, its case and version (from
+//! [`LockableRecord`], which `versioned_record!` implements) and its wire
+//! shape (a `RecordView` variant). A new lockable type is a model made with
+//! `versioned_record!`, its view, and one line in [`REGISTRY`]; the guide is
+//! "Adding a lockable type" in `docs/architecture.md`.
 
 use diesel::QueryResult;
 
 use crate::db::DbConn;
-use crate::models::{Card, Case, Edgenote, Page, Record};
+use crate::models::{Card, Case, Edgenote, LockableRecord, Page};
 use crate::views::{Identity, RecordView};
 
-pub trait Lockable: Record + Sized + Send + 'static {
-    /// The column of its table that names its case (`id` for a case).
-    const CASE_COLUMN: &'static str;
-    fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>>;
-    /// Like `find`, locking the row until the transaction ends (PostgreSQL).
-    fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>>;
-    fn case_id(&self) -> i64;
-    fn version(&self) -> i64;
+/// A lockable record with its wire shape: every [`LockableRecord`] that has
+/// a `RecordView` variant.
+pub trait Lockable: LockableRecord {
     fn view(&self) -> RecordView;
 }
 
-/// Implements [`Lockable`] for a model made with `versioned_record!`; the
-/// column and the closure say which case the record belongs to.
-macro_rules! lockable {
-    ($model:ident, $case_column:literal, case_id = |$r:ident| $case_id:expr) => {
-        impl Lockable for $model {
-            const CASE_COLUMN: &'static str = $case_column;
-
-            fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>> {
-                $model::find(conn, id)
-            }
-
-            fn find_for_update(conn: &mut DbConn, id: i64) -> QueryResult<Option<Self>> {
-                $model::find_for_update(conn, id)
-            }
-
-            fn case_id(&self) -> i64 {
-                let $r = self;
-                $case_id
-            }
-
-            fn version(&self) -> i64 {
-                self.version
-            }
-
-            fn view(&self) -> RecordView {
-                self.into()
-            }
-        }
-    };
+impl<L> Lockable for L
+where
+    L: LockableRecord,
+    for<'a> &'a L: Into<RecordView>,
+{
+    fn view(&self) -> RecordView {
+        self.into()
+    }
 }
-
-lockable!(Case, "id", case_id = |case| case.id);
-lockable!(Page, "case_id", case_id = |page| page.case_id);
-lockable!(Card, "case_id", case_id = |card| card.case_id);
-lockable!(Edgenote, "case_id", case_id = |note| note.case_id);
 
 /// A lockable record with its type erased, as the lock engine sees it.
 #[derive(Clone, Debug)]

@@ -26,7 +26,7 @@ pub fn ended_lock(
 ) -> Watchable {
     Watchable::EndedLock(EndedLockView {
         lock: lock_view(held),
-        reason: reason.into(),
+        reason,
         overridden_by: overridden_by.map(UserView::public),
     })
 }

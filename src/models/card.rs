@@ -25,7 +25,7 @@ pub struct CardChanges {
     pub position: Option<i32>,
 }
 
-super::versioned_record!(Card, cards, CardChanges, type = "Card");
+super::versioned_record!(Card, cards, CardChanges, type = "Card", case = case_id);
 
 impl Card {
     pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Card>> {

@@ -21,7 +21,7 @@ pub struct CaseChanges {
     pub title: Option<String>,
 }
 
-super::versioned_record!(Case, cases, CaseChanges, type = "Case");
+super::versioned_record!(Case, cases, CaseChanges, type = "Case", case = id);
 
 impl Case {
     pub fn find_by_slug(conn: &mut DbConn, slug: &str) -> QueryResult<Option<Case>> {

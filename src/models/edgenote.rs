@@ -25,7 +25,7 @@ pub struct EdgenoteChanges {
     pub content: Option<String>,
 }
 
-super::versioned_record!(Edgenote, edgenotes, EdgenoteChanges, type = "Edgenote");
+super::versioned_record!(Edgenote, edgenotes, EdgenoteChanges, type = "Edgenote", case = case_id);
 
 impl Edgenote {
     pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Edgenote>> {

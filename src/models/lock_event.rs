@@ -9,9 +9,12 @@ use super::Lock;
 use crate::db::schema::lock_events;
 use crate::db::{DbConn, Prepared};
 
-/// What happened to a lock. Every variant but `Acquired` ends a lock, and is
-/// then also the `reason` of its `destroy` broadcast.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+/// What happened to a lock, in the audit trail and on the wire. Every
+/// action but `acquired` ends a lock, and is then also the `reason` of its
+/// `destroy` frame.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum LockAction {
     Acquired,
@@ -75,6 +78,13 @@ impl super::Record for LockEvent {
 }
 
 impl LockEvent {
+    /// The stored action. Only [`LockAction::as_str`] ever writes the
+    /// column; an unknown value (a row written by a newer version) reads as
+    /// `released`, the most neutral ending.
+    pub fn action(&self) -> LockAction {
+        LockAction::parse(&self.action).unwrap_or(LockAction::Released)
+    }
+
     /// Writes one audit row. `actor` is `None` when baton itself acted
     /// (expiry, idle release, a closed tab).
     pub fn record(

@@ -38,18 +38,57 @@ pub trait Record {
     fn id(&self) -> i64;
 }
 
-/// Implements [`Record`] and the queries every versioned content record
-/// (case, page, card, edgenote) shares: find, find for update, the versioned
-/// update and delete. A macro rather than generic code: diesel's per-table
-/// types make a generic version mostly trait bounds.
+/// A record people take locks on: versioned, in one case, found by id. What
+/// the lock engine needs of it beyond its wire shape (which
+/// `crate::locks::Lockable` adds). Implemented by `versioned_record!`.
+pub trait LockableRecord: Record + Sized + Send + 'static {
+    /// The column of its table that names its case (`id` for a case).
+    const CASE_COLUMN: &'static str;
+    fn find(conn: &mut crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<Self>>;
+    /// Like `find`, locking the row until the transaction ends (PostgreSQL).
+    fn find_for_update(conn: &mut crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<Self>>;
+    fn case_id(&self) -> i64;
+    /// Starts at 1; every update increments it.
+    fn version(&self) -> i64;
+}
+
+/// Implements [`Record`], [`LockableRecord`] and the queries every versioned
+/// content record (case, page, card, edgenote) shares: find, find for
+/// update, the versioned update and delete. `case = <column>` names the
+/// column that holds the record's case (`id` for a case itself). A macro
+/// rather than generic code: diesel's per-table types make a generic version
+/// mostly trait bounds.
 macro_rules! versioned_record {
-    ($model:ident, $table:ident, $changes:ty, type = $type_name:literal) => {
+    ($model:ident, $table:ident, $changes:ty, type = $type_name:literal, case = $case:ident) => {
         impl $crate::models::Record for $model {
             const TYPE: &'static str = $type_name;
             const TABLE: &'static str = stringify!($table);
 
             fn id(&self) -> i64 {
                 self.id
+            }
+        }
+
+        impl $crate::models::LockableRecord for $model {
+            const CASE_COLUMN: &'static str = stringify!($case);
+
+            fn find(conn: &mut $crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<$model>> {
+                $model::find(conn, id)
+            }
+
+            fn find_for_update(
+                conn: &mut $crate::db::DbConn,
+                id: i64,
+            ) -> diesel::QueryResult<Option<$model>> {
+                $model::find_for_update(conn, id)
+            }
+
+            fn case_id(&self) -> i64 {
+                self.$case
+            }
+
+            fn version(&self) -> i64 {
+                self.version
             }
         }
 

@@ -24,7 +24,7 @@ pub struct PageChanges {
     pub position: Option<i32>,
 }
 
-super::versioned_record!(Page, pages, PageChanges, type = "Page");
+super::versioned_record!(Page, pages, PageChanges, type = "Page", case = case_id);
 
 impl Page {
     pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Page>> {

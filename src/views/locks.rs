@@ -55,34 +55,6 @@ impl LockView {
     }
 }
 
-/// What happened to a lock; every action but `acquired` ends it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-#[schema(as = LockAction)]
-pub enum LockActionView {
-    Acquired,
-    Released,
-    Overridden,
-    Expired,
-    Idle,
-    Disconnected,
-    Kicked,
-}
-
-impl From<LockAction> for LockActionView {
-    fn from(action: LockAction) -> LockActionView {
-        match action {
-            LockAction::Acquired => LockActionView::Acquired,
-            LockAction::Released => LockActionView::Released,
-            LockAction::Overridden => LockActionView::Overridden,
-            LockAction::Expired => LockActionView::Expired,
-            LockAction::Idle => LockActionView::Idle,
-            LockAction::Disconnected => LockActionView::Disconnected,
-            LockAction::Kicked => LockActionView::Kicked,
-        }
-    }
-}
-
 /// A lock that has ended, as its `destroy` frame carries it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -90,7 +62,7 @@ impl From<LockAction> for LockActionView {
 pub struct EndedLockView {
     #[serde(flatten)]
     pub lock: LockView,
-    pub reason: LockActionView,
+    pub reason: LockAction,
     /// Who took it over or broke it (reason `overridden`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false, nullable = false)]
@@ -108,7 +80,7 @@ pub struct LockEventView {
     pub lock_id: i64,
     pub lockable: RecordKey,
     pub case_id: i64,
-    pub action: LockActionView,
+    pub action: LockAction,
     /// Who acted; `null` when baton did (expiry, idle release, a closed tab).
     pub actor: Option<UserView>,
     /// Who held the lock.
@@ -132,9 +104,7 @@ impl LockEventView {
                 param: event.lockable_id.to_string(),
             },
             case_id: event.case_id,
-            action: LockAction::parse(&event.action)
-                .unwrap_or(LockAction::Released)
-                .into(),
+            action: event.action(),
             actor,
             holder,
             at: utc(event.at),
