@@ -162,3 +162,37 @@ fn operation_ids_are_unique() {
     }
     assert_eq!(seen.len(), baton::http::ROUTES.len());
 }
+
+#[test]
+fn every_record_schema_has_a_literal_type_and_table() {
+    let doc = document();
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    let mut tagged = Vec::new();
+    for (name, schema) in schemas {
+        let Some(all_of) = schema["allOf"].as_array() else {
+            continue;
+        };
+        if all_of[0]["$ref"] != "#/components/schemas/Identity" {
+            continue;
+        }
+        let tags = &all_of[1]["properties"];
+        assert_eq!(tags["type"]["enum"], serde_json::json!([name]), "{name}");
+        assert_eq!(
+            tags["table"]["enum"].as_array().map(Vec::len),
+            Some(1),
+            "{name}"
+        );
+        tagged.push(name.as_str());
+    }
+    for name in [
+        "Card",
+        "Case",
+        "Edgenote",
+        "Lock",
+        "LockEvent",
+        "Page",
+        "User",
+    ] {
+        assert!(tagged.contains(&name), "{name} is not tagged");
+    }
+}

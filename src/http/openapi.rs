@@ -10,6 +10,7 @@
 
 use actix_web::HttpResponse;
 use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{
     ContentBuilder, ObjectBuilder, OpenApi as Document, RefOr, Required, ResponseBuilder, Type,
@@ -17,6 +18,7 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use super::locks;
+use crate::models::{Card, Case, Edgenote, Lock, LockEvent, Membership, Page, Record, User};
 use crate::views::{ErrorBody, ServerFrame};
 
 #[derive(OpenApi)]
@@ -52,7 +54,47 @@ pub fn document() -> Document {
     let mut doc = ApiDoc::openapi();
     doc.merge(super::RoutePaths::openapi());
     Conventions.modify(&mut doc);
+    tag_records(&mut doc);
     doc
+}
+
+/// Gives each record schema (`Card`, `Lock`, …) its `type` and `table` as
+/// literals, beside the shared `Identity`, so generated clients get tagged
+/// unions: a `Watchable` narrows on `type`. The names come from the models'
+/// [`Record`] constants; a test checks that every schema built on `Identity`
+/// is tagged.
+fn tag_records(doc: &mut Document) {
+    let records = [
+        (Case::TYPE, Case::TABLE),
+        (Page::TYPE, Page::TABLE),
+        (Card::TYPE, Card::TABLE),
+        (Edgenote::TYPE, Edgenote::TABLE),
+        (Lock::TYPE, Lock::TABLE),
+        (LockEvent::TYPE, LockEvent::TABLE),
+        (Membership::TYPE, Membership::TABLE),
+        (User::TYPE, User::TABLE),
+    ];
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    for (type_name, table) in records {
+        let Some(RefOr::T(Schema::AllOf(all_of))) = components.schemas.get_mut(type_name) else {
+            continue;
+        };
+        let literal = |value: &str| {
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some([value.to_owned()]))
+        };
+        let tags = ObjectBuilder::new()
+            .property("type", literal(type_name))
+            .property("table", literal(table))
+            .required("type")
+            .required("table");
+        all_of
+            .items
+            .insert(1, RefOr::T(Schema::Object(tags.build())));
+    }
 }
 
 /// `GET /openapi.json`: this document (OpenAPI 3.1).
