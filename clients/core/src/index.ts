@@ -1,5 +1,14 @@
 export { BatonClient, type BatonClientOptions, type CaseHandle } from './client.js';
-export { Api, paramKey, recordPath, type LockableRef, type SaveOptions } from './api.js';
+export { Api, lockableType, paramKey, recordPath, type LockableRef, type SaveOptions } from './api.js';
+export {
+  fillPath,
+  type Method,
+  type Operation,
+  type PathsFor,
+  type RouteArgs,
+  type RouteData,
+  type RouteInit,
+} from './routes.js';
 export {
   EditsChannel,
   KickedError,
