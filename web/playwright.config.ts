@@ -5,7 +5,11 @@ import { defineConfig } from '@playwright/test';
  * on a fresh SQLite file always, and on a scratch PostgreSQL database when
  * BATON_TEST_POSTGRES_URL is set (e2e/global-setup.ts starts and stops them).
  */
-const projects: { name: string; testIgnore?: RegExp }[] = [{ name: 'sqlite' }];
+const projects: { name: string; testDir?: string; testIgnore?: RegExp }[] = [
+  // pure modules of the app (unit/*.spec.ts): no browser, no server
+  { name: 'unit', testDir: 'unit' },
+  { name: 'sqlite' },
+];
 // 2-reconnect.spec.ts runs a SQLite baton of its own: once is enough
 if (process.env.BATON_TEST_POSTGRES_URL) projects.push({ name: 'postgres', testIgnore: /reconnect\.spec\.ts$/ });
 

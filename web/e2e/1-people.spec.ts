@@ -364,6 +364,41 @@ test('412 stale_version: the current text is shown beside mine and I choose', as
   await bob.context.close();
 });
 
+test('"Edit again with my text": once the taker is done, the former holder locks the card again and saves the kept text', async ({
+  browser,
+  server,
+}) => {
+  const scene = await freshCase(server);
+  const [first] = scene.cards;
+  const carol = await signIn(browser, server, DEMO.carol);
+  const bob = await signIn(browser, server, DEMO.bob);
+  await openCase(carol.page, server, scene.slug);
+  await openCase(bob.page, server, scene.slug);
+
+  const kept = 'Carol’s words, kept through a takeover';
+  await cardInput(carol.page, first!.id).click();
+  await cardInput(carol.page, first!.id).fill(kept);
+  await expect(card(bob.page, first!.id).getByTestId('lock-badge')).toHaveText(/Carol is editing/, WITHIN_1S);
+  await bob.page.getByRole('button', { name: 'Edit Card 1 anyway' }).click();
+  await expect(card(carol.page, first!.id).getByTestId('takeover-banner')).toHaveText(/Bob took over this card/, WITHIN_1S);
+  // while Bob holds it, Carol cannot take it back with her text
+  await expect(card(carol.page, first!.id).getByRole('button', { name: 'Edit again with my text' })).toHaveCount(0);
+  await card(bob.page, first!.id).getByRole('button', { name: 'Cancel' }).click();
+
+  await card(carol.page, first!.id).getByRole('button', { name: 'Edit again with my text' }).click();
+  await expect(card(carol.page, first!.id)).toHaveAttribute('data-lock-state', 'mine');
+  await expect(cardInput(carol.page, first!.id)).toBeEditable();
+  await expect(cardInput(carol.page, first!.id)).toHaveValue(kept);
+  await expect(card(carol.page, first!.id).getByTestId('draft-panel')).toHaveCount(0);
+  await expect(card(bob.page, first!.id).getByTestId('lock-badge')).toHaveText(/Carol is editing/, WITHIN_1S);
+  await card(carol.page, first!.id).getByRole('button', { name: 'Save' }).click();
+  await expect(card(carol.page, first!.id)).toHaveAttribute('data-lock-state', 'free');
+  await expect(cardInput(bob.page, first!.id)).toHaveValue(kept, WITHIN_1S);
+
+  await carol.context.close();
+  await bob.context.close();
+});
+
 test('Managers see the audit trail of a case; editors do not', async ({ browser, server }) => {
   const scene = await freshCase(server);
   const [first] = scene.cards;

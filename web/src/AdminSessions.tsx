@@ -15,8 +15,7 @@ export function AdminSessions() {
 
   const load = useCallback(async () => {
     try {
-      const { data } = await baton.api.transport.request<Session[]>('GET', '/admin/sessions');
-      setSessions(data);
+      setSessions(await baton.api.sessions());
       setError(null);
     } catch (e) {
       setError(message(e));
@@ -31,7 +30,7 @@ export function AdminSessions() {
 
   async function kick(session: Session) {
     try {
-      await baton.api.transport.request('DELETE', `/admin/sessions/${encodeURIComponent(session.sessionId)}`);
+      await baton.api.kick(session.sessionId);
       setNotice(`Closed ${session.user.name}'s tab on ${session.case.title}.`);
       await load();
     } catch (e) {

@@ -1,10 +1,10 @@
-import type { LockEvent } from '@baton/client';
+import type { LockAction, LockEvent } from '@baton/client';
 import { useBaton, useCase } from '@baton/react';
 import { useCallback, useEffect, useState } from 'react';
 import { message, time } from './format';
 import { href } from './router';
 
-const ACTION: Record<string, string> = {
+const ACTION: Record<LockAction, string> = {
   acquired: 'locked',
   released: 'released',
   overridden: 'overrode',
@@ -23,8 +23,7 @@ export function AuditTrail({ slug }: { slug: string }) {
 
   const load = useCallback(async () => {
     try {
-      const { data } = await baton.api.transport.request<LockEvent[]>('GET', `/cases/${encodeURIComponent(slug)}/lock_events`);
-      setEvents(data);
+      setEvents(await baton.api.lockEvents(slug));
       setError(null);
     } catch (e) {
       setError(message(e));
@@ -61,7 +60,7 @@ export function AuditTrail({ slug }: { slug: string }) {
             {events.map((e) => (
               <tr key={e.param}>
                 <td>{time(e.at)}</td>
-                <td>{ACTION[e.action] ?? e.action}</td>
+                <td>{ACTION[e.action]}</td>
                 <td>
                   {e.lockable.type} {e.lockable.param}
                 </td>

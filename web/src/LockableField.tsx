@@ -1,18 +1,20 @@
-import {
-  LockedError,
-  LockLostError,
-  OutrankedError,
-  StaleVersionError,
-  type Card,
-  type Edgenote,
-  type Page,
-  type User,
-} from '@baton/client';
-import { useBaton, useLock } from '@baton/react';
-import { useEffect, useId, useRef, useState, type FocusEvent, type KeyboardEvent } from 'react';
+import type { Card, Edgenote, Lockable as LockableRecord, Page, Role, User } from '@baton/client';
+import { Lockable, useBaton, type LockableRenderProps } from '@baton/react';
+import { useEffect, useId, useReducer, useRef, type FocusEvent, type KeyboardEvent } from 'react';
 import { useAnnounce } from './Announcer';
 import { Avatar } from './Avatar';
 import { DraftPanel } from './DraftPanel';
+import {
+  canStart,
+  changeOf,
+  fieldReducer,
+  initialField,
+  lockAnnouncement,
+  refusal,
+  textOf,
+  viewOf,
+  type FieldName,
+} from './fieldMachine';
 import { message } from './format';
 import { StaleChoice } from './StaleChoice';
 
@@ -21,7 +23,7 @@ export type EditableRecord = Card | Page | Edgenote;
 export interface LockableFieldProps<R extends EditableRecord> {
   record: R;
   /** The attribute edited here: `content`, `title`, `caption`. */
-  field: keyof R & string;
+  field: FieldName & keyof R;
   /** Accessible name of the field, e.g. "Card 2". */
   label: string;
   /** What people call the record in notices: "this card", "this page title". */
@@ -31,18 +33,26 @@ export interface LockableFieldProps<R extends EditableRecord> {
   editable: boolean;
   me: User;
   /** The person's role on the case (`site admin` for site admins). */
-  role: string | null;
+  role: Role | null;
 }
-
-type Notice = { kind: 'error' | 'info'; text: string } | null;
 
 /**
  * One lockable text field: editing takes the record's lock, saving sends
- * If-Match and Lock-Token (the kit does), leaving the field releases it.
- * Someone else's lock makes it read-only with a badge and "Edit anyway"; a
- * lock taken over keeps the person's unsaved text.
+ * If-Match and Lock-Token (the kit does), leaving the field or the screen
+ * releases it. Someone else's lock makes it read-only with a badge and
+ * "Edit anyway"; a lock taken over keeps the person's unsaved text. The
+ * lock flow is the kit's <Lockable>; what the field shows comes from
+ * fieldMachine.ts.
  */
-export function LockableField<R extends EditableRecord>({
+export function LockableField<R extends EditableRecord>(props: LockableFieldProps<R>) {
+  return (
+    <Lockable record={props.record} releaseOnUnmount>
+      {(lock) => <FieldView {...props} lock={lock} />}
+    </Lockable>
+  );
+}
+
+function FieldView<R extends EditableRecord>({
   record,
   field,
   label,
@@ -51,148 +61,74 @@ export function LockableField<R extends EditableRecord>({
   editable,
   me,
   role,
-}: LockableFieldProps<R>) {
+  lock,
+}: LockableFieldProps<R> & { lock: LockableRenderProps }) {
   const baton = useBaton();
-  const lock = useLock(record);
   const announce = useAnnounce();
-  const value = String(record[field] ?? '');
-  const [draft, setDraft] = useState<string | null>(null);
-  const [base, setBase] = useState<R | null>(null);
-  const [notice, setNotice] = useState<Notice>(null);
-  const [stale, setStale] = useState<R | null>(null);
-  const [outrankedBy, setOutrankedBy] = useState<{ token: string; name: string } | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [state, dispatch] = useReducer(fieldReducer, initialField);
   const inputRef = useRef<HTMLTextAreaElement & HTMLInputElement>(null);
   const wrapperRef = useRef<HTMLDivElement>(null);
   const noticeId = useId();
-
-  const { state, holder, lostTo } = lock;
-  const heldByMeElsewhere = state === 'theirs' && holder?.id === me.id;
-  // a site admin outranks every case role (managers see the holder's `admin` flag; editors learn it from a refusal)
-  const outranked =
-    state === 'theirs' && lock.lock
-      ? outrankedBy?.token === lock.lock.token
-        ? outrankedBy.name
-        : holder?.admin === true && role !== 'site admin' && holder.id !== me.id
-          ? holder.name
-          : null
-      : null;
+  const words = { label, noun };
+  const value = textOf(record, field);
+  const view = viewOf(state, lock, { field, editable, me, role, value }, words);
+  const { draft, base, stale, notice } = state;
 
   // tell assistive tech (and everyone) what happened to the lock
-  const previous = useRef(state);
+  const previous = useRef(lock.state);
+  const { holder, lostTo } = lock;
   useEffect(() => {
     const before = previous.current;
-    previous.current = state;
-    if (before === state) return;
-    if (state === 'theirs' && holder) {
-      announce(holder.id === me.id ? `You are editing ${label} in another tab` : `${holder.name} is editing ${label}`);
-    } else if (state === 'lost') {
-      announce(
-        lostTo ? `${lostTo.name} took over ${noun}. Your text is kept.` : `Your lock on ${label} ended. Your text is kept.`,
-      );
-    } else if (state === 'free' && before === 'theirs') {
-      announce(`${label} is free`);
-    }
-  }, [state, holder, lostTo, announce, label, noun, me.id]);
+    previous.current = lock.state;
+    const text = lockAnnouncement(before, { state: lock.state, holder, lostTo }, { label, noun }, me);
+    if (text) announce(text);
+  }, [lock.state, holder, lostTo, announce, label, noun, me]);
 
   // a lock of this tab (taken here, by "Edit anyway", or found again after a reload) opens the editor
   useEffect(() => {
-    if (state === 'mine' && draft === null) {
-      setDraft(value);
-      setBase(record);
-    }
-  }, [state, draft, value, record]);
+    if (lock.state === 'mine' && draft === null) dispatch({ type: 'opened', record, text: value });
+  }, [lock.state, draft, value, record]);
 
-  // leaving the page (another screen of the app) releases the lock too
-  const held = useRef(false);
-  held.current = state === 'mine';
-  const locks = baton.locks;
-  const { type, param } = record;
-  useEffect(
-    () => () => {
-      if (held.current) void locks.release({ type, param }).catch(() => {});
-    },
-    [locks, type, param],
-  );
+  // a refused lock action (held, outranked, network) is the field's notice
+  useEffect(() => {
+    if (lock.error) dispatch({ type: 'notice', notice: { kind: 'error', text: message(lock.error) } });
+  }, [lock.error]);
 
-  // a stopped tab (kicked, signed out, case deleted) edits nothing, even if it still thinks it holds the lock
-  const editing = editable && state === 'mine' && draft !== null;
-  const dirty = editing && draft !== String(base?.[field] ?? '');
-
-  async function startEditing(afterLoss = false): Promise<void> {
-    if (!editable || state === 'mine' || (state === 'lost' && !afterLoss) || busy) return;
-    setBusy(true);
-    setNotice(null);
-    try {
-      await lock.acquire();
-      inputRef.current?.focus();
-    } catch (e) {
-      setNotice({ kind: 'error', text: message(e) });
-    } finally {
-      setBusy(false);
-    }
+  async function startEditing(afterLoss = false): Promise<boolean> {
+    if (!canStart(lock.state, editable, view.busy, afterLoss)) return false;
+    dispatch({ type: 'notice', notice: null });
+    const took = await lock.startEditing();
+    if (took) inputRef.current?.focus();
+    return took;
   }
 
   async function editAnyway(): Promise<void> {
-    setBusy(true);
-    setNotice(null);
-    try {
-      await lock.editAnyway();
-      setOutrankedBy(null);
-      inputRef.current?.focus();
-    } catch (e) {
-      if (e instanceof OutrankedError) setOutrankedBy({ token: e.lock.token, name: e.lock.user.name });
-      setNotice({ kind: 'error', text: message(e) });
-    } finally {
-      setBusy(false);
-    }
+    dispatch({ type: 'notice', notice: null });
+    if (await lock.editAnyway()) inputRef.current?.focus();
   }
 
-  /** Ends editing: the lock is released and the editor closes. */
+  /** Ends editing: the editor closes and the lock is released (or a lost one forgotten). */
   async function finish(): Promise<void> {
-    setDraft(null);
-    setBase(null);
-    setStale(null);
-    try {
-      await lock.release();
-    } catch (e) {
-      setNotice({ kind: 'error', text: message(e) });
-    }
+    dispatch({ type: 'closed' });
+    await lock.stopEditing();
   }
 
   /** Saves `text` over the version `against`; false when refused (the reason is shown). */
-  async function save(text: string, against: R): Promise<boolean> {
-    setBusy(true);
-    setNotice(null);
+  async function save(text: string, against: LockableRecord): Promise<boolean> {
+    dispatch({ type: 'saving' });
     try {
-      await baton.save(against, { [field]: text });
+      await baton.save(against, changeOf(field, text));
+      dispatch({ type: 'saved' });
       return true;
     } catch (e) {
-      if (e instanceof StaleVersionError) {
-        setStale(e.current as R);
-        setNotice({ kind: 'error', text: `Not saved: ${label} was changed by someone else. Choose which text to keep.` });
-      } else if (e instanceof LockedError) {
-        setNotice({
-          kind: 'error',
-          text: `Not saved: ${e.lock.user.name} is editing ${noun} now. Your text is kept below; copy it and try again when they are done.`,
-        });
-      } else if (e instanceof LockLostError) {
-        setNotice({
-          kind: 'error',
-          text: `Not saved: your lock on ${label} was taken over and the text has changed since. Your text is kept below.`,
-        });
-      } else {
-        setNotice({ kind: 'error', text: `Not saved: ${message(e)}` });
-      }
+      dispatch({ type: 'refused', ...refusal(e, words, message(e)) });
       return false;
-    } finally {
-      setBusy(false);
     }
   }
 
   async function saveAndFinish(): Promise<void> {
     if (draft === null || !base) return;
-    if (!dirty) return finish();
+    if (!view.dirty) return finish();
     if (await save(draft, base)) {
       announce(`${label} saved`);
       await finish();
@@ -200,40 +136,43 @@ export function LockableField<R extends EditableRecord>({
   }
 
   function onBlur(event: FocusEvent<HTMLDivElement>): void {
-    const next = event.relatedTarget as Node | null;
-    if (next && wrapperRef.current?.contains(next)) return;
+    const next = event.relatedTarget;
+    if (next instanceof Node && wrapperRef.current?.contains(next)) return;
     // leaving the field releases the lock (saving first what was typed)
-    if (editing && !busy && !stale) void saveAndFinish();
+    if (view.editing && !view.busy && !stale) void saveAndFinish();
   }
 
   function onKeyDown(event: KeyboardEvent): void {
-    if (event.key === 'Escape' && editing) {
+    if (event.key === 'Escape' && view.editing) {
       event.preventDefault();
       void finish();
-    } else if (event.key === 'Enter' && !editing && state !== 'lost') {
+    } else if (event.key === 'Enter' && !view.editing && lock.state !== 'lost') {
       event.preventDefault();
       void startEditing();
-    } else if (event.key === 'Enter' && editing && !multiline) {
+    } else if (event.key === 'Enter' && view.editing && !multiline) {
       event.preventDefault();
       void saveAndFinish();
-    } else if (event.key === 's' && (event.ctrlKey || event.metaKey) && editing) {
+    } else if (event.key === 's' && (event.ctrlKey || event.metaKey) && view.editing) {
       event.preventDefault();
       void saveAndFinish();
     }
   }
 
-  const lostDraft =
-    (state === 'lost' || !editable) && draft !== null && draft !== String(base?.[field] ?? '') ? draft : null;
-  const shown = editing ? draft : value;
-  const readOnly = !editing;
+  async function continueWithDraft(): Promise<void> {
+    dispatch({ type: 'carried' });
+    if (!(await startEditing(true))) dispatch({ type: 'carryFailed' });
+  }
+
   const inputProps = {
     ref: inputRef,
-    value: shown ?? '',
-    readOnly,
+    value: view.shown,
+    readOnly: !view.editing,
     'aria-label': label,
     'aria-describedby': notice ? noticeId : undefined,
     'data-testid': 'field-input',
-    onChange: (e: { target: { value: string } }) => editing && setDraft(e.target.value),
+    onChange: (e: { target: { value: string } }) => {
+      if (view.editing) dispatch({ type: 'typed', text: e.target.value });
+    },
     onClick: () => void startEditing(),
     onKeyDown,
   };
@@ -241,46 +180,46 @@ export function LockableField<R extends EditableRecord>({
   return (
     <div
       ref={wrapperRef}
-      className={`field field-${editable || state !== 'mine' ? state : 'ended'}${editable ? '' : ' field-readonly'}`}
+      className={`field field-${view.look}${editable ? '' : ' field-readonly'}`}
       data-testid={`field-${record.type}-${record.param}`}
-      data-lock-state={state}
+      data-lock-state={lock.state}
       onBlur={onBlur}
-      style={state === 'theirs' && holder ? { borderColor: holder.color } : undefined}
+      style={lock.state === 'theirs' && holder ? { borderColor: holder.color } : undefined}
     >
       <div className="field-head">
         <span className="field-label" aria-hidden={editable}>
           {label}
         </span>
-        {(state === 'theirs' || state === 'lost') && holder && lock.lock ? (
+        {view.badge !== null && holder ? (
           <span className="lock-badge" data-testid="lock-badge" style={{ borderColor: holder.color }}>
             <Avatar name={holder.name} color={holder.color} size="small" decorative />
-            {heldByMeElsewhere ? 'You are editing this in another tab' : `${holder.name} is editing`}
+            {view.badge}
           </span>
         ) : null}
-        {editable && state === 'free' ? (
-          <button type="button" className="secondary" onClick={() => void startEditing()} disabled={busy} aria-label={`Edit ${label}`}>
+        {view.canEdit ? (
+          <button type="button" className="secondary" onClick={() => void startEditing()} disabled={view.busy} aria-label={`Edit ${label}`}>
             Edit
           </button>
         ) : null}
-        {editable && state === 'theirs' && lock.lock && outranked === null ? (
-          <button type="button" onClick={() => void editAnyway()} disabled={busy} aria-label={`Edit ${label} anyway`}>
+        {view.canEditAnyway ? (
+          <button type="button" onClick={() => void editAnyway()} disabled={view.busy} aria-label={`Edit ${label} anyway`}>
             Edit anyway
           </button>
         ) : null}
-        {editable && outranked !== null ? (
+        {editable && view.outranked !== null ? (
           <span className="muted" data-testid="outranked">
-            {outranked} outranks you: only someone with at least their role can take over.
+            {view.outranked} outranks you: only someone with at least their role can take over.
           </span>
         ) : null}
-        {editing ? (
+        {view.editing ? (
           <>
-            <button type="button" onClick={() => void saveAndFinish()} disabled={busy}>
+            <button type="button" onClick={() => void saveAndFinish()} disabled={view.busy}>
               Save
             </button>
-            <button type="button" className="secondary" onClick={() => void finish()} disabled={busy}>
+            <button type="button" className="secondary" onClick={() => void finish()} disabled={view.busy}>
               Cancel
             </button>
-            <span className="muted">{dirty ? 'Unsaved changes' : 'Editing'}</span>
+            <span className="muted">{view.dirty ? 'Unsaved changes' : 'Editing'}</span>
           </>
         ) : null}
       </div>
@@ -297,10 +236,10 @@ export function LockableField<R extends EditableRecord>({
         </p>
       )}
 
-      {state === 'lost' ? (
+      {view.lostBanner !== null ? (
         <div className="banner banner-warning" role="alert" data-testid="takeover-banner">
-          {lostTo ? `${lostTo.name} took over ${noun}.` : `Your lock on ${label} ended (${lock.lostReason ?? 'expired'}).`}
-          {lostDraft === null ? (
+          {view.lostBanner}
+          {view.lostDraft === null ? (
             <button type="button" className="secondary" onClick={() => void finish()}>
               OK
             </button>
@@ -308,22 +247,15 @@ export function LockableField<R extends EditableRecord>({
         </div>
       ) : null}
 
-      {lostDraft !== null && base ? (
+      {view.lostDraft !== null && base ? (
         <DraftPanel
           label={label}
-          text={lostDraft}
-          busy={busy}
+          text={view.lostDraft}
+          busy={view.busy}
           editable={editable}
-          canContinue={editable && lock.lock === null}
-          onSave={() => void save(lostDraft, base)}
-          onContinue={() =>
-            void (async () => {
-              const mine = lostDraft;
-              setDraft(null);
-              await startEditing(true);
-              setDraft(mine);
-            })()
-          }
+          canContinue={view.canContinue}
+          onSave={() => void save(view.lostDraft ?? '', base)}
+          onContinue={() => void continueWithDraft()}
           onDiscard={() => void finish()}
         />
       ) : null}
@@ -331,24 +263,16 @@ export function LockableField<R extends EditableRecord>({
       {stale && draft !== null ? (
         <StaleChoice
           label={label}
-          current={String(stale[field] ?? '')}
+          current={textOf(stale, field)}
           mine={draft}
           version={stale.version}
-          busy={busy}
+          busy={view.busy}
           onKeepMine={() =>
             void (async () => {
-              if (await save(draft, stale)) {
-                setStale(null);
-                await finish();
-              }
+              if (await save(draft, stale)) await finish();
             })()
           }
-          onUseCurrent={() => {
-            setDraft(String(stale[field] ?? ''));
-            setBase(stale);
-            setStale(null);
-            setNotice(null);
-          }}
+          onUseCurrent={() => dispatch({ type: 'usedCurrent', text: textOf(stale, field) })}
         />
       ) : null}
 

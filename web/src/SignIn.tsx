@@ -1,23 +1,18 @@
-import type { User } from '@baton/client';
+import type { DemoPerson, User } from '@baton/client';
 import { useBaton } from '@baton/react';
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { message } from './format';
 
-interface DemoUser {
-  email: string;
-  name: string;
-}
-
 /** The demo users, when the server runs with `--demo` (`GET /auth/demo` is 404 otherwise). */
-function useDemoUsers(): DemoUser[] {
+function useDemoUsers(): DemoPerson[] {
   const baton = useBaton();
-  const [users, setUsers] = useState<DemoUser[]>([]);
+  const [users, setUsers] = useState<DemoPerson[]>([]);
   useEffect(() => {
     let live = true;
-    baton.api.transport
-      .request<{ users?: DemoUser[] }>('GET', '/auth/demo')
-      .then(({ status, data }) => {
-        if (live && status === 200 && Array.isArray(data?.users)) setUsers(data.users);
+    baton.api
+      .demoPeople()
+      .then(({ users }) => {
+        if (live) setUsers(users);
       })
       .catch(() => {
         // not a demo server

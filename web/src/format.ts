@@ -1,4 +1,4 @@
-import { BatonError } from '@baton/client';
+import { BatonError, type Role } from '@baton/client';
 
 /** "Alice Smith" → "AS", "bob" → "B". */
 export function initials(name: string): string {
@@ -18,12 +18,12 @@ export function message(error: unknown): string {
   return String(error);
 }
 
-const RANK: Record<string, number> = { reader: 0, editor: 1, manager: 2, 'site admin': 3 };
+const RANK: Record<Role, number> = { reader: 0, editor: 1, manager: 2, 'site admin': 3 };
 
-export function canEdit(role: string | null): boolean {
-  return role !== null && (RANK[role] ?? -1) >= RANK.editor!;
+export function canEdit(role: Role | null): boolean {
+  return role !== null && RANK[role] >= RANK.editor;
 }
 
-export function isManager(role: string | null): boolean {
-  return role !== null && (RANK[role] ?? -1) >= RANK.manager!;
+export function isManager(role: Role | null): boolean {
+  return role !== null && RANK[role] >= RANK.manager;
 }

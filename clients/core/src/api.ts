@@ -1,12 +1,25 @@
-import type { Reply, RequestOptions, Transport } from './http.js';
+import { InvalidError } from './errors.js';
+import type { Reply, Transport } from './http.js';
+import {
+  fillPath,
+  type AnyRouteInit,
+  type Method,
+  type Operation,
+  type PathsFor,
+  type RouteArgs,
+  type RouteData,
+} from './routes.js';
 import type {
   Card,
   Case,
   CaseDetail,
+  DemoPeople,
   Edgenote,
   Identity,
   Lock,
+  LockEvent,
   LockStatus,
+  LockableType,
   Login,
   Membership,
   NewCardFields,
@@ -17,6 +30,8 @@ import type {
   Page,
   RecordKey,
   Role,
+  Session,
+  UpdateFields,
   User,
 } from './types.js';
 
@@ -30,12 +45,43 @@ export interface SaveOptions {
   lockToken?: string | null;
 }
 
-/** The REST path of a lockable record: `/cards/12`, `/cases/<slug>`. */
-export function recordPath(record: Pick<RecordKey, 'type' | 'table' | 'param'> & { slug?: unknown }): string {
-  if (record.type === 'Case' && typeof record.slug === 'string') {
-    return `/cases/${encodeURIComponent(record.slug)}`;
-  }
-  return `/${record.table}/${encodeURIComponent(record.param)}`;
+type RecordRef = Pick<RecordKey, 'type' | 'param'> & { slug?: unknown };
+
+/** The types baton locks, each once: the document's `LockableType`, checked both ways. */
+const LOCKABLE_TYPES: { readonly [T in LockableType]: T } = {
+  Case: 'Case',
+  Page: 'Page',
+  Card: 'Card',
+  Edgenote: 'Edgenote',
+};
+
+/** The type of a record baton locks; `undefined` for any other. */
+export function lockableType(type: string): LockableType | undefined {
+  return Object.values(LOCKABLE_TYPES).find((known) => known === type);
+}
+
+function lockable(record: Pick<RecordKey, 'type'>): LockableType {
+  const type = lockableType(record.type);
+  if (!type) throw new InvalidError('invalid', 0, `baton locks Case, Page, Card and Edgenote records, not ${record.type}`);
+  return type;
+}
+
+/** A case is addressed by its slug, every other lockable by its id. */
+const slugOf = (record: RecordRef): string => (typeof record.slug === 'string' ? record.slug : record.param);
+
+/** Each lockable type's route in the document: `GET`, `PATCH` and `DELETE` it there. */
+type RecordRoute = PathsFor<'get'> & PathsFor<'patch'> & PathsFor<'delete'>;
+const RECORD_ROUTES = {
+  Case: '/cases/{slug}',
+  Page: '/pages/{id}',
+  Card: '/cards/{id}',
+  Edgenote: '/edgenotes/{id}',
+} satisfies { [T in LockableType]: RecordRoute };
+
+/** The REST path of a lockable record: `/cards/12`, `/cases/<slug>`. Throws InvalidError for a type baton does not lock. */
+export function recordPath(record: Pick<RecordKey, 'type' | 'param'> & { table?: string; slug?: unknown }): string {
+  const type = lockable(record);
+  return fillPath(RECORD_ROUTES[type], type === 'Case' ? { slug: slugOf(record) } : { id: record.param });
 }
 
 /** The name requests nest a record's attributes under: `Card` → `card`. */
@@ -43,103 +89,146 @@ export function paramKey(type: string): string {
   return type.charAt(0).toLowerCase() + type.slice(1);
 }
 
-const slugPath = (slug: string) => `/cases/${encodeURIComponent(slug)}`;
+/** A record's own route answers with that record, the way it is now. */
+const sameRecord = <T extends Identity>(reply: Reply<Identity>): Reply<T> =>
+  // sound for T inferred from the record passed in: the route of a Card answers that Card
+  reply as Reply<T>;
 
-/** baton's REST routes, one method each. */
+/** baton's REST routes, typed from its OpenAPI document. */
 export class Api {
   constructor(readonly transport: Transport) {}
 
-  private async data<T>(method: string, path: string, opts?: RequestOptions): Promise<T> {
-    return (await this.transport.request<T>(method, path, opts)).data;
+  /**
+   * Any route of the document, typed from it: `call('get', '/cases/{slug}',
+   * {path: {slug}})` resolves to `{status, data: CaseDetail, version}`.
+   * Sends `Authorization`, `X-Session-ID`, and `If-Match`/`Lock-Token` when
+   * given; an error answer rejects with a typed BatonError.
+   */
+  call<M extends Method, P extends PathsFor<M>>(
+    method: M,
+    path: P,
+    ...[init]: RouteArgs<Operation<P, M>>
+  ): Promise<Reply<RouteData<Operation<P, M>>>> {
+    const options: AnyRouteInit = init ?? {};
+    return this.transport.request(method.toUpperCase(), fillPath(path, options.path), options);
+  }
+
+  private async data<M extends Method, P extends PathsFor<M>>(
+    method: M,
+    path: P,
+    ...args: RouteArgs<Operation<P, M>>
+  ): Promise<RouteData<Operation<P, M>>> {
+    return (await this.call(method, path, ...args)).data;
   }
 
   login(email: string, password: string): Promise<Login> {
-    return this.data('POST', '/auth/login', { body: { email, password } });
+    return this.data('post', '/auth/login', { body: { email, password } });
   }
   logout(): Promise<null> {
-    return this.data('POST', '/auth/logout');
+    return this.data('post', '/auth/logout');
   }
   me(): Promise<User> {
-    return this.data('GET', '/me');
+    return this.data('get', '/me');
   }
   createUser(user: NewUserFields): Promise<User> {
-    return this.data('POST', '/users', { body: { user } });
+    return this.data('post', '/users', { body: { user } });
+  }
+  /** The demo people of a server started with `--demo`; NotFoundError otherwise. */
+  demoPeople(): Promise<DemoPeople> {
+    return this.data('get', '/auth/demo');
   }
 
   cases(): Promise<Case[]> {
-    return this.data('GET', '/cases');
+    return this.data('get', '/cases');
   }
   case(slug: string): Promise<CaseDetail> {
-    return this.data('GET', slugPath(slug));
+    return this.data('get', '/cases/{slug}', { path: { slug } });
   }
   createCase(attrs: NewCaseFields): Promise<Case> {
-    return this.data('POST', '/cases', { body: { case: attrs } });
+    return this.data('post', '/cases', { body: { case: attrs } });
   }
   memberships(slug: string): Promise<Membership[]> {
-    return this.data('GET', `${slugPath(slug)}/memberships`);
+    return this.data('get', '/cases/{slug}/memberships', { path: { slug } });
   }
   addMember(slug: string, email: string, role: Exclude<Role, 'site admin'>): Promise<Membership> {
-    return this.data('POST', `${slugPath(slug)}/memberships`, { body: { membership: { email, role } } });
+    return this.data('post', '/cases/{slug}/memberships', { path: { slug }, body: { membership: { email, role } } });
   }
   createPage(slug: string, page: NewPageFields): Promise<Page> {
-    return this.data('POST', `${slugPath(slug)}/pages`, { body: { page } });
+    return this.data('post', '/cases/{slug}/pages', { path: { slug }, body: { page } });
   }
   createCard(pageId: number | string, card: NewCardFields): Promise<Card> {
-    return this.data('POST', `/pages/${pageId}/cards`, { body: { card } });
+    return this.data('post', '/pages/{id}/cards', { path: { id: pageId }, body: { card } });
   }
   createEdgenote(slug: string, edgenote: NewEdgenoteFields): Promise<Edgenote> {
-    return this.data('POST', `${slugPath(slug)}/edgenotes`, { body: { edgenote } });
+    return this.data('post', '/cases/{slug}/edgenotes', { path: { slug }, body: { edgenote } });
+  }
+  /** A case's audit trail (managers), newest first; `limit` and `before` page back. */
+  lockEvents(slug: string, query?: { limit?: number; before?: number }): Promise<LockEvent[]> {
+    return this.data('get', '/cases/{slug}/lock_events', { path: { slug }, query });
+  }
+
+  /** Every open tab on every instance, with its locks (site admins). */
+  sessions(): Promise<Session[]> {
+    return this.data('get', '/admin/sessions');
+  }
+  /** Closes a tab (site admins): its locks end with reason `kicked`, and it is told. */
+  kick(sessionId: string): Promise<null> {
+    return this.data('delete', '/admin/sessions/{sessionId}', { path: { sessionId } });
   }
 
   /** GET a lockable; `version` is its ETag. */
-  read<T extends Identity>(record: RecordKey & { slug?: unknown }): Promise<Reply<T>> {
-    return this.transport.request<T>('GET', recordPath(record));
+  async read<T extends Identity>(record: RecordRef): Promise<Reply<T>> {
+    const type = lockable(record);
+    if (type === 'Case') return sameRecord(await this.call('get', RECORD_ROUTES.Case, { path: { slug: slugOf(record) } }));
+    return sameRecord(await this.call('get', RECORD_ROUTES[type], { path: { id: record.param } }));
   }
   /** PATCH a lockable, guarded by `If-Match` and `Lock-Token`. */
-  update<T extends Identity>(
-    record: RecordKey & { slug?: unknown },
-    attrs: Record<string, unknown>,
-    opts: SaveOptions = {},
-  ): Promise<Reply<T>> {
-    return this.transport.request<T>('PATCH', recordPath(record), {
-      body: { [paramKey(record.type)]: attrs },
-      ifMatch: opts.ifMatch,
-      lockToken: opts.lockToken,
-    });
+  async update<T extends Identity>(record: RecordRef, attrs: UpdateFields, opts: SaveOptions = {}): Promise<Reply<T>> {
+    const guards = { ifMatch: opts.ifMatch, lockToken: opts.lockToken };
+    const id = { id: record.param };
+    switch (lockable(record)) {
+      case 'Case':
+        return sameRecord(await this.call('patch', RECORD_ROUTES.Case, { path: { slug: slugOf(record) }, body: { case: attrs }, ...guards }));
+      case 'Page':
+        return sameRecord(await this.call('patch', RECORD_ROUTES.Page, { path: id, body: { page: attrs }, ...guards }));
+      case 'Card':
+        return sameRecord(await this.call('patch', RECORD_ROUTES.Card, { path: id, body: { card: attrs }, ...guards }));
+      case 'Edgenote':
+        return sameRecord(await this.call('patch', RECORD_ROUTES.Edgenote, { path: id, body: { edgenote: attrs }, ...guards }));
+    }
   }
   /** DELETE a lockable, guarded like an update. */
-  remove(record: RecordKey & { slug?: unknown }, opts: SaveOptions = {}): Promise<Reply<null>> {
-    return this.transport.request<null>('DELETE', recordPath(record), {
-      ifMatch: opts.ifMatch,
-      lockToken: opts.lockToken,
-    });
+  async remove(record: RecordRef, opts: SaveOptions = {}): Promise<Reply<null>> {
+    const guards = { ifMatch: opts.ifMatch, lockToken: opts.lockToken };
+    const type = lockable(record);
+    if (type === 'Case') return this.call('delete', RECORD_ROUTES.Case, { path: { slug: slugOf(record) }, ...guards });
+    return this.call('delete', RECORD_ROUTES[type], { path: { id: record.param }, ...guards });
   }
 
   /** POST /locks: 201 new, 200 already this tab's; `takeover` is "Edit anyway". */
-  acquireLock(record: LockableRef, takeover = false): Promise<Reply<Lock>> {
-    const lock: Record<string, unknown> = { lockableType: record.type, lockableParam: record.param };
-    if (takeover) lock.takeover = true;
-    return this.transport.request<Lock>('POST', '/locks', { body: { lock } });
+  async acquireLock(record: LockableRef, takeover = false): Promise<Reply<Lock>> {
+    const lock = { lockableType: lockable(record), lockableParam: record.param };
+    return this.call('post', '/locks', { body: { lock: takeover ? { ...lock, takeover } : lock } });
   }
   releaseLock(token: string): Promise<Reply<null>> {
-    return this.transport.request<null>('DELETE', `/locks/${encodeURIComponent(token)}`);
+    return this.call('delete', '/locks/{id}', { path: { id: token } });
   }
   refreshLock(token: string): Promise<Lock> {
-    return this.data('POST', `/locks/${encodeURIComponent(token)}/refresh`);
+    return this.data('post', '/locks/{id}/refresh', { path: { id: token } });
   }
   lock(token: string): Promise<Lock> {
-    return this.data('GET', `/locks/${encodeURIComponent(token)}`);
+    return this.data('get', '/locks/{id}', { path: { id: token } });
   }
   locks(slug: string): Promise<Lock[]> {
-    return this.data('GET', '/locks', { query: { case: slug } });
+    return this.data('get', '/locks', { query: { case: slug } });
   }
-  lockStatus(record: LockableRef): Promise<LockStatus> {
-    return this.data('GET', '/locks/status', {
-      query: { lockableType: record.type, lockableParam: record.param },
+  async lockStatus(record: LockableRef): Promise<LockStatus> {
+    return this.data('get', '/locks/status', {
+      query: { lockableType: lockable(record), lockableParam: record.param },
     });
   }
   /** Releases every lock of this tab; `keepalive` lets it outlive the page. */
   releaseSessionLocks(keepalive = false): Promise<Reply<null>> {
-    return this.transport.request<null>('DELETE', '/locks', { query: { session: 'mine' }, keepalive });
+    return this.call('delete', '/locks', { query: { session: 'mine' }, keepalive });
   }
 }

@@ -1,5 +1,6 @@
 import { BatonError, isFatal } from './errors.js';
 import type { ServerFrame } from './types.js';
+import { fromWire } from './wire.js';
 
 /** The part of the WebSocket API the channel uses (browsers' and the `ws` package's both fit). */
 export interface WebSocketLike {
@@ -39,18 +40,20 @@ export interface ChannelOptions {
   check?: () => Promise<void>;
 }
 
-const KNOWN = new Set(['welcome', 'create', 'update', 'destroy', 'presence', 'resync', 'kicked']);
+const KNOWN: ReadonlySet<string> = new Set<ServerFrame['type']>(['welcome', 'create', 'update', 'destroy', 'presence', 'resync', 'kicked']);
 
 /** Parses a text frame; null for anything the client does not know. */
 export function parseFrame(data: unknown): ServerFrame | null {
+  let frame: unknown;
   try {
-    const frame = JSON.parse(typeof data === 'string' ? data : String(data)) as { type?: unknown };
-    return frame && typeof frame === 'object' && typeof frame.type === 'string' && KNOWN.has(frame.type)
-      ? (frame as ServerFrame)
-      : null;
+    frame = JSON.parse(typeof data === 'string' ? data : String(data));
   } catch {
     return null;
   }
+  // the `type` tag decides which frame it is; the rest is what the document says
+  return frame && typeof frame === 'object' && 'type' in frame && typeof frame.type === 'string' && KNOWN.has(frame.type)
+    ? fromWire<ServerFrame>(frame)
+    : null;
 }
 
 /** Exponential backoff with jitter: half the step fixed, half random. */
@@ -173,7 +176,7 @@ export class EditsChannel {
         await this.options.check();
       } catch (error) {
         if (isFatal(error)) {
-          this.stop(error as BatonError);
+          this.stop(error);
           return;
         }
       }

@@ -15,6 +15,7 @@ import type {
   NewPageFields,
   Page,
   RecordKey,
+  UpdateFields,
   User,
 } from './types.js';
 
@@ -38,6 +39,12 @@ export interface BatonClientOptions {
 }
 
 type Saveable = RecordKey & Identity & { version?: number; slug?: unknown };
+
+/** The case a record belongs to: a case is its own, every other record says so in `caseId`. */
+function caseIdOf(record: Identity): number | undefined {
+  if (record.type === 'Case') return record.id;
+  return 'caseId' in record && typeof record.caseId === 'number' ? record.caseId : undefined;
+}
 
 interface Entry {
   live: LiveCase;
@@ -140,7 +147,7 @@ export class BatonClient {
   channelUrl(slug: string): string {
     let base = this.transport.baseUrl;
     if (!/^https?:/i.test(base)) {
-      const origin = (globalThis as { location?: { origin: string } }).location?.origin ?? '';
+      const origin = typeof location === 'undefined' ? '' : location.origin;
       base = origin + base;
     }
     const query = new URLSearchParams({ token: this.token ?? '', sessionId: this.sessionId });
@@ -160,6 +167,7 @@ export class BatonClient {
         locks: this.locks,
         sessionId: this.sessionId,
         channelUrl: (s) => this.channelUrl(s),
+        // sound: the browser's WebSocket calls the channel's handlers with events that have the `data`, `code` and `reason` it reads
         WebSocket: this.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket,
         backoff: this.options.backoff,
       });
@@ -201,8 +209,8 @@ export class BatonClient {
   }
 
   private known(record: Saveable): void {
-    const caseId = record.type === 'Case' ? record.id : (record as { caseId?: number }).caseId;
-    if (typeof caseId === 'number') this.storesOf(caseId).forEach((live) => live.store.upsert(record));
+    const caseId = caseIdOf(record);
+    if (caseId !== undefined) this.storesOf(caseId).forEach((live) => live.store.upsert(record));
   }
 
   /**
@@ -210,7 +218,7 @@ export class BatonClient {
    * of the record given (the one the person edited) and `Lock-Token` when
    * the tab holds its lock; the saved record goes into the open cases.
    */
-  async save<T extends Saveable>(record: T, attrs: Record<string, unknown>): Promise<T> {
+  async save<T extends Saveable>(record: T, attrs: UpdateFields): Promise<T> {
     try {
       const { data } = await this.api.update<T>(record, attrs, this.guard(record));
       return this.keep(data);
@@ -224,9 +232,7 @@ export class BatonClient {
   async destroy(record: Saveable): Promise<void> {
     try {
       await this.api.remove(record, this.guard(record));
-      this.storesOf(record.type === 'Case' ? record.id : ((record as { caseId?: number }).caseId ?? -1)).forEach(
-        (live) => live.store.remove(record),
-      );
+      this.storesOf(caseIdOf(record) ?? -1).forEach((live) => live.store.remove(record));
       this.locks.forget(record);
     } catch (error) {
       this.refused(record, error);
@@ -258,8 +264,8 @@ export class BatonClient {
     let version = record.version;
     if (typeof version !== 'number') {
       for (const { live } of this.cases.values()) {
-        const seen = live.store.get<{ version?: number }>(keyOf(record));
-        if (typeof seen?.version === 'number') version = seen.version;
+        const seen = live.store.get(keyOf(record));
+        if (seen && 'version' in seen && typeof seen.version === 'number') version = seen.version;
       }
     }
     return { ifMatch: version ?? null, lockToken: this.locks.tokenFor(record) };
@@ -267,8 +273,6 @@ export class BatonClient {
 
   private refused(record: LockableRef, error: unknown): void {
     if (error instanceof LockLostError) this.locks.lostOn(record);
-    if ((error instanceof LockLostError || error instanceof StaleVersionError) && error.current) {
-      this.known(error.current as Saveable);
-    }
+    if (error instanceof LockLostError || error instanceof StaleVersionError) this.known(error.current);
   }
 }

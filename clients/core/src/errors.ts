@@ -1,4 +1,5 @@
 import type { ErrorBody, Lock, Lockable, User } from './types.js';
+import { fromWire } from './wire.js';
 
 /** The `error` object of an error response (`code` may be one this client does not know yet). */
 export type ErrorInfo = Omit<ErrorBody['error'], 'code'> & { code: string };
@@ -20,13 +21,18 @@ export class BatonError extends Error {
   }
 }
 
+/** An error body that carries `lock`. */
+export type WithLock = ErrorInfo & { lock: Lock };
+/** An error body that carries `current`. */
+export type WithCurrent = ErrorInfo & { current: Lockable };
+
 /** 409 `lock_held`: someone else holds the lock; `lock` says who and since when. */
 export class LockHeldError extends BatonError {
   override name = 'LockHeldError';
   readonly lock: Lock;
-  constructor(status: number, body: ErrorInfo) {
+  constructor(status: number, body: WithLock) {
     super('lock_held', status, body.message, body);
-    this.lock = body.lock as Lock;
+    this.lock = body.lock;
   }
   get holder(): User {
     return this.lock.user;
@@ -38,9 +44,9 @@ export class LockedError extends BatonError {
   override name = 'LockedError';
   readonly lock: Lock;
   readonly lockable: Lockable | undefined;
-  constructor(status: number, body: ErrorInfo) {
+  constructor(status: number, body: WithLock) {
     super('locked', status, body.message, body);
-    this.lock = body.lock as Lock;
+    this.lock = body.lock;
     this.lockable = body.lockable;
   }
   get holder(): User {
@@ -52,9 +58,9 @@ export class LockedError extends BatonError {
 export class StaleVersionError extends BatonError {
   override name = 'StaleVersionError';
   readonly current: Lockable;
-  constructor(status: number, body: ErrorInfo) {
+  constructor(status: number, body: WithCurrent) {
     super('stale_version', status, body.message, body);
-    this.current = body.current as Lockable;
+    this.current = body.current;
   }
 }
 
@@ -62,9 +68,9 @@ export class StaleVersionError extends BatonError {
 export class LockLostError extends BatonError {
   override name = 'LockLostError';
   readonly current: Lockable;
-  constructor(status: number, body: ErrorInfo) {
+  constructor(status: number, body: WithCurrent) {
     super('lock_lost', status, body.message, body);
-    this.current = body.current as Lockable;
+    this.current = body.current;
   }
 }
 
@@ -72,9 +78,9 @@ export class LockLostError extends BatonError {
 export class OutrankedError extends BatonError {
   override name = 'OutrankedError';
   readonly lock: Lock;
-  constructor(status: number, body: ErrorInfo) {
+  constructor(status: number, body: WithLock) {
     super('outranked', status, body.message, body);
-    this.lock = body.lock as Lock;
+    this.lock = body.lock;
   }
 }
 
@@ -131,30 +137,38 @@ function parseRetryAfter(value: string | null): number | null {
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
+/** The `error` of an error body, once its `code` and `message` are strings (every error answer of the document is one). */
+function errorInfo(status: number, payload: unknown): ErrorInfo {
+  if (payload && typeof payload === 'object' && 'error' in payload) {
+    const { error } = payload;
+    if (
+      error &&
+      typeof error === 'object' &&
+      'code' in error &&
+      typeof error.code === 'string' &&
+      'message' in error &&
+      typeof error.message === 'string'
+    ) {
+      return fromWire<ErrorInfo>(error);
+    }
+  }
+  return { code: 'http_' + status, message: `HTTP ${status}` };
+}
+
 /** The typed error for an error response. */
 export function errorFromResponse(
   status: number,
   payload: unknown,
   headers: { get(name: string): string | null },
 ): BatonError {
-  const body: ErrorInfo =
-    payload && typeof payload === 'object' && 'error' in payload
-      ? (payload as ErrorBody).error
-      : { code: 'http_' + status, message: `HTTP ${status}` };
-  const code = body.code;
-  const message = body.message;
-  switch (code) {
-    case 'lock_held':
-      return new LockHeldError(status, body);
-    case 'locked':
-      return new LockedError(status, body);
-    case 'stale_version':
-      return new StaleVersionError(status, body);
-    case 'lock_lost':
-      return new LockLostError(status, body);
-    case 'outranked':
-      return new OutrankedError(status, body);
-  }
+  const body = errorInfo(status, payload);
+  const { code, message, lock, current } = body;
+  // each carries what its code promises; without it, the error is the plain one for its status
+  if (lock && code === 'lock_held') return new LockHeldError(status, { ...body, lock });
+  if (lock && (code === 'locked' || status === 423)) return new LockedError(status, { ...body, lock });
+  if (lock && code === 'outranked') return new OutrankedError(status, { ...body, lock });
+  if (current && code === 'stale_version') return new StaleVersionError(status, { ...body, current });
+  if (current && code === 'lock_lost') return new LockLostError(status, { ...body, current });
   switch (status) {
     case 401:
       return new UnauthorizedError(code, status, message, body);
@@ -167,8 +181,6 @@ export function errorFromResponse(
       return new InvalidError(code, status, message, body);
     case 409:
       return new ConflictError(code, status, message, body);
-    case 423:
-      return new LockedError(status, body);
     case 429:
       return new RateLimitedError(status, body, parseRetryAfter(headers.get('Retry-After')));
   }
@@ -176,7 +188,7 @@ export function errorFromResponse(
 }
 
 /** Errors after which retrying the same request or reconnecting cannot help. */
-export function isFatal(error: unknown): boolean {
+export function isFatal(error: unknown): error is UnauthorizedError | ForbiddenError | NotFoundError {
   return (
     error instanceof UnauthorizedError ||
     error instanceof ForbiddenError ||

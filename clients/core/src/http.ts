@@ -1,4 +1,5 @@
 import { NetworkError, UnauthorizedError, errorFromResponse } from './errors.js';
+import { fromWire } from './wire.js';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -58,6 +59,10 @@ export class Transport {
     return url;
   }
 
+  /**
+   * Sends one request; `T` is what the caller expects the answer to be.
+   * `Api.call` fills it in from the OpenAPI document for each route.
+   */
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<Reply<T>> {
     const headers: Record<string, string> = {
       Accept: 'application/json',
@@ -96,6 +101,6 @@ export class Transport {
       if (error instanceof UnauthorizedError && path !== '/auth/login') this.options.onUnauthorized?.(error);
       throw error;
     }
-    return { status: response.status, data: data as T, version: parseEtag(response.headers.get('ETag')) };
+    return { status: response.status, data: fromWire<T>(data), version: parseEtag(response.headers.get('ETag')) };
   }
 }

@@ -1,5 +1,14 @@
 export { BatonClient, type BatonClientOptions, type CaseHandle } from './client.js';
-export { Api, paramKey, recordPath, type LockableRef, type SaveOptions } from './api.js';
+export { Api, lockableType, paramKey, recordPath, type LockableRef, type SaveOptions } from './api.js';
+export {
+  fillPath,
+  type Method,
+  type Operation,
+  type PathsFor,
+  type RouteArgs,
+  type RouteData,
+  type RouteInit,
+} from './routes.js';
 export {
   EditsChannel,
   KickedError,
@@ -31,7 +40,7 @@ export {
 } from './errors.js';
 export { Transport, type FetchLike, type Reply, type RequestOptions, type TransportOptions } from './http.js';
 export { LiveCase, type LiveState, type LiveStatus } from './live.js';
-export { LockManager, type LockInfo, type LockState } from './locks.js';
+export { LockManager, endReason, type LockInfo, type LockState } from './locks.js';
 export { SESSION_KEY, tabSessionId, type SessionStore } from './session.js';
-export { CaseStore, keyOf, type CaseView, type Listener, type PageView } from './store.js';
+export { CaseStore, keyOf, lockIn, type CaseView, type Listener, type PageView, type RecordKinds } from './store.js';
 export type * from './types.js';

@@ -1,9 +1,9 @@
 import type { Api } from './api.js';
 import { EditsChannel, type Backoff, type ChannelStatus, type WebSocketConstructor } from './channel.js';
 import { BatonError, NetworkError, NotFoundError, isFatal } from './errors.js';
-import type { LockManager } from './locks.js';
-import { CaseStore, type CaseView, type Listener } from './store.js';
-import type { ChangeFrame, EndedLock, ServerFrame } from './types.js';
+import { endReason, type LockManager } from './locks.js';
+import { CaseStore, lockIn, type CaseView, type Listener } from './store.js';
+import type { ChangeFrame, ServerFrame } from './types.js';
 
 export type LiveStatus = 'loading' | 'live' | 'reconnecting' | 'stopped';
 
@@ -118,7 +118,7 @@ export class LiveCase {
     const { WebSocket } = this.options;
     if (!WebSocket) {
       // no WebSocket implementation: a one-off load, no live updates
-      void this.refetch().catch((error: unknown) => this.stop(error as BatonError));
+      void this.refetch().catch((error: unknown) => this.stop(error instanceof BatonError ? error : null));
       return;
     }
     this.channel = new EditsChannel({
@@ -165,7 +165,7 @@ export class LiveCase {
         if (this.channel?.status === 'open') this.setStatus('live');
       } catch (error) {
         this.pending = null;
-        if (isFatal(error)) this.stop(error as BatonError);
+        if (isFatal(error)) this.stop(error);
         throw error instanceof BatonError ? error : new NetworkError(String(error), error);
       } finally {
         this.fetching = null;
@@ -201,14 +201,14 @@ export class LiveCase {
 
   private applyChange(frame: ChangeFrame): void {
     const record = frame.watchable;
+    const ended = frame.type === 'destroy' ? lockIn(record) : null;
     const ownLockEnded =
-      frame.type === 'destroy' &&
-      record.type === 'Lock' &&
-      (record as EndedLock).reason !== 'released' &&
-      this.options.locks.tokenFor((record as EndedLock).lockable ?? { type: '', param: '' }) === (record as EndedLock).token;
+      ended !== null &&
+      endReason(ended) !== 'released' &&
+      this.options.locks.tokenFor(ended.lockable) === ended.token;
     // the tab's own edits are applied from their responses already
     if (frame.editorSessionId === this.options.sessionId && !ownLockEnded) return;
-    if (record.type === 'Lock' && frame.type === 'destroy') this.options.locks.ended(record as EndedLock);
+    if (ended) this.options.locks.ended(ended);
     this.store.apply(frame);
     for (const listener of [...this.changeListeners]) listener(frame);
     if (record.type === 'Case' && frame.type === 'destroy') {

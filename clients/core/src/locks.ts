@@ -5,6 +5,11 @@ import type { EndedLock, Lock, LockEndReason, User } from './types.js';
 
 export type LockState = 'free' | 'mine' | 'theirs' | 'lost';
 
+/** Why a lock ended, from its `destroy` frame; `expired` when the frame does not say. */
+export function endReason(lock: Lock | EndedLock): LockEndReason {
+  return 'reason' in lock && lock.reason !== 'acquired' ? lock.reason : 'expired';
+}
+
 /** What a tab knows about the lock on one record. */
 export interface LockInfo {
   state: LockState;
@@ -201,12 +206,13 @@ export class LockManager {
   }
 
   /** A lock ended; if it was this tab's and the tab did not end it, the lock is lost. */
-  ended(lock: EndedLock): void {
-    const key = keyOf(lock.lockable ?? { type: '', param: '' });
+  ended(lock: Lock | EndedLock): void {
+    const key = keyOf(lock.lockable);
     const mine = this.held.get(key);
     if (!mine || mine.token !== lock.token) return;
     this.held.delete(key);
-    this.lost.set(key, { lock: mine, lostTo: lock.overriddenBy ?? null, reason: (lock.reason ?? 'expired') as LockEndReason });
+    const lostTo = 'overriddenBy' in lock ? (lock.overriddenBy ?? null) : null;
+    this.lost.set(key, { lock: mine, lostTo, reason: endReason(lock) });
     this.changed();
   }
 
@@ -263,10 +269,11 @@ export class LockManager {
    * without the back/forward cache), with `keepalive` so the request outlives
    * the page. Returns a function that removes the listener.
    */
-  releaseOnPageHide(target: EventTarget | undefined = (globalThis as { addEventListener?: unknown }).addEventListener ? (globalThis as unknown as EventTarget) : undefined): () => void {
+  releaseOnPageHide(target: EventTarget | undefined = typeof addEventListener === 'function' ? globalThis : undefined): () => void {
     if (!target || this.pageHide) return () => {};
     const handler = (event: Event) => {
-      if ((event as PageTransitionEvent).persisted) return;
+      // going into the back/forward cache: the page may come back with its locks
+      if ('persisted' in event && event.persisted) return;
       if (this.held.size === 0) return;
       void this.releaseAll(true).catch(() => {});
     };

@@ -7,7 +7,7 @@ export interface SessionStore {
 export const SESSION_KEY = 'baton.sessionId';
 
 function uuid(): string {
-  const c = (globalThis as { crypto?: Crypto }).crypto;
+  const c = typeof crypto === 'undefined' ? undefined : crypto;
   if (c && typeof c.randomUUID === 'function') return c.randomUUID();
   const bytes = new Uint8Array(16);
   if (c && typeof c.getRandomValues === 'function') c.getRandomValues(bytes);
@@ -20,7 +20,7 @@ function uuid(): string {
 
 function defaultStore(): SessionStore | undefined {
   try {
-    return (globalThis as { sessionStorage?: SessionStore }).sessionStorage;
+    return typeof sessionStorage === 'undefined' ? undefined : sessionStorage;
   } catch {
     return undefined; // storage disabled (privacy mode, sandboxed iframe)
   }

@@ -4,12 +4,13 @@ import type {
   CaseDetail,
   ChangeFrame,
   Edgenote,
+  EndedLock,
   Lock,
   OnlineUser,
   Page,
   RecordKey,
-  Identity,
   Role,
+  Watchable,
 } from './types.js';
 
 /** `${type}/${param}`: how every record is keyed. */
@@ -33,7 +34,47 @@ export interface CaseView {
   onlineUsers: OnlineUser[];
 }
 
-type AnyRecord = Identity;
+/** What the store keeps: the document's watchables (records and locks). */
+type Stored = Watchable;
+
+/** The kinds of record the store hands out, by their `type` tag. */
+export interface RecordKinds {
+  Case: Case;
+  Page: Page;
+  Card: Card;
+  Edgenote: Edgenote;
+  Lock: Lock;
+}
+
+/** The watchable as a lock (a held one, or an ended one from a `destroy` frame), or null. */
+export function lockIn(record: Watchable): Lock | EndedLock | null {
+  return record.type === 'Lock' && 'token' in record && 'lockable' in record && record.lockable ? record : null;
+}
+
+/**
+ * Each kind, narrowed from a watchable on its `type` tag; the fields checked
+ * with it tell the kinds apart while the document types `type` `string`
+ * (and keep a destroyed record's bare identity out).
+ */
+const KINDS: { [K in keyof RecordKinds]: (record: Stored) => RecordKinds[K] | null } = {
+  Case: (r) => (r.type === 'Case' && 'slug' in r && 'title' in r ? r : null),
+  Page: (r) => (r.type === 'Page' && 'title' in r && 'position' in r ? r : null),
+  Card: (r) => (r.type === 'Card' && 'pageId' in r ? r : null),
+  Edgenote: (r) => (r.type === 'Edgenote' && 'caption' in r ? r : null),
+  Lock: (r) => lockIn(r),
+};
+
+const ROLES: { readonly [R in Role]: R } = {
+  reader: 'reader',
+  editor: 'editor',
+  manager: 'manager',
+  'site admin': 'site admin',
+};
+/** A role named by `GET /cases/:slug`; null for one this client does not know. */
+const roleOf = (role: string): Role | null => Object.values(ROLES).find((known) => known === role) ?? null;
+
+const versionOf = (record: Stored | undefined): number | undefined =>
+  record && 'version' in record && typeof record.version === 'number' ? record.version : undefined;
 
 const byPosition = (a: { position: number; id: number }, b: { position: number; id: number }) =>
   a.position - b.position || a.id - b.id;
@@ -43,7 +84,7 @@ const byPosition = (a: { position: number; id: number }, b: { position: number; 
  * snapshots and create/update/destroy frames and tells subscribers.
  */
 export class CaseStore {
-  private records = new Map<string, AnyRecord>();
+  private records = new Map<string, Stored>();
   private onlineUsers: OnlineUser[] = [];
   private role: Role | null = null;
   private listeners = new Set<Listener>();
@@ -61,37 +102,46 @@ export class CaseStore {
     for (const listener of [...this.listeners]) listener();
   }
 
-  get<T = AnyRecord>(key: string): T | undefined {
+  /**
+   * The record under a key, e.g. `get('Card/12')`. The type argument is the
+   * caller's word for what its key holds (`get<Card>('Card/12')`); without
+   * one, the result is the checked union.
+   */
+  get<T extends Stored = Stored>(key: string): T | undefined {
+    // unchecked by design: the caller names the kind its `${type}/` key prefix stands for
     return this.records.get(key) as T | undefined;
   }
 
-  /** Every record of a type, e.g. `all<Card>('Card')`. */
-  all<T = AnyRecord>(type: string): T[] {
-    return [...this.records.values()].filter((r) => r.type === type) as T[];
+  /** Every record of a kind, e.g. `all('Card')`. */
+  all<K extends keyof RecordKinds>(type: K): RecordKinds[K][] {
+    const narrow = KINDS[type];
+    const found: RecordKinds[K][] = [];
+    for (const record of this.records.values()) {
+      const match = narrow(record);
+      if (match) found.push(match);
+    }
+    return found;
   }
 
   /** The lock on a record, if any. */
   lockOn(record: Pick<RecordKey, 'type' | 'param'>): Lock | undefined {
     const key = keyOf(record);
-    for (const r of this.records.values()) {
-      if (r.type === 'Lock' && keyOf((r as unknown as Lock).lockable) === key) return r as unknown as Lock;
-    }
-    return undefined;
+    return this.all('Lock').find((lock) => keyOf(lock.lockable) === key);
   }
 
   /** Replaces everything with a fresh `GET /cases/:slug`. */
   reset(detail: CaseDetail): void {
     this.records.clear();
     const { pages, edgenotes, activeLocks, onlineUsers, role, ...kase } = detail;
-    this.put(kase as Case);
+    this.put(kase);
     for (const { cards, ...page } of pages) {
-      this.put(page as Page);
+      this.put(page);
       for (const card of cards) this.put(card);
     }
     for (const note of edgenotes) this.put(note);
     for (const lock of activeLocks) this.put(lock);
     this.onlineUsers = onlineUsers;
-    this.role = role as Role;
+    this.role = roleOf(role);
     this.changed();
   }
 
@@ -108,7 +158,7 @@ export class CaseStore {
   }
 
   /** Inserts or replaces a record, unless the cache already has a newer version. */
-  upsert(record: AnyRecord): void {
+  upsert(record: Stored): void {
     if (this.put(record)) this.changed();
   }
 
@@ -118,24 +168,26 @@ export class CaseStore {
 
   /** Applies a create/update/destroy frame. */
   apply(frame: ChangeFrame): void {
-    const record = frame.watchable as AnyRecord;
+    const record: Stored | undefined = frame.watchable;
+    // a frame without an identity is dropped
     if (!record || typeof record.type !== 'string' || record.param == null) return;
     const changed = frame.type === 'destroy' ? this.drop(keyOf(record)) : this.put(record);
     if (changed) this.changed();
   }
 
-  private put(record: AnyRecord): boolean {
+  private put(record: Stored): boolean {
     const key = keyOf(record);
-    const existing = this.records.get(key);
-    const incoming = (record as { version?: unknown }).version;
-    const current = (existing as { version?: unknown } | undefined)?.version;
-    if (typeof incoming === 'number' && typeof current === 'number' && incoming < current) return false;
+    const incoming = versionOf(record);
+    const current = versionOf(this.records.get(key));
+    if (incoming !== undefined && current !== undefined && incoming < current) return false;
     if (record.type === 'Lock') {
-      if (!(record as unknown as Lock).lockable) return false;
+      const lock = lockIn(record);
+      if (!lock) return false;
       // one lock per record: a new holding replaces the previous one
-      const on = keyOf((record as unknown as Lock).lockable);
+      const on = keyOf(lock.lockable);
       for (const [k, r] of this.records) {
-        if (r.type === 'Lock' && k !== key && keyOf((r as unknown as Lock).lockable) === on) this.records.delete(k);
+        const other = lockIn(r);
+        if (other && k !== key && keyOf(other.lockable) === on) this.records.delete(k);
       }
     }
     this.records.set(key, record);
@@ -147,14 +199,11 @@ export class CaseStore {
     if (!record) return false;
     this.records.delete(key);
     // what hangs off it goes too: a page's cards, a record's lock
+    const page = KINDS.Page(record);
     for (const [k, r] of this.records) {
-      const lock = r as unknown as Lock;
-      if (
-        (r.type === 'Lock' && lock.lockable && keyOf(lock.lockable) === key) ||
-        (record.type === 'Page' && r.type === 'Card' && (r as unknown as Card).pageId === record.id)
-      ) {
-        this.records.delete(k);
-      }
+      const lock = lockIn(r);
+      const card = page && KINDS.Card(r);
+      if ((lock && keyOf(lock.lockable) === key) || (page && card && card.pageId === page.id)) this.records.delete(k);
     }
     return true;
   }
@@ -162,17 +211,17 @@ export class CaseStore {
   /** The current view; the same object until something changes. */
   getView = (): CaseView => {
     if (this.view) return this.view;
-    const cards = this.all<Card>('Card').sort(byPosition);
-    const locks = this.all<Lock>('Lock');
+    const cards = this.all('Card').sort(byPosition);
+    const locks = this.all('Lock');
     const lockOn: Record<string, Lock> = {};
     for (const lock of locks) lockOn[keyOf(lock.lockable)] = lock;
     this.view = {
-      case: this.all<Case>('Case')[0] ?? null,
+      case: this.all('Case')[0] ?? null,
       role: this.role,
-      pages: this.all<Page>('Page')
+      pages: this.all('Page')
         .sort(byPosition)
         .map((page) => ({ ...page, cards: cards.filter((c) => c.pageId === page.id) })),
-      edgenotes: this.all<Edgenote>('Edgenote').sort((a, b) => a.id - b.id),
+      edgenotes: this.all('Edgenote').sort((a, b) => a.id - b.id),
       locks,
       lockOn,
       onlineUsers: this.onlineUsers,

@@ -38,12 +38,22 @@ export type ErrorCode = Schemas['ErrorCode'];
 export type Lockable = Schemas['Record'];
 /** What a change frame is about: a record, a lock, an ended lock, or a destroyed record's identity. */
 export type Watchable = Schemas['Watchable'];
+/** The types baton locks: `Case`, `Page`, `Card`, `Edgenote`. */
+export type LockableType = Schemas['LockableType'];
+/** `GET /auth/demo`: who to sign in as on a server started with `--demo`. */
+export type DemoPeople = Schemas['DemoPeople'];
+export type DemoPerson = Schemas['DemoPerson'];
 
 export type NewUserFields = Schemas['NewUserFields'];
 export type NewCaseFields = Schemas['NewCaseFields'];
 export type NewPageFields = Schemas['NewPageFields'];
 export type NewCardFields = Schemas['NewCardFields'];
 export type NewEdgenoteFields = Schemas['NewEdgenoteFields'];
+/** What `save` may change: every lockable's update fields (`content`, `title`, `caption`, `position`, `slug`). */
+export type UpdateFields = Schemas['CaseUpdateFields'] &
+  Schemas['PageUpdateFields'] &
+  Schemas['CardUpdateFields'] &
+  Schemas['EdgenoteUpdateFields'];
 
 export type ServerFrame = Schemas['ServerFrame'];
 export type WelcomeFrame = Extract<ServerFrame, { type: 'welcome' }>;

@@ -1,5 +1,15 @@
-import type { BatonError, LockableRef, LockState, User } from '@baton/client';
-import { useCallback, useState, type ReactNode } from 'react';
+import {
+  BatonError,
+  NetworkError,
+  OutrankedError,
+  type Lock,
+  type LockEndReason,
+  type LockableRef,
+  type LockState,
+  type User,
+} from '@baton/client';
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useBaton } from './context.js';
 import { useLock } from './useLock.js';
 
 export interface LockableRenderProps {
@@ -8,11 +18,20 @@ export interface LockableRenderProps {
   state: LockState;
   /** Who holds the lock (you, or who is editing instead). */
   holder: User | null;
+  /** The lock on the record now (this tab's or someone else's). */
+  lock: Lock | null;
   /** Who took the lock away, when `state` is `lost`: keep the draft and say so. */
   lostTo: User | null;
+  /** Why this tab's lock ended, when `state` is `lost` (`overridden`, `expired`, `kicked`, …). */
+  lostReason: LockEndReason | null;
+  /**
+   * The holder of the current lock, when "Edit anyway" was refused because
+   * they outrank you (403 `outranked`): don't offer it again for this lock.
+   */
+  outrankedBy: User | null;
   /** Takes the lock; resolves to false (and sets `error`) when someone else holds it. */
   startEditing: () => Promise<boolean>;
-  /** Releases the lock. */
+  /** Releases the lock (or forgets a lost one). */
   stopEditing: () => Promise<void>;
   /** "Edit anyway": takes the lock over; false (and `error`) when the holder outranks you. */
   editAnyway: () => Promise<boolean>;
@@ -23,18 +42,25 @@ export interface LockableRenderProps {
 
 export interface LockableProps {
   record: LockableRef;
+  /** Release this tab's lock on the record when the component unmounts (e.g. the person goes to another screen). */
+  releaseOnUnmount?: boolean;
   children: (props: LockableRenderProps) => ReactNode;
 }
+
+const asBatonError = (e: unknown): BatonError => (e instanceof BatonError ? e : new NetworkError(String(e), e));
 
 /**
  * The "lock before you edit" flow as a render prop:
  *
  *   <Lockable record={card}>{({ editing, startEditing, holder }) => …}</Lockable>
  */
-export function Lockable({ record, children }: LockableProps) {
+export function Lockable({ record, releaseOnUnmount = false, children }: LockableProps) {
+  const client = useBaton();
   const lock = useLock(record);
   const [error, setError] = useState<BatonError | null>(null);
   const [busy, setBusy] = useState(false);
+  /** The lock a refused "Edit anyway" was for. */
+  const [outranked, setOutranked] = useState<Lock | null>(null);
   const run = useCallback(async (action: () => Promise<unknown>): Promise<boolean> => {
     setBusy(true);
     try {
@@ -42,7 +68,9 @@ export function Lockable({ record, children }: LockableProps) {
       setError(null);
       return true;
     } catch (e) {
-      setError(e as BatonError);
+      const refusal = asBatonError(e);
+      if (refusal instanceof OutrankedError) setOutranked(refusal.lock);
+      setError(refusal);
       return false;
     } finally {
       setBusy(false);
@@ -53,14 +81,34 @@ export function Lockable({ record, children }: LockableProps) {
   const stopEditing = useCallback(async () => {
     await run(release);
   }, [run, release]);
-  const takeOver = useCallback(() => run(editAnyway), [run, editAnyway]);
+  const takeOver = useCallback(async () => {
+    const took = await run(editAnyway);
+    if (took) setOutranked(null);
+    return took;
+  }, [run, editAnyway]);
+
+  // leaving (unmounting) releases the lock this tab holds, when asked to
+  const held = useRef(false);
+  held.current = lock.state === 'mine';
+  const { type, param } = record;
+  useEffect(() => {
+    if (!releaseOnUnmount) return;
+    return () => {
+      if (held.current) void client.locks.release({ type, param }).catch(() => {});
+    };
+  }, [releaseOnUnmount, client, type, param]);
+
+  const current = lock.lock;
   return (
     <>
       {children({
         editing: lock.state === 'mine',
         state: lock.state,
         holder: lock.holder,
+        lock: current,
         lostTo: lock.lostTo,
+        lostReason: lock.lostReason,
+        outrankedBy: outranked && current && outranked.token === current.token ? current.user : null,
         startEditing,
         stopEditing,
         editAnyway: takeOver,

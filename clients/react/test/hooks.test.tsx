@@ -108,19 +108,22 @@ describe.each(servers())('React bindings on $backend', (server) => {
   it('<Lockable> reports a lock held by someone else, and an outranked takeover, as errors, not throws', async () => {
     const alice = await person(server, 'Alice');
     const bob = await person(server, 'Bob');
-    const { cards } = await caseFor(server, alice, [bob]);
+    const { kase, cards } = await caseFor(server, alice, [bob]);
     const card: Card = cards[0]!;
     const ca = track(tab(server, alice));
     await ca.locks.acquire(card);
     const cb = track(tab(server, bob));
+    // bob's tab has the case open: it sees alice's locks come and go
+    await cb.openCase(kase.slug).live.ready();
     render(
       <BatonProvider client={cb}>
         <Lockable record={card}>
-          {({ state, startEditing, editAnyway, error, holder }) => (
+          {({ state, startEditing, editAnyway, error, holder, outrankedBy }) => (
             <div>
               <button onClick={() => void startEditing()}>edit</button>
               <button onClick={() => void editAnyway()}>anyway</button>
               <span>{`${state} ${holder?.name ?? '-'} ${error?.code ?? '-'}`}</span>
+              <em>{`outranked by ${outrankedBy?.name ?? 'nobody'}`}</em>
             </div>
           )}
         </Lockable>
@@ -128,9 +131,52 @@ describe.each(servers())('React bindings on $backend', (server) => {
     );
     fireEvent.click(screen.getByText('edit'));
     await screen.findByText('theirs Alice lock_held');
+    screen.getByText('outranked by nobody');
     // alice manages the case: bob, an editor, cannot take over
     fireEvent.click(screen.getByText('anyway'));
     await screen.findByText('theirs Alice outranked');
+    screen.getByText('outranked by Alice');
+    // a new holding of alice's is a new lock: bob may try again
+    await act(() => ca.locks.release(card));
+    await act(() => ca.locks.acquire(card));
+    await screen.findByText('outranked by nobody');
+  });
+
+  it('<Lockable releaseOnUnmount> releases the lock when the editor goes away, and says why a lock was lost', async () => {
+    const alice = await person(server, 'Alice');
+    const bob = await person(server, 'Bob');
+    const { kase, cards } = await caseFor(server, await person(server, 'Owner'), [alice, bob]);
+    const card: Card = cards[0]!;
+    const ca = track(tab(server, alice));
+    const cb = track(tab(server, bob));
+    const open = ca.openCase(kase.slug);
+    await open.live.ready();
+    const view = render(
+      <BatonProvider client={ca}>
+        <Lockable record={card} releaseOnUnmount>
+          {({ state, lock, lostTo, lostReason, startEditing }) => (
+            <div>
+              <button onClick={() => void startEditing()}>edit</button>
+              <span>{`${state} ${lock?.user.name ?? '-'} ${lostTo?.name ?? '-'} ${lostReason ?? '-'}`}</span>
+            </div>
+          )}
+        </Lockable>
+      </BatonProvider>,
+    );
+    fireEvent.click(screen.getByText('edit'));
+    await screen.findByText('mine Alice - -');
+    await act(() => cb.locks.editAnyway(card));
+    await screen.findByText('lost Bob Bob overridden');
+    await act(() => cb.locks.release(card));
+    await act(() => ca.locks.release(card));
+    fireEvent.click(screen.getByText('edit'));
+    await screen.findByText('mine Alice - -');
+    view.unmount();
+    await waitFor(async () => {
+      const status = await rest<{ state: string }>(server, alice.token, 'GET', `/locks/status?lockableType=Card&lockableParam=${card.param}`);
+      expect(status.data.state).toBe('unlocked');
+    });
+    open.close();
   });
 
   it('releases the tab locks on pagehide', async () => {

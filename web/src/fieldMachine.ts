@@ -1,0 +1,251 @@
+/**
+ * The editing state of one lockable field, framework-free: what the person
+ * typed, the version it started from, a refused save's outcome. The lock
+ * itself lives in the kit (`<Lockable>`); this module decides what the
+ * field shows given both. Everything here is a pure function.
+ */
+import {
+  LockLostError,
+  LockedError,
+  StaleVersionError,
+  type Lock,
+  type Lockable as LockableRecord,
+  type LockEndReason,
+  type LockState,
+  type Role,
+  type UpdateFields,
+  type User,
+} from '@baton/client';
+
+/** The attribute a field edits: a card's `content`, a page's `title`, an edgenote's `caption`. */
+export type FieldName = 'content' | 'title' | 'caption';
+
+/** What people call the field: its accessible name ("Card 2") and, in notices, the record ("this card"). */
+export interface Words {
+  label: string;
+  noun: string;
+}
+
+export interface Notice {
+  kind: 'error' | 'info';
+  text: string;
+}
+
+export interface FieldState {
+  /** The person's text while the editor is open; kept when the lock is lost. */
+  draft: string | null;
+  /** The version the draft started from: a save sends its version as If-Match. */
+  base: LockableRecord | null;
+  /** 412 `stale_version`: the record as it is now, shown beside the draft. */
+  stale: LockableRecord | null;
+  notice: Notice | null;
+  saving: boolean;
+  /** "Edit again with my text": the draft, set aside while the lock is taken again. */
+  carried: string | null;
+}
+
+export type FieldEvent =
+  /** The tab got the lock: the editor opens on the record's text (or the carried draft). */
+  | { type: 'opened'; record: LockableRecord; text: string }
+  | { type: 'typed'; text: string }
+  | { type: 'saving' }
+  | { type: 'saved' }
+  /** A save was refused; `current` is the record now, for a stale version. */
+  | { type: 'refused'; text: string; current?: LockableRecord | undefined }
+  /** The editor closes: the draft is dropped. */
+  | { type: 'closed' }
+  /** Drop the draft for the current text of a stale record. */
+  | { type: 'usedCurrent'; text: string }
+  | { type: 'carried' }
+  | { type: 'carryFailed' }
+  | { type: 'notice'; notice: Notice | null };
+
+export const initialField: FieldState = {
+  draft: null,
+  base: null,
+  stale: null,
+  notice: null,
+  saving: false,
+  carried: null,
+};
+
+export function fieldReducer(state: FieldState, event: FieldEvent): FieldState {
+  switch (event.type) {
+    case 'opened':
+      if (state.draft !== null) return state;
+      return { ...state, draft: state.carried ?? event.text, base: event.record, carried: null };
+    case 'typed':
+      return state.draft === null ? state : { ...state, draft: event.text };
+    case 'saving':
+      return { ...state, saving: true, notice: null };
+    case 'saved':
+      return { ...state, saving: false };
+    case 'refused':
+      return {
+        ...state,
+        saving: false,
+        notice: { kind: 'error', text: event.text },
+        stale: event.current ?? state.stale,
+      };
+    case 'closed':
+      return { ...state, draft: null, base: null, stale: null, carried: null };
+    case 'usedCurrent':
+      return state.stale ? { ...state, draft: event.text, base: state.stale, stale: null, notice: null } : state;
+    case 'carried':
+      return state.draft === null ? state : { ...state, carried: state.draft, draft: null };
+    case 'carryFailed':
+      return state.carried === null ? state : { ...state, draft: state.carried, carried: null };
+    case 'notice':
+      return { ...state, notice: event.notice };
+  }
+}
+
+/** The field's text in a record (empty when the record has no such field). */
+export function textOf(record: LockableRecord, field: FieldName): string {
+  switch (field) {
+    case 'content':
+      return 'content' in record ? (record.content ?? '') : '';
+    case 'title':
+      return 'title' in record ? record.title : '';
+    case 'caption':
+      return 'caption' in record ? record.caption : '';
+  }
+}
+
+/** What a save of the field sends. */
+export function changeOf(field: FieldName, text: string): UpdateFields {
+  return { [field]: text };
+}
+
+/** What a refused save tells the person, and the current record for a stale version. */
+export function refusal(error: unknown, words: Words, message: string): { text: string; current?: LockableRecord } {
+  if (error instanceof StaleVersionError) {
+    return {
+      text: `Not saved: ${words.label} was changed by someone else. Choose which text to keep.`,
+      current: error.current,
+    };
+  }
+  if (error instanceof LockedError) {
+    return {
+      text: `Not saved: ${error.lock.user.name} is editing ${words.noun} now. Your text is kept below; copy it and try again when they are done.`,
+    };
+  }
+  if (error instanceof LockLostError) {
+    return {
+      text: `Not saved: your lock on ${words.label} was taken over and the text has changed since. Your text is kept below.`,
+    };
+  }
+  return { text: `Not saved: ${message}` };
+}
+
+/** The lock as the field sees it (from `<Lockable>`). */
+export interface LockView {
+  state: LockState;
+  holder: User | null;
+  lock: Lock | null;
+  lostTo: User | null;
+  lostReason: LockEndReason | null;
+  outrankedBy: User | null;
+  busy: boolean;
+}
+
+export interface FieldContext {
+  field: FieldName;
+  /** The person's role lets them edit, and the tab is live. */
+  editable: boolean;
+  me: User;
+  role: Role | null;
+  /** The record's text now. */
+  value: string;
+}
+
+/** What the view shows, derived from the field's state, its lock and its context. */
+export interface FieldView {
+  /** The editor is open: this tab holds the lock, may write, and has a draft. */
+  editing: boolean;
+  /** The draft differs from the version it started from. */
+  dirty: boolean;
+  /** The text in the input: the draft while editing, the record's text otherwise. */
+  shown: string;
+  busy: boolean;
+  /** Unsaved text of a tab that lost its lock (or may no longer write): kept in a panel. */
+  lostDraft: string | null;
+  /** Who outranks the person, so "Edit anyway" is not offered for this lock. */
+  outranked: string | null;
+  /** Someone else's lock: the badge's text. */
+  badge: string | null;
+  canEdit: boolean;
+  canEditAnyway: boolean;
+  /** Nobody holds the record now: the person may lock it again and carry on with their text. */
+  canContinue: boolean;
+  /** The banner of a lost lock. */
+  lostBanner: string | null;
+  /** `free`, `mine`, `theirs`, `lost`, or `ended` for a lock of a tab that may no longer write. */
+  look: LockState | 'ended';
+}
+
+export function viewOf(state: FieldState, lock: LockView, context: FieldContext, words: Words): FieldView {
+  const { field, editable, me, role, value } = context;
+  const { holder } = lock;
+  // a stopped tab (kicked, signed out, case deleted) edits nothing, even if it still thinks it holds the lock
+  const editing = editable && lock.state === 'mine' && state.draft !== null;
+  const baseText = state.base ? textOf(state.base, field) : '';
+  const dirty = editing && state.draft !== baseText;
+  const theirs = lock.state === 'theirs' && lock.lock !== null;
+  // a site admin outranks every case role (managers see the holder's `admin` flag; editors learn it from a refusal)
+  const outranked = !theirs
+    ? null
+    : (lock.outrankedBy?.name ??
+      (holder?.admin === true && role !== 'site admin' && holder.id !== me.id ? holder.name : null));
+  const lostDraft =
+    (lock.state === 'lost' || !editable) && state.draft !== null && state.draft !== baseText ? state.draft : null;
+  return {
+    editing,
+    dirty,
+    shown: editing && state.draft !== null ? state.draft : value,
+    busy: lock.busy || state.saving,
+    lostDraft,
+    outranked,
+    badge:
+      (lock.state === 'theirs' || lock.state === 'lost') && holder && lock.lock
+        ? holder.id === me.id && lock.state === 'theirs'
+          ? 'You are editing this in another tab'
+          : `${holder.name} is editing`
+        : null,
+    canEdit: editable && lock.state === 'free',
+    canEditAnyway: editable && theirs && outranked === null,
+    canContinue: editable && lock.lock === null,
+    lostBanner:
+      lock.state !== 'lost'
+        ? null
+        : lock.lostTo
+          ? `${lock.lostTo.name} took over ${words.noun}.`
+          : `Your lock on ${words.label} ended (${lock.lostReason ?? 'expired'}).`,
+    look: editable || lock.state !== 'mine' ? lock.state : 'ended',
+  };
+}
+
+/** Whether a click, Enter or "Edit" may take the lock now; after a loss only "Edit again with my text" may. */
+export function canStart(state: LockState, editable: boolean, busy: boolean, afterLoss = false): boolean {
+  return editable && !busy && state !== 'mine' && (state !== 'lost' || afterLoss);
+}
+
+/** What to announce when the field's lock goes from `before` to `lock.state` (null: nothing). */
+export function lockAnnouncement(
+  before: LockState,
+  lock: Pick<LockView, 'state' | 'holder' | 'lostTo'>,
+  words: Words,
+  me: User,
+): string | null {
+  if (before === lock.state) return null;
+  if (lock.state === 'theirs' && lock.holder) {
+    return lock.holder.id === me.id ? `You are editing ${words.label} in another tab` : `${lock.holder.name} is editing ${words.label}`;
+  }
+  if (lock.state === 'lost') {
+    return lock.lostTo
+      ? `${lock.lostTo.name} took over ${words.noun}. Your text is kept.`
+      : `Your lock on ${words.label} ended. Your text is kept.`;
+  }
+  if (lock.state === 'free' && before === 'theirs') return `${words.label} is free`;
+  return null;
+}

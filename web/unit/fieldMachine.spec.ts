@@ -1,0 +1,176 @@
+/**
+ * The field's state machine (src/fieldMachine.ts), without a browser or a
+ * server: its transitions and what the view shows for each lock state.
+ */
+import { expect, test } from '@playwright/test';
+import { LockedError, StaleVersionError, type Card, type Lock, type User } from '@baton/client';
+import {
+  canStart,
+  fieldReducer,
+  initialField,
+  lockAnnouncement,
+  refusal,
+  textOf,
+  viewOf,
+  type FieldEvent,
+  type FieldState,
+  type LockView,
+} from '../src/fieldMachine';
+
+const person = (id: number, name: string, admin = false): User => ({
+  type: 'User',
+  table: 'users',
+  param: String(id),
+  id,
+  name,
+  color: '#4363d8',
+  admin,
+});
+const alice = person(1, 'Alice', true);
+const bob = person(2, 'Bob');
+const carol = person(3, 'Carol');
+
+const card = (content: string, version: number): Card => ({
+  type: 'Card',
+  table: 'cards',
+  param: '12',
+  id: 12,
+  caseId: 1,
+  pageId: 1,
+  position: 0,
+  content,
+  version,
+  createdAt: '2025-01-01T00:00:00Z',
+  updatedAt: '2025-01-01T00:00:00Z',
+});
+
+const lockOf = (user: User, token: string): Lock => ({
+  type: 'Lock',
+  table: 'locks',
+  param: token,
+  id: Number(token),
+  token,
+  lockable: { type: 'Card', table: 'cards', param: '12' },
+  caseId: 1,
+  user,
+  sessionId: `tab-${user.id}`,
+  createdAt: '2025-01-01T00:00:00Z',
+  expiresAt: '2025-01-01T00:01:00Z',
+  lastActivityAt: '2025-01-01T00:00:00Z',
+});
+
+const free: LockView = { state: 'free', holder: null, lock: null, lostTo: null, lostReason: null, outrankedBy: null, busy: false };
+const mine = (user: User): LockView => ({ ...free, state: 'mine', holder: user, lock: lockOf(user, '5') });
+const theirs = (user: User, token = '6'): LockView => ({ ...free, state: 'theirs', holder: user, lock: lockOf(user, token) });
+const words = { label: 'Card 1', noun: 'this card' };
+const context = (me: User, value: string, editable = true) => ({ field: 'content' as const, editable, me, role: 'editor' as const, value });
+const run = (...events: FieldEvent[]): FieldState => events.reduce(fieldReducer, initialField);
+
+test('taking the lock opens the editor on the current text; typing makes it dirty; closing drops the draft', () => {
+  const v1 = card('The first card.', 1);
+  const opened = run({ type: 'opened', record: v1, text: textOf(v1, 'content') });
+  expect(viewOf(opened, mine(carol), context(carol, v1.content), words)).toMatchObject({ editing: true, dirty: false, shown: 'The first card.' });
+  const typed = fieldReducer(opened, { type: 'typed', text: 'More.' });
+  expect(viewOf(typed, mine(carol), context(carol, v1.content), words)).toMatchObject({ editing: true, dirty: true, shown: 'More.' });
+  // a second `opened` (the lock renewed) keeps what was typed
+  expect(fieldReducer(typed, { type: 'opened', record: v1, text: v1.content }).draft).toBe('More.');
+  expect(fieldReducer(typed, { type: 'closed' })).toMatchObject({ draft: null, base: null, stale: null });
+  // typing without an open editor changes nothing
+  expect(run({ type: 'typed', text: 'x' })).toBe(initialField);
+});
+
+test('a lock taken over keeps the draft: banner, badge of the taker, the draft panel', () => {
+  const v1 = card('The first card.', 1);
+  const state = run({ type: 'opened', record: v1, text: v1.content }, { type: 'typed', text: 'Carol adds…' });
+  const lost: LockView = { ...theirs(bob), state: 'lost', lostTo: bob, lostReason: 'overridden' };
+  const view = viewOf(state, lost, context(carol, v1.content), words);
+  expect(view).toMatchObject({
+    editing: false,
+    lostDraft: 'Carol adds…',
+    lostBanner: 'Bob took over this card.',
+    badge: 'Bob is editing',
+    canContinue: false,
+    canEditAnyway: false,
+    shown: 'The first card.',
+  });
+  // nothing typed: nothing to keep, the banner alone
+  const untouched = run({ type: 'opened', record: v1, text: v1.content });
+  expect(viewOf(untouched, lost, context(carol, v1.content), words).lostDraft).toBeNull();
+  // an expired lock says why
+  expect(viewOf(state, { ...free, state: 'lost', lostReason: 'expired' }, context(carol, v1.content), words)).toMatchObject({
+    lostBanner: 'Your lock on Card 1 ended (expired).',
+    canContinue: true,
+  });
+  // a tab that may no longer write (kicked) keeps the text too, and its lock looks ended
+  expect(viewOf(state, mine(carol), context(carol, v1.content, false), words)).toMatchObject({
+    editing: false,
+    lostDraft: 'Carol adds…',
+    look: 'ended',
+  });
+});
+
+test('"Edit again with my text" carries the draft over a new lock, or gives it back', () => {
+  const v1 = card('The first card.', 1);
+  const v2 = card('Bob’s version.', 2);
+  const kept = run({ type: 'opened', record: v1, text: v1.content }, { type: 'typed', text: 'mine' }, { type: 'carried' });
+  expect(kept).toMatchObject({ draft: null, carried: 'mine' });
+  const reopened = fieldReducer(kept, { type: 'opened', record: v2, text: v2.content });
+  expect(reopened).toMatchObject({ draft: 'mine', base: v2, carried: null });
+  expect(viewOf(reopened, mine(carol), context(carol, v2.content), words).dirty).toBe(true);
+  expect(fieldReducer(kept, { type: 'carryFailed' })).toMatchObject({ draft: 'mine', base: v1, carried: null });
+});
+
+test('a stale save shows the current text; "Use the current text" edits from it', () => {
+  const v1 = card('The first card.', 1);
+  const v2 = card('Changed by a script', 2);
+  const stale = new StaleVersionError(412, { code: 'stale_version', message: 'stale', current: v2 });
+  const refused = refusal(stale, words, stale.message);
+  expect(refused).toEqual({ text: 'Not saved: Card 1 was changed by someone else. Choose which text to keep.', current: v2 });
+  const state = run(
+    { type: 'opened', record: v1, text: v1.content },
+    { type: 'typed', text: 'careful rewrite' },
+    { type: 'saving' },
+    { type: 'refused', ...refused },
+  );
+  expect(state).toMatchObject({ saving: false, stale: v2, draft: 'careful rewrite', notice: { kind: 'error' } });
+  expect(fieldReducer(state, { type: 'usedCurrent', text: textOf(v2, 'content') })).toMatchObject({
+    draft: 'Changed by a script',
+    base: v2,
+    stale: null,
+    notice: null,
+  });
+  const locked = new LockedError(423, { code: 'locked', message: 'locked', lock: lockOf(bob, '7') });
+  expect(refusal(locked, words, locked.message).text).toMatch(/^Not saved: Bob is editing this card now/);
+  expect(refusal(new Error('boom'), words, 'boom')).toEqual({ text: 'Not saved: boom' });
+});
+
+test('"Edit anyway" is offered unless the holder outranks the person', () => {
+  const state = initialField;
+  expect(viewOf(state, theirs(carol), context(bob, ''), words)).toMatchObject({ canEditAnyway: true, outranked: null, badge: 'Carol is editing' });
+  // a site admin outranks every case role
+  expect(viewOf(state, theirs(alice), context(bob, ''), words)).toMatchObject({ canEditAnyway: false, outranked: 'Alice' });
+  // a refusal names who outranks, for that lock
+  expect(viewOf(state, { ...theirs(carol), outrankedBy: carol }, context(bob, ''), words).outranked).toBe('Carol');
+  // the person's own other tab
+  expect(viewOf(state, theirs(bob), context(bob, ''), words).badge).toBe('You are editing this in another tab');
+  expect(viewOf(state, free, context(bob, ''), words)).toMatchObject({ canEdit: true, canEditAnyway: false, badge: null });
+  expect(viewOf(state, free, context(bob, '', false), words).canEdit).toBe(false);
+});
+
+test('when the lock may be taken, and what is announced', () => {
+  expect(canStart('free', true, false)).toBe(true);
+  expect(canStart('theirs', true, false)).toBe(true);
+  expect(canStart('free', true, true)).toBe(false);
+  expect(canStart('free', false, false)).toBe(false);
+  expect(canStart('mine', true, false)).toBe(false);
+  expect(canStart('lost', true, false)).toBe(false);
+  expect(canStart('lost', true, false, true)).toBe(true);
+
+  expect(lockAnnouncement('free', { state: 'theirs', holder: alice, lostTo: null }, words, bob)).toBe('Alice is editing Card 1');
+  expect(lockAnnouncement('free', { state: 'theirs', holder: bob, lostTo: null }, words, bob)).toBe('You are editing Card 1 in another tab');
+  expect(lockAnnouncement('mine', { state: 'lost', holder: bob, lostTo: bob }, words, carol)).toBe('Bob took over this card. Your text is kept.');
+  expect(lockAnnouncement('mine', { state: 'lost', holder: null, lostTo: null }, words, carol)).toBe('Your lock on Card 1 ended. Your text is kept.');
+  expect(lockAnnouncement('theirs', { state: 'free', holder: null, lostTo: null }, words, bob)).toBe('Card 1 is free');
+  expect(lockAnnouncement('mine', { state: 'free', holder: null, lostTo: null }, words, bob)).toBeNull();
+  expect(lockAnnouncement('theirs', { state: 'theirs', holder: carol, lostTo: null }, words, bob)).toBeNull();
+});
