@@ -59,7 +59,7 @@ pub struct LockableRef {
 #[serde(untagged)]
 pub enum RecordParam {
     Text(String),
-    Number(i64),
+    Number(serde_json::Number),
 }
 
 impl RecordParam {
@@ -67,7 +67,15 @@ impl RecordParam {
     fn id(&self) -> Option<i64> {
         match self {
             RecordParam::Text(s) => super::extract::digits(s),
-            RecordParam::Number(n) => (*n >= 0).then_some(*n),
+            // JSON does not tell 12 from 12.0; both name record 12.
+            RecordParam::Number(n) => n
+                .as_i64()
+                .or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 1e18)
+                        .map(|f| f as i64)
+                })
+                .filter(|id| *id >= 0),
         }
     }
 }

@@ -2444,9 +2444,9 @@ export interface paths {
                 query: {
                     session: components["schemas"]["SessionSelector"];
                 };
-                header?: {
-                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
-                    "X-Session-ID"?: string;
+                header: {
+                    /** @description Required here: the tab whose locks to release. */
+                    "X-Session-ID": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -2517,7 +2517,7 @@ export interface paths {
                     /** @description The record's type name. */
                     lockableType: components["schemas"]["LockableType"];
                     /**
-                     * @description The record's id, as a string.
+                     * @description The record's id: `"12"` or `12`.
                      * @example 12
                      */
                     lockableParam: string;
@@ -3825,6 +3825,11 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Card: components["schemas"]["Identity"] & {
+            /** @enum {string} */
+            type: "Card";
+            /** @enum {string} */
+            table: "cards";
+        } & {
             /** Format: int64 */
             caseId: number;
             /** Format: int64 */
@@ -3848,6 +3853,11 @@ export interface components {
             position?: number | null;
         };
         Case: components["schemas"]["Identity"] & {
+            /** @enum {string} */
+            type: "Case";
+            /** @enum {string} */
+            table: "cases";
+        } & {
             slug: string;
             title: string;
             /**
@@ -3897,6 +3907,11 @@ export interface components {
             name: string;
         };
         Edgenote: components["schemas"]["Identity"] & {
+            /** @enum {string} */
+            type: "Edgenote";
+            /** @enum {string} */
+            table: "edgenotes";
+        } & {
             /** Format: int64 */
             caseId: number;
             slug: string;
@@ -3978,6 +3993,11 @@ export interface components {
          *     (also its id) names this one holding: send it as `Lock-Token` when saving.
          */
         Lock: components["schemas"]["Identity"] & {
+            /** @enum {string} */
+            type: "Lock";
+            /** @enum {string} */
+            table: "locks";
+        } & {
             /** @example 12 */
             token: string;
             /** @description The locked record. */
@@ -4000,7 +4020,9 @@ export interface components {
             lastActivityAt: string;
         };
         /**
-         * @description What happened to a lock; every action but `acquired` ends it.
+         * @description What happened to a lock, in the audit trail and on the wire. Every
+         *     action but `acquired` ends a lock, and is then also the `reason` of its
+         *     `destroy` frame.
          * @enum {string}
          */
         LockAction: "acquired" | "released" | "overridden" | "expired" | "idle" | "disconnected" | "kicked";
@@ -4009,6 +4031,11 @@ export interface components {
         };
         /** @description One row of a case's audit trail. */
         LockEvent: components["schemas"]["Identity"] & {
+            /** @enum {string} */
+            type: "LockEvent";
+            /** @enum {string} */
+            table: "lock_events";
+        } & {
             /**
              * Format: int64
              * @description The lock (its token) this happened to.
@@ -4045,15 +4072,11 @@ export interface components {
         LockableRef: {
             /** @description The record's type name. */
             lockableType: components["schemas"]["LockableType"];
-            /**
-             * @description The record's id, as a string.
-             * @example 12
-             */
-            lockableParam: string;
+            /** @description The record's id: `"12"` or `12`. */
+            lockableParam: components["schemas"]["RecordParam"];
         };
         /**
-         * @description The lockable types, as the OpenAPI document lists them (a unit test keeps
-         *     this in step with `crate::locks::lockable::REGISTRY`).
+         * @description A lockable type's name.
          * @enum {string}
          */
         LockableType: "Case" | "Page" | "Card" | "Edgenote";
@@ -4071,6 +4094,11 @@ export interface components {
         };
         /** @description Someone who belongs to a case, with their role. */
         Membership: components["schemas"]["Identity"] & {
+            /** @enum {string} */
+            type: "Membership";
+            /** @enum {string} */
+            table: "memberships";
+        } & {
             /** Format: int64 */
             caseId: number;
             role: components["schemas"]["Role"];
@@ -4147,6 +4175,11 @@ export interface components {
             sessions: number;
         };
         Page: components["schemas"]["Identity"] & {
+            /** @enum {string} */
+            type: "Page";
+            /** @enum {string} */
+            table: "pages";
+        } & {
             /** Format: int64 */
             caseId: number;
             /** Format: int32 */
@@ -4182,6 +4215,8 @@ export interface components {
             /** @example 12 */
             param: string;
         };
+        /** @description A record's id: a string of digits, or a number. */
+        RecordParam: string | number;
         /**
          * @description A case role.
          * @enum {string}
@@ -4243,6 +4278,11 @@ export interface components {
          *     caller may see them: their own user, site admins, a case's managers.
          */
         User: components["schemas"]["Identity"] & {
+            /** @enum {string} */
+            type: "User";
+            /** @enum {string} */
+            table: "users";
+        } & {
             name: string;
             /**
              * @description A stable avatar colour (`#rrggbb`).
