@@ -117,18 +117,128 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The settings `baton serve --database-url URL` would start with (the
-    /// environment still applies), minus secret and CORS. For tests and embedding.
+    /// The settings `baton serve --database-url URL` would start with in an
+    /// empty environment, minus secret and CORS: the declared defaults, for
+    /// tests and embedding. `BATON_*` variables and `DATABASE_URL` are not
+    /// read, so an exported `BATON_LOCK_TTL` cannot change them (`baton
+    /// serve` still reads the environment).
     pub fn defaults(database_url: &str) -> Settings {
-        #[derive(clap::Parser)]
-        struct Wrapper {
-            #[command(flatten)]
-            settings: Settings,
-        }
-        use clap::Parser;
-        let mut settings = Wrapper::parse_from(["baton", "--database-url", database_url]).settings;
+        use clap::FromArgMatches;
+        let matches = Self::command_without_env()
+            .try_get_matches_from(["baton"])
+            .expect("the declared defaults parse");
+        let mut settings = Settings::from_arg_matches(&matches).expect("the declared defaults");
+        settings.database.database_url = database_url.to_owned();
         settings.jwt_secret = None;
         settings.cors_origins.clear();
         settings
+    }
+
+    /// The `serve` arguments with their `env = …` sources removed.
+    fn command_without_env() -> clap::Command {
+        Settings::augment_args(clap::Command::new("baton")).mut_args(|arg| arg.env(None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Set in the copy of the test binary that
+    /// [`defaults_ignore_the_environment`] starts.
+    const CHILD: &str = "BATON_CONFIG_TEST_CHILD";
+
+    #[test]
+    fn defaults_are_the_declared_ones() {
+        let settings = Settings::defaults("some.sqlite3");
+        assert_eq!(settings.database.database_url, "some.sqlite3");
+        assert_eq!(settings.database.db_pool_size, 16);
+        assert_eq!(settings.bind, "127.0.0.1:8080");
+        assert_eq!(settings.token_ttl, Duration::from_secs(12 * 3600));
+        assert_eq!(settings.lock_ttl, Duration::from_secs(30));
+        assert_eq!(settings.heartbeat_interval, Duration::from_secs(5));
+        assert_eq!(settings.disconnect_grace, Duration::from_secs(10));
+        assert_eq!(settings.idle_timeout, Duration::from_secs(30 * 60));
+        assert_eq!(settings.reaper_interval, Duration::from_secs(1));
+        assert_eq!(settings.body_limit, 1024 * 1024);
+        assert_eq!(settings.login_account_limit, 10);
+        assert_eq!(settings.login_address_limit, 100);
+        assert_eq!(settings.login_window, Duration::from_secs(15 * 60));
+        assert_eq!(settings.password_threads, 1);
+        assert_eq!(settings.shutdown_timeout, Duration::from_secs(10));
+        assert!(settings.jwt_secret.is_none());
+        assert!(settings.cors_origins.is_empty());
+        assert!(settings.instance_id.is_none());
+        assert!(settings.workers.is_none());
+        assert!(settings.client_ip_header.is_none());
+        assert!(settings.metrics_bind.is_none());
+        assert!(!settings.demo);
+    }
+
+    #[test]
+    fn the_defaults_command_has_no_environment_source() {
+        let with_env: Vec<_> = Settings::command_without_env()
+            .get_arguments()
+            .filter(|arg| arg.get_env().is_some())
+            .map(|arg| arg.get_id().to_string())
+            .collect();
+        assert!(
+            with_env.is_empty(),
+            "read from the environment: {with_env:?}"
+        );
+        // …while `baton serve` reads it.
+        let serve = Settings::augment_args(clap::Command::new("baton"));
+        let lock_ttl = serve
+            .get_arguments()
+            .find(|arg| arg.get_id() == "lock_ttl")
+            .expect("lock_ttl argument");
+        assert_eq!(
+            lock_ttl.get_env(),
+            Some(std::ffi::OsStr::new("BATON_LOCK_TTL"))
+        );
+    }
+
+    /// Exporting variables in this process would race with the other
+    /// tests' threads, so the test runs itself again in a child process with
+    /// `BATON_*` (and `DATABASE_URL`) exported, and checks there.
+    #[test]
+    fn defaults_ignore_the_environment() {
+        if std::env::var_os(CHILD).is_some() {
+            assert_eq!(std::env::var("BATON_LOCK_TTL").as_deref(), Ok("1ms"));
+            let settings = Settings::defaults("mine.sqlite3");
+            assert_eq!(settings.lock_ttl, Duration::from_secs(30));
+            assert_eq!(settings.bind, "127.0.0.1:8080");
+            assert_eq!(settings.database.db_pool_size, 16);
+            assert_eq!(settings.database.database_url, "mine.sqlite3");
+            assert!(settings.cors_origins.is_empty());
+            assert!(settings.jwt_secret.is_none());
+            return;
+        }
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "config::tests::defaults_ignore_the_environment",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, "1")
+            .env("BATON_LOCK_TTL", "1ms")
+            .env("BATON_BIND", "0.0.0.0:1")
+            .env("BATON_DB_POOL_SIZE", "1")
+            .env("BATON_CORS_ORIGINS", "https://evil.example.com")
+            .env("BATON_JWT_SECRET", "from-the-environment")
+            .env("DATABASE_URL", "postgres://elsewhere/db")
+            .output()
+            .expect("run the test binary");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "child failed: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            stdout.contains("1 passed"),
+            "the child did not run the test: {stdout}"
+        );
     }
 }

@@ -1,19 +1,17 @@
 //! The foundation over real HTTP: auth, users, cases, memberships, content,
-//! ETag/If-Match and the error envelope — on SQLite and PostgreSQL.
+//! ETag/If-Match and the error envelope — on SQLite and PostgreSQL. One test
+//! per rule where a scenario used to check several.
 
 mod common;
 
 use baton::models::Role;
-use common::{Backend, TestApp};
-use serde_json::json;
+use common::{id, Backend, Cast, Resp, TestApp, TestUser};
+use serde_json::{json, Value};
 
 on_both_backends!(
     health_and_unknown_routes,
-    login_and_me,
     creating_users,
-    cases_and_roles,
     memberships,
-    pages_cards_edgenotes,
     etag_and_if_match,
     bad_input_gets_the_envelope,
 );
@@ -36,23 +34,67 @@ async fn health_and_unknown_routes(backend: Backend) {
         .expect_error(405, "method_not_allowed");
 }
 
-async fn login_and_me(backend: Backend) {
+// ---- Signing in ----
+
+on_both_backends!(
+    login_matches_the_email_whatever_its_case,
+    login_answers_the_user_without_the_password_hash,
+    the_login_token_signs_in_as_the_user,
+    a_wrong_password_is_unauthorized,
+    an_unknown_email_is_unauthorized,
+    a_login_without_a_password_is_invalid,
+    a_request_without_a_token_is_unauthorized,
+    a_token_that_is_no_jwt_is_unauthorized,
+    a_token_signed_with_another_secret_is_unauthorized,
+    an_expired_token_is_unauthorized,
+    a_token_no_token_row_names_is_unauthorized,
+    a_malformed_session_id_is_a_bad_request,
+);
+
+/// Alice signs in with her password; the response.
+async fn log_in_alice(app: &TestApp) -> Resp {
+    app.post("/auth/login")
+        .json(json!({ "email": "ALICE@example.com", "password": "password1" }))
+        .send()
+        .await
+        .expect(200)
+}
+
+/// `GET /me` with `Authorization: Bearer {token}` answers 401.
+async fn assert_me_unauthorized(app: &TestApp, token: &str) {
+    app.get("/me")
+        .header("Authorization", format!("Bearer {token}"))
+        .send()
+        .await
+        .expect_error(401, "unauthorized");
+}
+
+async fn login_matches_the_email_whatever_its_case(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    app.user("Alice").await;
+    let login = log_in_alice(&app).await;
+    assert_eq!(login.body["user"]["email"], "alice@example.com");
+}
+
+async fn login_answers_the_user_without_the_password_hash(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    app.user("Alice").await;
+    let login = log_in_alice(&app).await;
+    assert_eq!(login.body["user"]["type"], "User");
+    assert!(login.body["user"].get("passwordHash").is_none());
+}
+
+async fn the_login_token_signs_in_as_the_user(backend: Backend) {
     let Some(app) = TestApp::start(backend).await else {
         return;
     };
     let alice = app.user("Alice").await;
-
-    let login = app
-        .post("/auth/login")
-        .json(json!({ "email": "ALICE@example.com", "password": "password1" }))
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(login.body["user"]["email"], "alice@example.com");
-    assert_eq!(login.body["user"]["type"], "User");
-    assert!(login.body["user"].get("passwordHash").is_none());
-    let token = login.body["token"].as_str().unwrap().to_owned();
-
+    let login = log_in_alice(&app).await;
+    let token = login.body["token"].as_str().unwrap();
     let me = app
         .get("/me")
         .header("Authorization", format!("Bearer {token}"))
@@ -62,32 +104,66 @@ async fn login_and_me(backend: Backend) {
     assert_eq!(me.body["id"], alice.id);
     assert_eq!(me.body["param"], alice.id.to_string());
     assert!(me.body["color"].as_str().unwrap().starts_with('#'));
+}
 
+async fn a_wrong_password_is_unauthorized(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    app.user("Alice").await;
     app.post("/auth/login")
         .json(json!({ "email": "alice@example.com", "password": "wrong" }))
         .send()
         .await
         .expect_error(401, "unauthorized");
+}
+
+async fn an_unknown_email_is_unauthorized(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    app.user("Alice").await;
     app.post("/auth/login")
         .json(json!({ "email": "nobody@example.com", "password": "password1" }))
         .send()
         .await
         .expect_error(401, "unauthorized");
+}
+
+async fn a_login_without_a_password_is_invalid(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    app.user("Alice").await;
     app.post("/auth/login")
         .json(json!({ "email": "alice@example.com" }))
         .send()
         .await
         .expect_error(422, "invalid");
+}
 
+async fn a_request_without_a_token_is_unauthorized(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
     app.get("/me")
         .send()
         .await
         .expect_error(401, "unauthorized");
-    app.get("/me")
-        .header("Authorization", "Bearer not-a-jwt")
-        .send()
-        .await
-        .expect_error(401, "unauthorized");
+}
+
+async fn a_token_that_is_no_jwt_is_unauthorized(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    assert_me_unauthorized(&app, "not-a-jwt").await;
+}
+
+async fn a_token_signed_with_another_secret_is_unauthorized(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let alice = app.user("Alice").await;
     let other_secret =
         baton::auth::JwtKeys::new(b"another secret", std::time::Duration::from_secs(60));
     let claims = baton::auth::TokenClaims {
@@ -97,11 +173,14 @@ async fn login_and_me(backend: Backend) {
     let forged = other_secret
         .sign(claims, chrono::Utc::now().timestamp() + 60)
         .unwrap();
-    app.get("/me")
-        .header("Authorization", format!("Bearer {forged}"))
-        .send()
-        .await
-        .expect_error(401, "unauthorized");
+    assert_me_unauthorized(&app, &forged).await;
+}
+
+async fn an_expired_token_is_unauthorized(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let alice = app.user("Alice").await;
     let now = chrono::Utc::now().timestamp();
     let expired = jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
@@ -109,12 +188,15 @@ async fn login_and_me(backend: Backend) {
         &jsonwebtoken::EncodingKey::from_secret(common::SECRET),
     )
     .unwrap();
-    app.get("/me")
-        .header("Authorization", format!("Bearer {expired}"))
-        .send()
-        .await
-        .expect_error(401, "unauthorized");
-    // Well signed, but no token row names it.
+    assert_me_unauthorized(&app, &expired).await;
+}
+
+/// Well signed, but no token row names it.
+async fn a_token_no_token_row_names_is_unauthorized(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let alice = app.user("Alice").await;
     let ghost = app
         .state
         .jwt
@@ -126,11 +208,16 @@ async fn login_and_me(backend: Backend) {
             chrono::Utc::now().timestamp() + 60,
         )
         .unwrap();
-    app.get("/me")
-        .header("Authorization", format!("Bearer {ghost}"))
-        .send()
-        .await
-        .expect_error(401, "unauthorized");
+    assert_me_unauthorized(&app, &ghost).await;
+}
+
+async fn a_malformed_session_id_is_a_bad_request(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    app.user("Alice").await;
+    let login = log_in_alice(&app).await;
+    let token = login.body["token"].as_str().unwrap();
     app.get("/me")
         .header("Authorization", format!("Bearer {token}"))
         .header("X-Session-ID", "not a valid id!")
@@ -191,99 +278,199 @@ async fn creating_users(backend: Backend) {
     assert_eq!(login.body["user"]["name"], "Dave");
 }
 
-async fn cases_and_roles(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
-    let alice = app.user("Alice").await;
-    let bob = app.user("Bob").await;
-    let eve = app.user("Eve").await;
-    let root = app.admin("Root").await;
+// ---- Cases and roles ----
 
-    let created = app
-        .post("/cases")
-        .by(&alice)
+on_both_backends!(
+    a_new_case_is_answered_at_version_1,
+    a_case_slug_is_taken_once,
+    a_malformed_case_slug_is_invalid,
+    a_case_is_listed_for_its_creator_only,
+    a_member_sees_the_case_with_its_contents_and_role,
+    a_non_member_cannot_see_a_case,
+    an_unknown_case_is_not_found,
+    a_site_admin_acts_as_a_manager_everywhere,
+    a_reader_cannot_update_a_case,
+    the_creator_updates_a_case_to_a_new_version,
+    a_reader_cannot_delete_a_case,
+    the_creator_deletes_a_case,
+);
+
+const HARBOUR: &str = "/cases/harbour";
+
+/// Alice creates case `harbour` over HTTP (so she manages it); the response.
+async fn alice_creates_harbour(app: &TestApp, alice: &TestUser) -> Resp {
+    app.post("/cases")
+        .by(alice)
         .json(json!({ "case": { "slug": "harbour", "title": "The Harbour" } }))
         .send()
         .await
-        .expect(201);
-    assert_eq!(created.body["type"], "Case");
-    assert_eq!(created.body["table"], "cases");
-    assert_eq!(created.body["version"], 1);
-    assert_eq!(created.etag().as_deref(), Some("\"1\""));
-    app.post("/cases")
-        .by(&bob)
-        .json(json!({ "case": { "slug": "harbour", "title": "Again" } }))
-        .send()
-        .await
-        .expect_error(409, "conflict");
-    app.post("/cases")
-        .by(&bob)
-        .json(json!({ "case": { "slug": "Bad Slug", "title": "x" } }))
-        .send()
-        .await
-        .expect_error(422, "invalid");
+        .expect(201)
+}
 
-    // The creator is its manager and sees it; others don't.
-    let list = app.get("/cases").by(&alice).send().await.expect(200);
-    assert_eq!(list.body.as_array().unwrap().len(), 1);
-    let list = app.get("/cases").by(&bob).send().await.expect(200);
-    assert_eq!(list.body, json!([]));
-
+/// Alice's case `harbour` with Bob as its reader.
+async fn harbour_with_bob_reading(app: &TestApp) -> (TestUser, TestUser) {
+    let alice = app.user("Alice").await;
+    let bob = app.user("Bob").await;
+    alice_creates_harbour(app, &alice).await;
     app.post("/cases/harbour/memberships")
         .by(&alice)
         .json(json!({ "membership": { "email": bob.email, "role": "reader" } }))
         .send()
         .await
         .expect(201);
-    let shown = app.get("/cases/harbour").by(&bob).send().await.expect(200);
+    (alice, bob)
+}
+
+async fn a_new_case_is_answered_at_version_1(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let alice = app.user("Alice").await;
+    let created = alice_creates_harbour(&app, &alice).await;
+    assert_eq!(created.body["type"], "Case");
+    assert_eq!(created.body["table"], "cases");
+    assert_eq!(created.body["version"], 1);
+    assert_eq!(created.etag().as_deref(), Some("\"1\""));
+}
+
+async fn a_case_slug_is_taken_once(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let alice = app.user("Alice").await;
+    let bob = app.user("Bob").await;
+    alice_creates_harbour(&app, &alice).await;
+    app.post("/cases")
+        .by(&bob)
+        .json(json!({ "case": { "slug": "harbour", "title": "Again" } }))
+        .send()
+        .await
+        .expect_error(409, "conflict");
+}
+
+async fn a_malformed_case_slug_is_invalid(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let bob = app.user("Bob").await;
+    app.post("/cases")
+        .by(&bob)
+        .json(json!({ "case": { "slug": "Bad Slug", "title": "x" } }))
+        .send()
+        .await
+        .expect_error(422, "invalid");
+}
+
+/// The creator is its manager and sees it; others don't.
+async fn a_case_is_listed_for_its_creator_only(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let alice = app.user("Alice").await;
+    let bob = app.user("Bob").await;
+    alice_creates_harbour(&app, &alice).await;
+    let list = app.get("/cases").by(&alice).send().await.expect(200);
+    assert_eq!(list.body.as_array().unwrap().len(), 1);
+    let list = app.get("/cases").by(&bob).send().await.expect(200);
+    assert_eq!(list.body, json!([]));
+}
+
+async fn a_member_sees_the_case_with_its_contents_and_role(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let (_alice, bob) = harbour_with_bob_reading(&app).await;
+    let shown = app.get(HARBOUR).by(&bob).send().await.expect(200);
     for key in ["pages", "edgenotes", "activeLocks", "onlineUsers"] {
         assert!(shown.body[key].is_array(), "{key} missing: {}", shown.body);
     }
     assert_eq!(shown.body["role"], "reader");
-    app.get("/cases/harbour")
+}
+
+async fn a_non_member_cannot_see_a_case(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    harbour_with_bob_reading(&app).await;
+    let eve = app.user("Eve").await;
+    app.get(HARBOUR)
         .by(&eve)
         .send()
         .await
         .expect_error(403, "forbidden");
+}
+
+async fn an_unknown_case_is_not_found(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let (alice, _bob) = harbour_with_bob_reading(&app).await;
     app.get("/cases/nowhere")
         .by(&alice)
         .send()
         .await
         .expect_error(404, "not_found");
-    // A site admin acts as a manager everywhere.
-    let as_admin = app.get("/cases/harbour").by(&root).send().await.expect(200);
-    assert_eq!(as_admin.body["role"], "site admin");
+}
 
-    let patch = json!({ "case": { "title": "The Old Harbour" } });
-    app.patch("/cases/harbour")
+async fn a_site_admin_acts_as_a_manager_everywhere(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    harbour_with_bob_reading(&app).await;
+    let root = app.admin("Root").await;
+    let as_admin = app.get(HARBOUR).by(&root).send().await.expect(200);
+    assert_eq!(as_admin.body["role"], "site admin");
+}
+
+async fn a_reader_cannot_update_a_case(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let (_alice, bob) = harbour_with_bob_reading(&app).await;
+    app.patch(HARBOUR)
         .by(&bob)
-        .json(patch.clone())
+        .json(json!({ "case": { "title": "The Old Harbour" } }))
         .send()
         .await
         .expect_error(403, "forbidden");
+}
+
+async fn the_creator_updates_a_case_to_a_new_version(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let (alice, _bob) = harbour_with_bob_reading(&app).await;
     let updated = app
-        .patch("/cases/harbour")
+        .patch(HARBOUR)
         .by(&alice)
-        .json(patch)
+        .json(json!({ "case": { "title": "The Old Harbour" } }))
         .send()
         .await
         .expect(200);
     assert_eq!(updated.body["title"], "The Old Harbour");
     assert_eq!(updated.body["version"], 2);
     assert_eq!(updated.etag().as_deref(), Some("\"2\""));
+}
 
-    app.delete("/cases/harbour")
+async fn a_reader_cannot_delete_a_case(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let (_alice, bob) = harbour_with_bob_reading(&app).await;
+    app.delete(HARBOUR)
         .by(&bob)
         .send()
         .await
         .expect_error(403, "forbidden");
-    app.delete("/cases/harbour")
-        .by(&alice)
-        .send()
-        .await
-        .expect(204);
-    app.get("/cases/harbour")
+}
+
+async fn the_creator_deletes_a_case(backend: Backend) {
+    let Some(app) = TestApp::start(backend).await else {
+        return;
+    };
+    let (alice, _bob) = harbour_with_bob_reading(&app).await;
+    app.delete(HARBOUR).by(&alice).send().await.expect(204);
+    app.get(HARBOUR)
         .by(&alice)
         .send()
         .await
@@ -376,64 +563,126 @@ async fn memberships(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn pages_cards_edgenotes(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
-    let alice = app.user("Alice").await;
-    let bob = app.user("Bob").await;
-    let rita = app.user("Rita").await;
-    let f = app
-        .case(
-            "harbour",
-            &[
-                (&alice, Role::Manager),
-                (&bob, Role::Editor),
-                (&rita, Role::Reader),
-            ],
-        )
-        .await;
+// ---- Pages, cards and edgenotes ----
+//
+// On the [`Cast`]'s case `c`: Bob edits it, Rita reads it.
 
-    // Pages.
-    let page_body = json!({ "page": { "title": "Findings" } });
-    app.post("/cases/harbour/pages")
-        .by(&rita)
-        .json(page_body.clone())
+on_both_backends!(
+    a_reader_cannot_add_a_page,
+    a_new_page_goes_after_the_last,
+    an_editor_renames_and_moves_a_page,
+    a_reader_reads_a_page,
+    a_new_card_goes_first_on_its_page,
+    a_reader_cannot_add_a_card,
+    a_card_on_a_missing_page_is_not_found,
+    a_card_without_content_is_invalid,
+    an_edited_card_has_the_new_content_and_version,
+    a_reader_cannot_edit_a_card,
+    an_editor_adds_an_edgenote,
+    an_edgenote_slug_is_taken_once_per_case,
+    an_editor_recaptions_an_edgenote,
+    a_case_shows_its_pages_cards_and_edgenotes_in_order,
+    a_deleted_edgenote_is_gone,
+    a_reader_cannot_delete_a_card,
+    an_editor_deletes_a_card,
+    deleting_a_page_deletes_its_cards,
+    a_non_numeric_id_is_not_found,
+);
+
+/// A new page "Findings" on case `c`, by Bob.
+async fn new_page(app: &TestApp, c: &Cast) -> Value {
+    app.post("/cases/c/pages")
+        .by(&c.bob)
+        .json(json!({ "page": { "title": "Findings" } }))
         .send()
         .await
-        .expect_error(403, "forbidden");
-    let page = app
-        .post("/cases/harbour/pages")
-        .by(&bob)
-        .json(page_body)
+        .expect(201)
+        .body
+}
+
+/// A new page with one card "Tides matter.", by Bob: (page id, card id).
+async fn page_with_a_card(app: &TestApp, c: &Cast) -> (i64, i64) {
+    let page_id = id(&new_page(app, c).await);
+    let card = app
+        .post(&format!("/pages/{page_id}/cards"))
+        .by(&c.bob)
+        .json(json!({ "card": { "content": "Tides matter." } }))
         .send()
         .await
         .expect(201);
-    assert_eq!(page.body["type"], "Page");
-    assert_eq!(
-        page.body["position"], 1,
-        "appended after the fixture's page"
-    );
-    let page_id = page.body["id"].as_i64().unwrap();
+    (page_id, id(&card.body))
+}
+
+/// A new edgenote `tide-table` on case `c`, by Bob.
+async fn new_edgenote(app: &TestApp, c: &Cast) -> Value {
+    app.post("/cases/c/edgenotes")
+        .by(&c.bob)
+        .json(json!({ "edgenote": { "slug": "tide-table", "caption": "Tide table", "content": "https://x/t.png" } }))
+        .send()
+        .await
+        .expect(201)
+        .body
+}
+
+async fn a_reader_cannot_add_a_page(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.post("/cases/c/pages")
+        .by(&c.rita)
+        .json(json!({ "page": { "title": "Findings" } }))
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+}
+
+async fn a_new_page_goes_after_the_last(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let page = new_page(&app, &c).await;
+    assert_eq!(page["type"], "Page");
+    assert_eq!(page["position"], 1, "appended after the fixture's page");
+}
+
+async fn an_editor_renames_and_moves_a_page(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let page_id = id(&new_page(&app, &c).await);
     let renamed = app
         .patch(&format!("/pages/{page_id}"))
-        .by(&bob)
+        .by(&c.bob)
         .json(json!({ "page": { "title": "Results", "position": 5 } }))
         .send()
         .await
         .expect(200);
     assert_eq!(renamed.body["title"], "Results");
     assert_eq!(renamed.body["position"], 5);
-    app.get(&format!("/pages/{page_id}"))
-        .by(&rita)
+}
+
+async fn a_reader_reads_a_page(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let page_id = id(&new_page(&app, &c).await);
+    let page = app
+        .get(&format!("/pages/{page_id}"))
+        .by(&c.rita)
         .send()
         .await
         .expect(200);
+    assert_eq!(page.body["title"], "Findings");
+}
 
-    // Cards.
+async fn a_new_card_goes_first_on_its_page(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let page_id = id(&new_page(&app, &c).await);
     let card = app
         .post(&format!("/pages/{page_id}/cards"))
-        .by(&bob)
+        .by(&c.bob)
         .json(json!({ "card": { "content": "Tides matter." } }))
         .send()
         .await
@@ -441,114 +690,207 @@ async fn pages_cards_edgenotes(backend: Backend) {
     assert_eq!(card.body["type"], "Card");
     assert_eq!(card.body["pageId"], page_id);
     assert_eq!(card.body["position"], 0);
-    let card_id = card.body["id"].as_i64().unwrap();
+}
+
+async fn a_reader_cannot_add_a_card(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let page_id = id(&new_page(&app, &c).await);
     app.post(&format!("/pages/{page_id}/cards"))
-        .by(&rita)
+        .by(&c.rita)
         .json(json!({ "card": { "content": "x" } }))
         .send()
         .await
         .expect_error(403, "forbidden");
+}
+
+async fn a_card_on_a_missing_page_is_not_found(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
     app.post("/pages/999999/cards")
-        .by(&bob)
+        .by(&c.bob)
         .json(json!({ "card": { "content": "x" } }))
         .send()
         .await
         .expect_error(404, "not_found");
+}
+
+async fn a_card_without_content_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let page_id = id(&new_page(&app, &c).await);
     app.post(&format!("/pages/{page_id}/cards"))
-        .by(&bob)
+        .by(&c.bob)
         .json(json!({ "card": {} }))
         .send()
         .await
         .expect_error(422, "invalid");
+}
+
+async fn an_edited_card_has_the_new_content_and_version(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let (_, card_id) = page_with_a_card(&app, &c).await;
     let edited = app
         .patch(&format!("/cards/{card_id}"))
-        .by(&bob)
+        .by(&c.bob)
         .json(json!({ "card": { "content": "Tides matter most." } }))
         .send()
         .await
         .expect(200);
     assert_eq!(edited.body["version"], 2);
-    app.patch(&format!("/cards/{card_id}"))
-        .by(&rita)
-        .json(json!({ "card": { "content": "no" } }))
-        .send()
-        .await
-        .expect_error(403, "forbidden");
     let shown = app
         .get(&format!("/cards/{card_id}"))
-        .by(&rita)
+        .by(&c.rita)
         .send()
         .await
         .expect(200);
     assert_eq!(shown.body["content"], "Tides matter most.");
+}
 
-    // Edgenotes.
-    let note = app
-        .post("/cases/harbour/edgenotes")
-        .by(&bob)
-        .json(json!({ "edgenote": { "slug": "tide-table", "caption": "Tide table", "content": "https://x/t.png" } }))
+async fn a_reader_cannot_edit_a_card(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let (_, card_id) = page_with_a_card(&app, &c).await;
+    app.patch(&format!("/cards/{card_id}"))
+        .by(&c.rita)
+        .json(json!({ "card": { "content": "no" } }))
         .send()
         .await
-        .expect(201);
-    assert_eq!(note.body["type"], "Edgenote");
-    let note_id = note.body["id"].as_i64().unwrap();
-    app.post("/cases/harbour/edgenotes")
-        .by(&bob)
+        .expect_error(403, "forbidden");
+}
+
+async fn an_editor_adds_an_edgenote(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let note = new_edgenote(&app, &c).await;
+    assert_eq!(note["type"], "Edgenote");
+}
+
+async fn an_edgenote_slug_is_taken_once_per_case(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    new_edgenote(&app, &c).await;
+    app.post("/cases/c/edgenotes")
+        .by(&c.bob)
         .json(json!({ "edgenote": { "slug": "tide-table", "caption": "Again", "content": "" } }))
         .send()
         .await
         .expect_error(409, "conflict");
+}
+
+async fn an_editor_recaptions_an_edgenote(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let note_id = id(&new_edgenote(&app, &c).await);
     let recaptioned = app
         .patch(&format!("/edgenotes/{note_id}"))
-        .by(&bob)
+        .by(&c.bob)
         .json(json!({ "edgenote": { "caption": "Tides, 1890" } }))
         .send()
         .await
         .expect(200);
     assert_eq!(recaptioned.body["caption"], "Tides, 1890");
+}
 
-    // The case shows everything in order.
-    let case = app.get("/cases/harbour").by(&rita).send().await.expect(200);
+async fn a_case_shows_its_pages_cards_and_edgenotes_in_order(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let (page_id, card_id) = page_with_a_card(&app, &c).await;
+    app.patch(&format!("/pages/{page_id}"))
+        .by(&c.bob)
+        .json(json!({ "page": { "title": "Results", "position": 5 } }))
+        .send()
+        .await
+        .expect(200);
+    new_edgenote(&app, &c).await;
+
+    let case = app.get("/cases/c").by(&c.rita).send().await.expect(200);
     let pages = case.body["pages"].as_array().unwrap();
     assert_eq!(pages.len(), 2);
     assert_eq!(pages[1]["title"], "Results");
     assert_eq!(pages[1]["cards"][0]["id"], card_id);
-    assert_eq!(pages[0]["cards"][0]["id"], f.card_id);
+    assert_eq!(pages[0]["cards"][0]["id"], c.case.card_id);
     assert_eq!(case.body["edgenotes"].as_array().unwrap().len(), 2);
+}
 
-    // Deletes.
+async fn a_deleted_edgenote_is_gone(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let note_id = id(&new_edgenote(&app, &c).await);
     app.delete(&format!("/edgenotes/{note_id}"))
-        .by(&bob)
+        .by(&c.bob)
         .send()
         .await
         .expect(204);
     app.get(&format!("/edgenotes/{note_id}"))
-        .by(&bob)
+        .by(&c.bob)
         .send()
         .await
         .expect_error(404, "not_found");
+}
+
+async fn a_reader_cannot_delete_a_card(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let (_, card_id) = page_with_a_card(&app, &c).await;
     app.delete(&format!("/cards/{card_id}"))
-        .by(&rita)
+        .by(&c.rita)
         .send()
         .await
         .expect_error(403, "forbidden");
+}
+
+async fn an_editor_deletes_a_card(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let (_, card_id) = page_with_a_card(&app, &c).await;
     app.delete(&format!("/cards/{card_id}"))
-        .by(&bob)
+        .by(&c.bob)
         .send()
         .await
         .expect(204);
-    app.delete(&format!("/pages/{}", f.page_id))
-        .by(&bob)
-        .send()
-        .await
-        .expect(204);
-    app.get(&format!("/cards/{}", f.card_id))
-        .by(&bob)
+    app.get(&format!("/cards/{card_id}"))
+        .by(&c.bob)
         .send()
         .await
         .expect_error(404, "not_found");
+}
+
+async fn deleting_a_page_deletes_its_cards(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.delete(&format!("/pages/{}", c.case.page_id))
+        .by(&c.bob)
+        .send()
+        .await
+        .expect(204);
+    app.get(&format!("/cards/{}", c.case.card_id))
+        .by(&c.bob)
+        .send()
+        .await
+        .expect_error(404, "not_found");
+}
+
+async fn a_non_numeric_id_is_not_found(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
     app.get("/cards/abc")
-        .by(&bob)
+        .by(&c.bob)
         .send()
         .await
         .expect_error(404, "not_found");

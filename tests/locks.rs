@@ -1,6 +1,7 @@
 //! The lock engine over real HTTP, on SQLite and PostgreSQL: every row of
 //! the contract's lock table, the guard, takeover, the audit trail, the
-//! reaper, and the events each change hands to the realtime layer.
+//! reaper, and the events each change hands to the realtime layer. One test
+//! per rule, named after it; most use the [`common::Cast`] on case `c`.
 
 mod common;
 
@@ -9,25 +10,9 @@ use std::time::Duration;
 
 use baton::db::Frame;
 use baton::models::Role;
-use common::{lock_body, takeover_body, Backend, TestApp};
+use common::{id, lock_body, takeover_body, Backend, Cast, TestApp};
 use serde_json::{json, Value};
 use tokio::sync::broadcast::Receiver;
-
-on_both_backends!(
-    acquire_renew_and_conflict,
-    lockable_lookup_errors,
-    takeover_rules,
-    read_status_and_list,
-    refresh_release_and_break,
-    release_a_whole_tab,
-    the_guard,
-    deletes_respect_child_locks,
-    takeover_story_lock_token,
-    takeover_story_if_match,
-    reaper_ends_expired_and_idle_locks,
-    events_after_commit,
-    audit_trail_route,
-);
 
 /// Frames as they arrive (on PostgreSQL they come back through LISTEN, a
 /// moment after the response), until `done` says enough; 5 s at most.
@@ -51,577 +36,733 @@ async fn frames(rx: &mut Receiver<Arc<Frame>>, n: usize) -> Vec<Value> {
     frames_until(rx, |got| got.len() >= n).await
 }
 
-async fn acquire_renew_and_conflict(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
+/// One audit entry as [`TestApp::audit`] reads it: (action, lock, actor, holder).
+fn event(action: &str, lock: &Value, actor: &common::TestUser, holder: i64) -> AuditEntry {
+    (action.into(), id(lock), Some(actor.id), holder)
+}
+
+type AuditEntry = (String, i64, Option<i64>, i64);
+
+// ---- Acquiring ----
+
+on_both_backends!(
+    a_lock_names_its_record_holder_and_tab,
+    locking_again_from_the_holding_tab_renews_the_same_lock,
+    another_tab_of_the_holder_gets_lock_held,
+    another_user_gets_lock_held_naming_the_holder,
+    without_a_session_id_the_user_as_a_whole_holds_the_lock,
+    the_gala_seeds_request_with_a_numeric_param_is_accepted,
+    a_negative_or_fractional_lockable_param_is_invalid,
+);
+
+async fn a_lock_names_its_record_holder_and_tab(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
-    let bob = app.user("Bob").await;
-    let carol = app.user("Carol").await;
-    let f = app
-        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
+    let lock = app
+        .lock(&c.bob.tab("bob-tab-1"), "Card", c.case.card_id)
         .await;
-    let bob_tab = bob.tab("bob-tab-1");
-
-    let first = app
-        .post("/locks")
-        .by(&bob_tab)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    let lock = &first.body;
     assert_eq!(lock["type"], "Lock");
     assert_eq!(lock["table"], "locks");
     assert_eq!(
         lock["lockable"],
-        json!({ "type": "Card", "table": "cards", "param": f.card_id.to_string() })
+        json!({ "type": "Card", "table": "cards", "param": c.case.card_id.to_string() })
     );
     assert_eq!(lock["sessionId"], "bob-tab-1");
     assert_eq!(lock["user"]["name"], "Bob");
     assert_eq!(lock["token"], lock["param"]);
+}
 
+async fn locking_again_from_the_holding_tab_renews_the_same_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bob_tab = c.bob.tab("bob-tab-1");
+    let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     let again = app
-        .post("/locks")
-        .by(&bob_tab)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(200);
+        .lock_expect(&bob_tab, lock_body("Card", c.case.card_id), 200)
+        .await;
     assert_eq!(again.body["id"], lock["id"], "re-entrant: the same lock");
     assert!(
         again.body["expiresAt"].as_str() > lock["expiresAt"].as_str(),
         "lease renewed"
     );
+}
 
-    // Another tab of the same user, and another user: 409 with the holder's lock.
+async fn another_tab_of_the_holder_gets_lock_held(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let lock = app
+        .lock(&c.bob.tab("bob-tab-1"), "Card", c.case.card_id)
+        .await;
     let other_tab = app
-        .post("/locks")
-        .by(&bob.tab("bob-tab-2"))
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect_error(409, "lock_held");
+        .lock_error(
+            &c.bob.tab("bob-tab-2"),
+            lock_body("Card", c.case.card_id),
+            409,
+            "lock_held",
+        )
+        .await;
     assert_eq!(other_tab.body["error"]["lock"]["id"], lock["id"]);
+}
+
+async fn another_user_gets_lock_held_naming_the_holder(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let lock = app
+        .lock(&c.bob.tab("bob-tab-1"), "Card", c.case.card_id)
+        .await;
     let held = app
-        .post("/locks")
-        .by(&carol)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect_error(409, "lock_held");
+        .lock_error(
+            &c.carol,
+            lock_body("Card", c.case.card_id),
+            409,
+            "lock_held",
+        )
+        .await;
+    assert_eq!(held.body["error"]["lock"]["id"], lock["id"]);
     assert_eq!(held.body["error"]["lock"]["user"]["name"], "Bob");
     assert!(held.body["error"]["message"]
         .as_str()
         .unwrap()
         .contains("Bob"));
+}
 
-    // Without a session id the user as a whole holds it.
-    let by_user = app
-        .post("/locks")
-        .by(&carol)
-        .json(lock_body("Edgenote", f.edgenote_id))
-        .send()
-        .await
-        .expect(201);
+async fn without_a_session_id_the_user_as_a_whole_holds_the_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let by_user = app.lock(&c.carol, "Edgenote", c.case.edgenote_id).await;
+    assert!(by_user["sessionId"].is_null());
     let again = app
-        .post("/locks")
-        .by(&carol)
-        .json(lock_body("Edgenote", f.edgenote_id))
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(again.body["id"], by_user.body["id"]);
-    assert!(by_user.body["sessionId"].is_null());
+        .lock_expect(&c.carol, lock_body("Edgenote", c.case.edgenote_id), 200)
+        .await;
+    assert_eq!(again.body["id"], by_user["id"]);
+}
 
-    // The Gala seed's own request: snake_case fields and the param as a
-    // number. 201; the same request with the param as a string renews it.
+/// The param is the id as a string, as the OpenAPI document says.
+async fn the_gala_seeds_request_with_a_numeric_param_is_accepted(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    // The Gala seed's own request: snake_case fields, the param a number.
+    let page_id = c.case.page_id;
     let seed = app
-        .post("/locks")
-        .by(&carol)
-        .json(json!({ "lock": { "lockable_type": "Page", "lockable_param": f.page_id } }))
-        .send()
-        .await
-        .expect(201);
-    let renewed = app
-        .post("/locks")
-        .by(&carol)
-        .json(
-            json!({ "lock": { "lockable_type": "Page", "lockable_param": f.page_id.to_string() } }),
+        .lock_expect(
+            &c.carol,
+            json!({ "lock": { "lockable_type": "Page", "lockable_param": page_id } }),
+            201,
         )
-        .send()
-        .await
-        .expect(200);
+        .await;
+    // The param as a string (what `param` says) names the same record.
+    let renewed = app
+        .lock_expect(
+            &c.carol,
+            json!({ "lock": { "lockable_type": "Page", "lockable_param": page_id.to_string() } }),
+            200,
+        )
+        .await;
     assert_eq!(renewed.body["id"], seed.body["id"]);
-    // Neither a negative number nor a fraction is an id.
-    for param in [json!(-1), json!(1.5), json!("1.5")] {
-        app.post("/locks")
-            .by(&carol)
-            .json(json!({ "lock": { "lockableType": "Page", "lockableParam": param } }))
-            .send()
-            .await
-            .expect_error(422, "invalid");
+}
+
+async fn a_negative_or_fractional_lockable_param_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    for param in [json!(-1), json!(1.5), json!("1.5"), json!("-1")] {
+        app.lock_error(
+            &c.carol,
+            json!({ "lock": { "lockableType": "Page", "lockableParam": param } }),
+            422,
+            "invalid",
+        )
+        .await;
     }
 }
 
-async fn lockable_lookup_errors(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
+// ---- What may be locked, and by whom ----
+
+on_both_backends!(
+    an_unknown_lockable_type_is_invalid,
+    a_lock_without_a_lockable_type_is_invalid,
+    a_lock_on_a_missing_record_is_not_found,
+    a_non_numeric_lockable_param_is_invalid,
+    a_table_name_is_not_a_lockable_type,
+    a_reader_cannot_lock,
+    a_non_member_cannot_lock,
+    locking_needs_a_signed_in_user,
+    a_case_is_lockable,
+);
+
+async fn an_unknown_lockable_type_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
-    let bob = app.user("Bob").await;
-    let rita = app.user("Rita").await;
-    let eve = app.user("Eve").await;
-    let f = app
-        .case("c", &[(&bob, Role::Editor), (&rita, Role::Reader)])
+    app.lock_error(&c.bob, lock_body("Comment", 1), 422, "invalid")
         .await;
+}
 
+async fn a_lock_without_a_lockable_type_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock_error(
+        &c.bob,
+        json!({ "lock": { "lockableParam": "1" } }),
+        422,
+        "invalid",
+    )
+    .await;
+}
+
+async fn a_lock_on_a_missing_record_is_not_found(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock_error(&c.bob, lock_body("Card", 999_999), 404, "not_found")
+        .await;
+}
+
+async fn a_non_numeric_lockable_param_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock_error(
+        &c.bob,
+        json!({ "lock": { "lockableType": "Card", "lockableParam": "abc" } }),
+        422,
+        "invalid",
+    )
+    .await;
+}
+
+async fn a_table_name_is_not_a_lockable_type(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock_error(
+        &c.bob,
+        json!({ "lock": { "lockableType": "cards", "lockableParam": "1" } }),
+        422,
+        "invalid",
+    )
+    .await;
+}
+
+async fn a_reader_cannot_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock_error(&c.rita, lock_body("Card", c.case.card_id), 403, "forbidden")
+        .await;
+}
+
+async fn a_non_member_cannot_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock_error(&c.eve, lock_body("Card", c.case.card_id), 403, "forbidden")
+        .await;
+}
+
+async fn locking_needs_a_signed_in_user(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
     app.post("/locks")
-        .by(&bob)
-        .json(lock_body("Comment", 1))
-        .send()
-        .await
-        .expect_error(422, "invalid");
-    app.post("/locks")
-        .by(&bob)
-        .json(json!({ "lock": { "lockableParam": "1" } }))
-        .send()
-        .await
-        .expect_error(422, "invalid");
-    app.post("/locks")
-        .by(&bob)
-        .json(lock_body("Card", 999_999))
-        .send()
-        .await
-        .expect_error(404, "not_found");
-    app.post("/locks")
-        .by(&bob)
-        .json(json!({ "lock": { "lockableType": "Card", "lockableParam": "abc" } }))
-        .send()
-        .await
-        .expect_error(422, "invalid");
-    app.post("/locks")
-        .by(&bob)
-        .json(json!({ "lock": { "lockableType": "cards", "lockableParam": "1" } }))
-        .send()
-        .await
-        .expect_error(422, "invalid");
-    app.post("/locks")
-        .by(&rita)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect_error(403, "forbidden");
-    app.post("/locks")
-        .by(&eve)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect_error(403, "forbidden");
-    app.post("/locks")
-        .json(lock_body("Card", f.card_id))
+        .json(lock_body("Card", c.case.card_id))
         .send()
         .await
         .expect_error(401, "unauthorized");
-    // A case is lockable too.
-    app.post("/locks")
-        .by(&bob)
-        .json(lock_body("Case", f.case_id))
-        .send()
-        .await
-        .expect(201);
 }
 
-async fn takeover_rules(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
+async fn a_case_is_lockable(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
-    let mia = app.user("Mia").await; // manager
-    let bob = app.user("Bob").await; // editor
-    let carol = app.user("Carol").await; // editor
-    let root = app.admin("Root").await; // site admin, not a member
-    let f = app
-        .case(
-            "c",
-            &[
-                (&mia, Role::Manager),
-                (&bob, Role::Editor),
-                (&carol, Role::Editor),
-            ],
-        )
-        .await;
-    let bob_tab = bob.tab("bob-1");
+    let lock = app.lock(&c.bob, "Case", c.case.case_id).await;
+    assert_eq!(lock["lockable"]["type"], "Case");
+}
 
-    // Takeover of an unlocked record is a plain acquire.
+// ---- Takeover ----
+//
+// Every takeover is audited as `overridden` (actor = taker, holder = former)
+// then `acquired`; a refused one leaves no trace.
+
+on_both_backends!(
+    takeover_of_an_unlocked_record_is_a_plain_acquire,
+    takeover_from_the_holding_tab_is_re_entrant,
+    takeover_by_an_equal_rank_grants_a_new_lock,
+    another_tab_of_the_same_user_may_take_over,
+    a_manager_takes_over_from_an_editor,
+    takeover_by_a_lower_rank_is_outranked,
+    a_site_admin_outranks_every_case_role,
+);
+
+async fn takeover_of_an_unlocked_record_is_a_plain_acquire(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
     let bobs = app
-        .post("/locks")
-        .by(&bob_tab)
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    // From the holding tab it is re-entrant.
-    let same = app
-        .post("/locks")
-        .by(&bob_tab)
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(same.body["id"], bobs.body["id"]);
-
-    // Equal rank may take over; a new lock (new token) is granted.
-    let carols = app
-        .post("/locks")
-        .by(&carol.tab("carol-1"))
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    assert_ne!(carols.body["id"], bobs.body["id"]);
-    assert_eq!(carols.body["user"]["name"], "Carol");
-    app.get(&format!("/locks/{}", bobs.body["id"]))
-        .by(&bob)
-        .send()
-        .await
-        .expect_error(404, "not_found");
-
-    // Another tab of the same user may take over.
-    let carol2 = app
-        .post("/locks")
-        .by(&carol.tab("carol-2"))
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-
-    // A manager over an editor: yes. An editor over a manager: 403 outranked.
-    let mias = app
-        .post("/locks")
-        .by(&mia.tab("mia-1"))
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    let refused = app
-        .post("/locks")
-        .by(&bob_tab)
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect_error(403, "outranked");
-    assert_eq!(refused.body["error"]["lock"]["id"], mias.body["id"]);
-
-    // A site admin outranks every case role.
-    let roots = app
-        .post("/locks")
-        .by(&root.tab("root-1"))
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    app.post("/locks")
-        .by(&mia.tab("mia-1"))
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect_error(403, "outranked");
-
-    // Audit: every takeover is `overridden` (actor = taker, holder = former) then `acquired`.
-    let audit = app.audit(f.case_id).await;
-    let lock_id = |v: &serde_json::Value| v["id"].as_i64().unwrap();
+        .takeover(&c.bob.tab("bob-1"), "Card", c.case.card_id)
+        .await;
     assert_eq!(
-        audit,
+        app.audit(c.case.case_id).await,
+        vec![event("acquired", &bobs, &c.bob, c.bob.id)]
+    );
+}
+
+async fn takeover_from_the_holding_tab_is_re_entrant(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bob_tab = c.bob.tab("bob-1");
+    let bobs = app.takeover(&bob_tab, "Card", c.case.card_id).await;
+    let same = app
+        .lock_expect(&bob_tab, takeover_body("Card", c.case.card_id), 200)
+        .await;
+    assert_eq!(same.body["id"], bobs["id"]);
+    assert_eq!(
+        app.audit(c.case.case_id).await,
+        vec![event("acquired", &bobs, &c.bob, c.bob.id)]
+    );
+}
+
+async fn takeover_by_an_equal_rank_grants_a_new_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bobs = app
+        .takeover(&c.bob.tab("bob-1"), "Card", c.case.card_id)
+        .await;
+    let carols = app
+        .takeover(&c.carol.tab("carol-1"), "Card", c.case.card_id)
+        .await;
+    assert_ne!(carols["id"], bobs["id"], "a new lock, a new token");
+    assert_eq!(carols["user"]["name"], "Carol");
+    app.assert_lock_gone(&c.bob, id(&bobs)).await;
+    assert_eq!(
+        app.audit(c.case.case_id).await,
         vec![
-            ("acquired".into(), lock_id(&bobs.body), Some(bob.id), bob.id),
-            (
-                "overridden".into(),
-                lock_id(&bobs.body),
-                Some(carol.id),
-                bob.id
-            ),
-            (
-                "acquired".into(),
-                lock_id(&carols.body),
-                Some(carol.id),
-                carol.id
-            ),
-            (
-                "overridden".into(),
-                lock_id(&carols.body),
-                Some(carol.id),
-                carol.id
-            ),
-            (
-                "acquired".into(),
-                lock_id(&carol2.body),
-                Some(carol.id),
-                carol.id
-            ),
-            (
-                "overridden".into(),
-                lock_id(&carol2.body),
-                Some(mia.id),
-                carol.id
-            ),
-            ("acquired".into(), lock_id(&mias.body), Some(mia.id), mia.id),
-            (
-                "overridden".into(),
-                lock_id(&mias.body),
-                Some(root.id),
-                mia.id
-            ),
-            (
-                "acquired".into(),
-                lock_id(&roots.body),
-                Some(root.id),
-                root.id
-            ),
+            event("acquired", &bobs, &c.bob, c.bob.id),
+            event("overridden", &bobs, &c.carol, c.bob.id),
+            event("acquired", &carols, &c.carol, c.carol.id),
         ]
     );
 }
 
-async fn read_status_and_list(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
+async fn another_tab_of_the_same_user_may_take_over(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
-    let bob = app.user("Bob").await;
-    let rita = app.user("Rita").await;
-    let eve = app.user("Eve").await;
-    let f = app
-        .case("c", &[(&bob, Role::Editor), (&rita, Role::Reader)])
+    let carols = app
+        .takeover(&c.carol.tab("carol-1"), "Card", c.case.card_id)
         .await;
-    let bob_tab = bob.tab("bob-1");
-    let status_path = format!(
-        "/locks/status?lockableType=Card&lockableParam={}",
-        f.card_id
+    let carol2 = app
+        .takeover(&c.carol.tab("carol-2"), "Card", c.case.card_id)
+        .await;
+    assert_ne!(carol2["id"], carols["id"]);
+    assert_eq!(
+        app.audit(c.case.case_id).await,
+        vec![
+            event("acquired", &carols, &c.carol, c.carol.id),
+            event("overridden", &carols, &c.carol, c.carol.id),
+            event("acquired", &carol2, &c.carol, c.carol.id),
+        ]
     );
+}
 
-    let unlocked = app.get(&status_path).by(&rita).send().await.expect(200);
-    assert_eq!(unlocked.body, json!({ "state": "unlocked" }));
+async fn a_manager_takes_over_from_an_editor(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let carol2 = app
+        .takeover(&c.carol.tab("carol-2"), "Card", c.case.card_id)
+        .await;
+    let mias = app
+        .takeover(&c.mia.tab("mia-1"), "Card", c.case.card_id)
+        .await;
+    assert_eq!(
+        app.audit(c.case.case_id).await,
+        vec![
+            event("acquired", &carol2, &c.carol, c.carol.id),
+            event("overridden", &carol2, &c.mia, c.carol.id),
+            event("acquired", &mias, &c.mia, c.mia.id),
+        ]
+    );
+}
 
-    let lock = app
-        .post("/locks")
-        .by(&bob_tab)
-        .json(lock_body("Card", f.card_id))
+async fn takeover_by_a_lower_rank_is_outranked(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let mias = app
+        .takeover(&c.mia.tab("mia-1"), "Card", c.case.card_id)
+        .await;
+    let refused = app
+        .lock_error(
+            &c.bob.tab("bob-1"),
+            takeover_body("Card", c.case.card_id),
+            403,
+            "outranked",
+        )
+        .await;
+    assert_eq!(refused.body["error"]["lock"]["id"], mias["id"]);
+    assert_eq!(
+        app.audit(c.case.case_id).await,
+        vec![event("acquired", &mias, &c.mia, c.mia.id)]
+    );
+}
+
+async fn a_site_admin_outranks_every_case_role(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let mia_tab = c.mia.tab("mia-1");
+    let mias = app.takeover(&mia_tab, "Card", c.case.card_id).await;
+    // Root is no member of the case.
+    let roots = app
+        .takeover(&c.root.tab("root-1"), "Card", c.case.card_id)
+        .await;
+    app.lock_error(
+        &mia_tab,
+        takeover_body("Card", c.case.card_id),
+        403,
+        "outranked",
+    )
+    .await;
+    assert_eq!(
+        app.audit(c.case.case_id).await,
+        vec![
+            event("acquired", &mias, &c.mia, c.mia.id),
+            event("overridden", &mias, &c.root, c.mia.id),
+            event("acquired", &roots, &c.root, c.root.id),
+        ]
+    );
+}
+
+// ---- Reading locks ----
+
+on_both_backends!(
+    the_status_of_an_unlocked_record_is_unlocked,
+    the_status_is_owned_for_the_holding_tab,
+    the_status_is_locked_for_other_users_and_tabs,
+    the_status_takes_snake_case_params,
+    the_status_of_an_unknown_type_is_invalid,
+    a_non_member_cannot_read_a_status,
+    a_member_reads_a_lock,
+    a_non_member_cannot_read_a_lock,
+    an_unknown_lock_is_not_found,
+    members_list_a_cases_locks,
+    listing_locks_needs_a_case,
+    a_non_member_cannot_list_a_cases_locks,
+);
+
+fn status_path(c: &Cast) -> String {
+    format!(
+        "/locks/status?lockableType=Card&lockableParam={}",
+        c.case.card_id
+    )
+}
+
+async fn the_status_of_an_unlocked_record_is_unlocked(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let unlocked = app
+        .get(&status_path(&c))
+        .by(&c.rita)
         .send()
         .await
-        .expect(201);
-    let id = lock.body["id"].as_i64().unwrap();
+        .expect(200);
+    assert_eq!(unlocked.body, json!({ "state": "unlocked" }));
+}
 
-    let owned = app.get(&status_path).by(&bob_tab).send().await.expect(200);
+async fn the_status_is_owned_for_the_holding_tab(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bob_tab = c.bob.tab("bob-1");
+    let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
+    let owned = app
+        .get(&status_path(&c))
+        .by(&bob_tab)
+        .send()
+        .await
+        .expect(200);
     assert_eq!(owned.body["state"], "owned");
-    assert_eq!(owned.body["lock"]["id"], id);
-    let locked = app.get(&status_path).by(&rita).send().await.expect(200);
+    assert_eq!(owned.body["lock"]["id"], lock["id"]);
+}
+
+async fn the_status_is_locked_for_other_users_and_tabs(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
+    let locked = app
+        .get(&status_path(&c))
+        .by(&c.rita)
+        .send()
+        .await
+        .expect(200);
     assert_eq!(locked.body["state"], "locked");
     let other_tab = app
-        .get(&status_path)
-        .by(&bob.tab("bob-2"))
+        .get(&status_path(&c))
+        .by(&c.bob.tab("bob-2"))
         .send()
         .await
         .expect(200);
     assert_eq!(other_tab.body["state"], "locked");
+}
+
+async fn the_status_takes_snake_case_params(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     let snake = app
         .get(&format!(
             "/locks/status?lockable_type=Card&lockable_param={}",
-            f.card_id
+            c.case.card_id
         ))
-        .by(&rita)
+        .by(&c.rita)
         .send()
         .await
         .expect(200);
     assert_eq!(snake.body["state"], "locked");
-    app.get("/locks/status?lockableType=Nope&lockableParam=1")
-        .by(&rita)
-        .send()
-        .await
-        .expect_error(422, "invalid");
-    app.get(&status_path)
-        .by(&eve)
-        .send()
-        .await
-        .expect_error(403, "forbidden");
-
-    let shown = app
-        .get(&format!("/locks/{id}"))
-        .by(&rita)
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(shown.body, lock.body);
-    app.get(&format!("/locks/{id}"))
-        .by(&eve)
-        .send()
-        .await
-        .expect_error(403, "forbidden");
-    app.get("/locks/999999")
-        .by(&rita)
-        .send()
-        .await
-        .expect_error(404, "not_found");
-
-    let list = app.get("/locks?case=c").by(&rita).send().await.expect(200);
-    assert_eq!(list.body.as_array().unwrap().len(), 1);
-    assert_eq!(list.body[0]["id"], id);
-    app.get("/locks")
-        .by(&rita)
-        .send()
-        .await
-        .expect_error(422, "invalid");
-    app.get("/locks?case=c")
-        .by(&eve)
-        .send()
-        .await
-        .expect_error(403, "forbidden");
-    let case = app.get("/cases/c").by(&rita).send().await.expect(200);
-    assert_eq!(case.body["activeLocks"][0]["id"], id);
 }
 
-async fn refresh_release_and_break(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
+async fn the_status_of_an_unknown_type_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
-    let mia = app.user("Mia").await;
-    let bob = app.user("Bob").await;
-    let carol = app.user("Carol").await;
-    let rita = app.user("Rita").await;
-    let f = app
-        .case(
-            "c",
-            &[
-                (&mia, Role::Manager),
-                (&bob, Role::Editor),
-                (&carol, Role::Editor),
-                (&rita, Role::Reader),
-            ],
-        )
-        .await;
-    let bob_tab = bob.tab("bob-1");
-
-    let lock = app
-        .post("/locks")
-        .by(&bob_tab)
-        .json(lock_body("Card", f.card_id))
+    app.get("/locks/status?lockableType=Nope&lockableParam=1")
+        .by(&c.rita)
         .send()
         .await
-        .expect(201);
-    let id = lock.body["id"].as_i64().unwrap();
+        .expect_error(422, "invalid");
+}
+
+async fn a_non_member_cannot_read_a_status(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.get(&status_path(&c))
+        .by(&c.eve)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+}
+
+async fn a_member_reads_a_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
+    let shown = app
+        .get(&format!("/locks/{}", id(&lock)))
+        .by(&c.rita)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(shown.body, lock);
+}
+
+async fn a_non_member_cannot_read_a_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
+    app.get(&format!("/locks/{}", id(&lock)))
+        .by(&c.eve)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+}
+
+async fn an_unknown_lock_is_not_found(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.get("/locks/999999")
+        .by(&c.rita)
+        .send()
+        .await
+        .expect_error(404, "not_found");
+}
+
+async fn members_list_a_cases_locks(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
+    let list = app
+        .get("/locks?case=c")
+        .by(&c.rita)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(list.body.as_array().unwrap().len(), 1);
+    assert_eq!(list.body[0]["id"], lock["id"]);
+    let case = app.get("/cases/c").by(&c.rita).send().await.expect(200);
+    assert_eq!(case.body["activeLocks"][0]["id"], lock["id"]);
+}
+
+async fn listing_locks_needs_a_case(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.get("/locks")
+        .by(&c.rita)
+        .send()
+        .await
+        .expect_error(422, "invalid");
+}
+
+async fn a_non_member_cannot_list_a_cases_locks(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.get("/locks?case=c")
+        .by(&c.eve)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+}
+
+// ---- Refresh, release and break ----
+
+on_both_backends!(
+    a_refresh_renews_the_lease_and_the_activity,
+    only_the_holding_tab_refreshes_a_lock,
+    a_reader_cannot_break_a_lock,
+    the_holder_releases_its_lock,
+    an_editor_breaks_an_editors_lock,
+    an_editor_cannot_break_a_managers_lock,
+    releasing_a_whole_tab_needs_session_mine_from_a_tab,
+    releasing_a_whole_tab_ends_that_tabs_locks_only,
+);
+
+async fn a_refresh_renews_the_lease_and_the_activity(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bob_tab = c.bob.tab("bob-1");
+    let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     let refreshed = app
-        .post(&format!("/locks/{id}/refresh"))
+        .post(&format!("/locks/{}/refresh", id(&lock)))
         .by(&bob_tab)
         .send()
         .await
         .expect(200);
-    assert!(refreshed.body["expiresAt"].as_str() > lock.body["expiresAt"].as_str());
-    assert!(refreshed.body["lastActivityAt"].as_str() > lock.body["lastActivityAt"].as_str());
-    app.post(&format!("/locks/{id}/refresh"))
-        .by(&carol)
-        .send()
-        .await
-        .expect_error(403, "forbidden");
-    app.post(&format!("/locks/{id}/refresh"))
-        .by(&bob.tab("bob-2"))
-        .send()
-        .await
-        .expect_error(403, "forbidden");
+    assert!(refreshed.body["expiresAt"].as_str() > lock["expiresAt"].as_str());
+    assert!(refreshed.body["lastActivityAt"].as_str() > lock["lastActivityAt"].as_str());
+}
 
-    // A reader cannot break it; the holder releases it.
-    app.delete(&format!("/locks/{id}"))
-        .by(&rita)
+async fn only_the_holding_tab_refreshes_a_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
+    let refresh = format!("/locks/{}/refresh", id(&lock));
+    app.post(&refresh)
+        .by(&c.carol)
         .send()
         .await
         .expect_error(403, "forbidden");
-    app.delete(&format!("/locks/{id}"))
-        .by(&bob_tab)
+    app.post(&refresh)
+        .by(&c.bob.tab("bob-2"))
         .send()
         .await
-        .expect(204);
-    app.delete(&format!("/locks/{id}"))
+        .expect_error(403, "forbidden");
+}
+
+async fn a_reader_cannot_break_a_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
+    app.delete(&format!("/locks/{}", id(&lock)))
+        .by(&c.rita)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+}
+
+async fn the_holder_releases_its_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bob_tab = c.bob.tab("bob-1");
+    let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
+    app.release(&bob_tab, id(&lock)).await;
+    // Gone: neither released again nor refreshed.
+    app.delete(&format!("/locks/{}", id(&lock)))
         .by(&bob_tab)
         .send()
         .await
         .expect_error(404, "not_found");
-    app.post(&format!("/locks/{id}/refresh"))
+    app.post(&format!("/locks/{}/refresh", id(&lock)))
         .by(&bob_tab)
         .send()
         .await
         .expect_error(404, "not_found");
-
-    // An editor breaks an editor's lock; an editor cannot break a manager's.
-    let second = app
-        .post("/locks")
-        .by(&bob_tab)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    let second_id = second.body["id"].as_i64().unwrap();
-    app.delete(&format!("/locks/{second_id}"))
-        .by(&carol)
-        .send()
-        .await
-        .expect(204);
-    let mias = app
-        .post("/locks")
-        .by(&mia)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    let refused = app
-        .delete(&format!("/locks/{}", mias.body["id"]))
-        .by(&carol)
-        .send()
-        .await
-        .expect_error(403, "outranked");
-    assert_eq!(refused.body["error"]["lock"]["id"], mias.body["id"]);
-
-    let audit = app.audit(f.case_id).await;
-    let actions: Vec<(&str, Option<i64>, i64)> = audit
-        .iter()
-        .map(|(a, _, actor, holder)| (a.as_str(), *actor, *holder))
-        .collect();
     assert_eq!(
-        actions,
+        app.audit(c.case.case_id).await,
         vec![
-            ("acquired", Some(bob.id), bob.id),
-            ("released", Some(bob.id), bob.id),
-            ("acquired", Some(bob.id), bob.id),
-            ("overridden", Some(carol.id), bob.id),
-            ("acquired", Some(mia.id), mia.id),
+            event("acquired", &lock, &c.bob, c.bob.id),
+            event("released", &lock, &c.bob, c.bob.id),
         ]
     );
 }
 
-async fn release_a_whole_tab(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
+async fn an_editor_breaks_an_editors_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
-    let bob = app.user("Bob").await;
-    let f = app.case("c", &[(&bob, Role::Editor)]).await;
-    let tab1 = bob.tab("tab-1");
-    let tab2 = bob.tab("tab-2");
-    app.post("/locks")
-        .by(&tab1)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    app.post("/locks")
-        .by(&tab1)
-        .json(lock_body("Page", f.page_id))
-        .send()
-        .await
-        .expect(201);
-    app.post("/locks")
-        .by(&tab2)
-        .json(lock_body("Edgenote", f.edgenote_id))
-        .send()
-        .await
-        .expect(201);
+    let bobs = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
+    app.release(&c.carol, id(&bobs)).await;
+    app.assert_lock_gone(&c.bob, id(&bobs)).await;
+    assert_eq!(
+        app.audit(c.case.case_id).await,
+        vec![
+            event("acquired", &bobs, &c.bob, c.bob.id),
+            event("overridden", &bobs, &c.carol, c.bob.id),
+        ]
+    );
+}
 
+async fn an_editor_cannot_break_a_managers_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let mias = app.lock(&c.mia, "Card", c.case.card_id).await;
+    let refused = app
+        .delete(&format!("/locks/{}", id(&mias)))
+        .by(&c.carol)
+        .send()
+        .await
+        .expect_error(403, "outranked");
+    assert_eq!(refused.body["error"]["lock"]["id"], mias["id"]);
+    assert_eq!(
+        app.audit(c.case.case_id).await,
+        vec![event("acquired", &mias, &c.mia, c.mia.id)]
+    );
+}
+
+/// `DELETE /locks?session=mine` is the only form, and needs a tab.
+async fn releasing_a_whole_tab_needs_session_mine_from_a_tab(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let tab1 = c.bob.tab("tab-1");
+    app.lock(&tab1, "Card", c.case.card_id).await;
     app.delete("/locks?session=mine")
-        .by(&bob)
+        .by(&c.bob)
         .send()
         .await
         .expect_error(422, "invalid");
@@ -630,123 +771,218 @@ async fn release_a_whole_tab(backend: Backend) {
         .send()
         .await
         .expect_error(422, "invalid");
+}
+
+async fn releasing_a_whole_tab_ends_that_tabs_locks_only(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let tab1 = c.bob.tab("tab-1");
+    let tab2 = c.bob.tab("tab-2");
+    app.lock(&tab1, "Card", f.card_id).await;
+    app.lock(&tab1, "Page", f.page_id).await;
+    app.lock(&tab2, "Edgenote", f.edgenote_id).await;
+
     app.delete("/locks?session=mine")
         .by(&tab1)
         .send()
         .await
         .expect(204);
 
-    let left = app.get("/locks?case=c").by(&bob).send().await.expect(200);
+    let left = app.get("/locks?case=c").by(&c.bob).send().await.expect(200);
     let left = left.body.as_array().unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0]["sessionId"], "tab-2");
 }
 
-async fn the_guard(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
+// ---- The guard on writes ----
+
+on_both_backends!(
+    anyone_with_the_role_writes_an_unlocked_record,
+    someone_elses_write_is_locked_out_with_the_lock_and_the_record,
+    another_tab_of_the_holder_is_locked_out,
+    someone_elses_delete_is_locked_out,
+    the_holder_writes_with_or_without_its_token,
+    the_holders_write_renews_the_locks_activity,
+    a_token_that_is_not_the_current_lock_is_lock_lost,
+    a_malformed_lock_token_is_a_bad_request,
+    a_released_locks_token_is_lock_lost_and_changes_nothing,
+    the_holder_deleting_its_record_ends_its_lock,
+);
+
+fn edit(text: &str) -> Value {
+    json!({ "card": { "content": text } })
+}
+
+async fn anyone_with_the_role_writes_an_unlocked_record(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
-    let bob = app.user("Bob").await;
-    let carol = app.user("Carol").await;
-    let f = app
-        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
-        .await;
-    let card = format!("/cards/{}", f.card_id);
-    let bob_tab = bob.tab("bob-1");
-    let edit = |text: &str| json!({ "card": { "content": text } });
-
-    // Unlocked: anyone with the role may write.
-    app.patch(&card)
-        .by(&carol)
+    let written = app
+        .patch(&format!("/cards/{}", c.case.card_id))
+        .by(&c.carol)
         .json(edit("carol, unlocked"))
         .send()
         .await
         .expect(200);
+    assert_eq!(written.body["content"], "carol, unlocked");
+}
 
-    let lock = app
-        .post("/locks")
-        .by(&bob_tab)
-        .json(lock_body("Card", f.card_id))
+async fn someone_elses_write_is_locked_out_with_the_lock_and_the_record(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let card = format!("/cards/{}", c.case.card_id);
+    app.patch(&card)
+        .by(&c.carol)
+        .json(edit("carol, unlocked"))
         .send()
         .await
-        .expect(201);
-    let token = lock.body["token"].as_str().unwrap().to_owned();
-
-    // Someone else: 423 with the lock and the record.
+        .expect(200);
+    let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     let locked = app
         .patch(&card)
-        .by(&carol)
+        .by(&c.carol)
         .json(edit("carol, locked out"))
         .send()
         .await
         .expect_error(423, "locked");
-    assert_eq!(locked.body["error"]["lock"]["id"], lock.body["id"]);
+    assert_eq!(locked.body["error"]["lock"]["id"], lock["id"]);
     assert_eq!(
         locked.body["error"]["lockable"]["content"],
         "carol, unlocked"
     );
-    // The same user in another tab is someone else too.
-    app.patch(&card)
-        .by(&bob.tab("bob-2"))
+}
+
+/// The same user in another tab is someone else too.
+async fn another_tab_of_the_holder_is_locked_out(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
+    app.patch(&format!("/cards/{}", c.case.card_id))
+        .by(&c.bob.tab("bob-2"))
         .json(edit("other tab"))
         .send()
         .await
         .expect_error(423, "locked");
-    app.delete(&card)
-        .by(&carol)
+}
+
+async fn someone_elses_delete_is_locked_out(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
+    app.delete(&format!("/cards/{}", c.case.card_id))
+        .by(&c.carol)
         .send()
         .await
         .expect_error(423, "locked");
+}
 
-    // The holder writes, with or without its token; activity is renewed.
-    tokio::time::sleep(Duration::from_millis(20)).await;
+async fn the_holder_writes_with_or_without_its_token(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let card = format!("/cards/{}", c.case.card_id);
+    let bob_tab = c.bob.tab("bob-1");
+    let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
+    let token = lock["token"].as_str().unwrap();
     app.patch(&card)
         .by(&bob_tab)
-        .header("Lock-Token", &token)
+        .header("Lock-Token", token)
         .json(edit("bob 1"))
         .send()
         .await
         .expect(200);
-    let renewed = app
-        .get(&format!("/locks/{token}"))
-        .by(&bob)
-        .send()
-        .await
-        .expect(200);
-    assert!(renewed.body["lastActivityAt"].as_str() > lock.body["lastActivityAt"].as_str());
     app.patch(&card)
         .by(&bob_tab)
         .json(edit("bob 2"))
         .send()
         .await
         .expect(200);
+}
 
-    // A token that is not the current lock is lost (412), even for the holder.
-    app.patch(&card)
+async fn the_holders_write_renews_the_locks_activity(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bob_tab = c.bob.tab("bob-1");
+    let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
+    let token = lock["token"].as_str().unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    app.patch(&format!("/cards/{}", c.case.card_id))
+        .by(&bob_tab)
+        .header("Lock-Token", token)
+        .json(edit("bob 1"))
+        .send()
+        .await
+        .expect(200);
+    let renewed = app
+        .get(&format!("/locks/{token}"))
+        .by(&c.bob)
+        .send()
+        .await
+        .expect(200);
+    assert!(renewed.body["lastActivityAt"].as_str() > lock["lastActivityAt"].as_str());
+}
+
+/// Even for the holder.
+async fn a_token_that_is_not_the_current_lock_is_lock_lost(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bob_tab = c.bob.tab("bob-1");
+    app.lock(&bob_tab, "Card", c.case.card_id).await;
+    app.patch(&format!("/cards/{}", c.case.card_id))
         .by(&bob_tab)
         .header("Lock-Token", "999999")
         .json(edit("x"))
         .send()
         .await
         .expect_error(412, "lock_lost");
-    app.patch(&card)
+}
+
+async fn a_malformed_lock_token_is_a_bad_request(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bob_tab = c.bob.tab("bob-1");
+    app.lock(&bob_tab, "Card", c.case.card_id).await;
+    app.patch(&format!("/cards/{}", c.case.card_id))
         .by(&bob_tab)
         .header("Lock-Token", "twelve")
         .json(edit("x"))
         .send()
         .await
         .expect_error(400, "bad_request");
+}
 
-    // After release nobody holds it, yet the old token still gets 412.
-    app.delete(&format!("/locks/{token}"))
+/// After release nobody holds the record, yet the old token still gets 412
+/// (with the current record), for writes and deletes alike.
+async fn a_released_locks_token_is_lock_lost_and_changes_nothing(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let card = format!("/cards/{}", c.case.card_id);
+    let bob_tab = c.bob.tab("bob-1");
+    let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
+    let token = lock["token"].as_str().unwrap();
+    let saved = app
+        .patch(&card)
         .by(&bob_tab)
+        .header("Lock-Token", token)
+        .json(edit("bob 2"))
         .send()
         .await
-        .expect(204);
+        .expect(200);
+    app.release(&bob_tab, id(&lock)).await;
+
     let lost = app
         .patch(&card)
         .by(&bob_tab)
-        .header("Lock-Token", &token)
+        .header("Lock-Token", token)
         .json(edit("stale"))
         .send()
         .await
@@ -754,88 +990,73 @@ async fn the_guard(backend: Backend) {
     assert_eq!(lost.body["error"]["current"]["content"], "bob 2");
     app.delete(&card)
         .by(&bob_tab)
-        .header("Lock-Token", &token)
+        .header("Lock-Token", token)
         .send()
         .await
         .expect_error(412, "lock_lost");
 
-    let now = app.get(&card).by(&carol).send().await.expect(200);
+    let now = app.get(&card).by(&c.carol).send().await.expect(200);
     assert_eq!(now.body["content"], "bob 2");
-    assert_eq!(now.body["version"], 4);
+    assert_eq!(now.body["version"], saved.body["version"]);
+    assert_eq!(now.body["version"], 2);
+}
 
-    // The holder deletes its record: the lock goes with it.
-    let lock = app
-        .post("/locks")
+async fn the_holder_deleting_its_record_ends_its_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let bob_tab = c.bob.tab("bob-1");
+    let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
+    app.delete(&format!("/cards/{}", c.case.card_id))
         .by(&bob_tab)
-        .json(lock_body("Card", f.card_id))
         .send()
         .await
-        .expect(201);
-    app.delete(&card).by(&bob_tab).send().await.expect(204);
-    app.get(&format!("/locks/{}", lock.body["id"]))
-        .by(&bob)
-        .send()
-        .await
-        .expect_error(404, "not_found");
-    let audit = app.audit(f.case_id).await;
+        .expect(204);
+    app.assert_lock_gone(&c.bob, id(&lock)).await;
+    let audit = app.audit(c.case.case_id).await;
     assert_eq!(audit.last().unwrap().0, "released");
 }
 
+// ---- Deletes, and two takeover stories ----
+
+on_both_backends!(
+    deletes_respect_child_locks,
+    takeover_story_lock_token,
+    takeover_story_if_match,
+);
+
 async fn deletes_respect_child_locks(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
-    let mia = app.user("Mia").await;
-    let bob = app.user("Bob").await;
-    let carol = app.user("Carol").await;
-    let f = app
-        .case(
-            "c",
-            &[
-                (&mia, Role::Manager),
-                (&bob, Role::Editor),
-                (&carol, Role::Editor),
-            ],
-        )
-        .await;
-
-    let bobs = app
-        .post("/locks")
-        .by(&bob)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
+    let f = &c.case;
+    let bobs = app.lock(&c.bob, "Card", f.card_id).await;
     let refused = app
         .delete(&format!("/pages/{}", f.page_id))
-        .by(&carol)
+        .by(&c.carol)
         .send()
         .await
         .expect_error(423, "locked");
-    assert_eq!(refused.body["error"]["lock"]["id"], bobs.body["id"]);
+    assert_eq!(refused.body["error"]["lock"]["id"], bobs["id"]);
     app.delete("/cases/c")
-        .by(&mia)
+        .by(&c.mia)
         .send()
         .await
         .expect_error(423, "locked");
     app.get(&format!("/cards/{}", f.card_id))
-        .by(&carol)
+        .by(&c.carol)
         .send()
         .await
         .expect(200);
 
     // Bob may delete the page: his own card lock is released with it.
     app.delete(&format!("/pages/{}", f.page_id))
-        .by(&bob)
+        .by(&c.bob)
         .send()
         .await
         .expect(204);
-    app.get(&format!("/locks/{}", bobs.body["id"]))
-        .by(&bob)
-        .send()
-        .await
-        .expect_error(404, "not_found");
-    app.delete("/cases/c").by(&mia).send().await.expect(204);
+    app.assert_lock_gone(&c.bob, id(&bobs)).await;
+    app.delete("/cases/c").by(&c.mia).send().await.expect(204);
 }
 
 /// A locks and edits, B takes over, B saves, B releases, A saves with its
@@ -851,14 +1072,8 @@ async fn takeover_story_lock_token(backend: Backend) {
         .await;
     let card = format!("/cards/{}", f.card_id);
 
-    let a_lock = app
-        .post("/locks")
-        .by(&a)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    let a_token = a_lock.body["token"].as_str().unwrap().to_owned();
+    let a_lock = app.lock(&a, "Card", f.card_id).await;
+    let a_token = a_lock["token"].as_str().unwrap().to_owned();
     app.patch(&card)
         .by(&a)
         .header("Lock-Token", &a_token)
@@ -867,14 +1082,8 @@ async fn takeover_story_lock_token(backend: Backend) {
         .await
         .expect(200);
 
-    let b_lock = app
-        .post("/locks")
-        .by(&b)
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    let b_token = b_lock.body["token"].as_str().unwrap().to_owned();
+    let b_lock = app.takeover(&b, "Card", f.card_id).await;
+    let b_token = b_lock["token"].as_str().unwrap().to_owned();
     app.patch(&card)
         .by(&b)
         .header("Lock-Token", &b_token)
@@ -913,12 +1122,7 @@ async fn takeover_story_if_match(backend: Backend) {
         .await;
     let card = format!("/cards/{}", f.card_id);
 
-    app.post("/locks")
-        .by(&a)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
+    app.lock(&a, "Card", f.card_id).await;
     let a_saved = app
         .patch(&card)
         .by(&a)
@@ -928,13 +1132,7 @@ async fn takeover_story_if_match(backend: Backend) {
         .expect(200);
     let a_etag = a_saved.etag().unwrap();
 
-    let b_lock = app
-        .post("/locks")
-        .by(&b)
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
+    let b_lock = app.takeover(&b, "Card", f.card_id).await;
     app.patch(&card)
         .by(&b)
         .header("If-Match", &a_etag)
@@ -942,11 +1140,7 @@ async fn takeover_story_if_match(backend: Backend) {
         .send()
         .await
         .expect(200);
-    app.delete(&format!("/locks/{}", b_lock.body["id"]))
-        .by(&b)
-        .send()
-        .await
-        .expect(204);
+    app.release(&b, id(&b_lock)).await;
 
     let stale = app
         .patch(&card)
@@ -961,55 +1155,95 @@ async fn takeover_story_if_match(backend: Backend) {
     assert_eq!(now.body["content"], "B1");
 }
 
-async fn reaper_ends_expired_and_idle_locks(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| {
+// ---- The reaper ----
+
+on_both_backends!(
+    a_lock_whose_lease_runs_out_is_expired,
+    a_lock_without_activity_is_ended_as_idle_though_its_lease_is_renewed,
+);
+
+/// A server whose locks last 400 ms, idle out after 1.2 s, and are reaped
+/// every 50 ms; the [`Cast`] on case `c`.
+async fn with_a_quick_reaper(backend: Backend) -> Option<(TestApp, Cast)> {
+    let app = TestApp::start_with(backend, |s| {
         s.lock_ttl = Duration::from_millis(400);
         s.idle_timeout = Duration::from_millis(1200);
         s.reaper_interval = Duration::from_millis(50);
     })
-    .await
-    else {
+    .await?;
+    let cast = app.cast().await;
+    Some((app, cast))
+}
+
+/// The ends of locks the audit trail records (every action but `acquired`),
+/// as (action, lock, actor).
+async fn ends(app: &TestApp, case_id: i64) -> Vec<(String, i64, Option<i64>)> {
+    app.audit(case_id)
+        .await
+        .into_iter()
+        .filter(|(a, ..)| a != "acquired")
+        .map(|(a, lock, actor, _)| (a, lock, actor))
+        .collect()
+}
+
+/// The lock destroy frames until one for `lock_id` arrived, as (lock, reason).
+async fn lock_destroys_until(rx: &mut Receiver<Arc<Frame>>, lock_id: i64) -> Vec<(i64, String)> {
+    let ended = |got: &[Value]| {
+        got.iter()
+            .any(|e| e["type"] == "destroy" && e["watchable"]["id"] == lock_id)
+    };
+    frames_until(rx, ended)
+        .await
+        .iter()
+        .filter(|e| e["type"] == "destroy" && e["watchable"]["type"] == "Lock")
+        .map(|e| {
+            (
+                e["watchable"]["id"].as_i64().unwrap(),
+                e["watchable"]["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// No refresh, so the lease runs out; the record is free again.
+async fn a_lock_whose_lease_runs_out_is_expired(backend: Backend) {
+    let Some((app, c)) = with_a_quick_reaper(backend).await else {
         return;
     };
-    let bob = app.user("Bob").await;
-    let carol = app.user("Carol").await;
-    let f = app
-        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
-        .await;
-    let mut events = app.state.realtime.hub.subscribe(f.case_id);
-
-    // Expiry: no refresh, so the lease runs out.
-    let lock = app
-        .post("/locks")
-        .by(&bob)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
+    let mut events = app.state.realtime.hub.subscribe(c.case.case_id);
+    let lock = app.lock(&c.bob, "Card", c.case.card_id).await;
+    let lock_id = id(&lock);
     tokio::time::sleep(Duration::from_millis(900)).await;
-    app.get(&format!("/locks/{}", lock.body["id"]))
-        .by(&bob)
-        .send()
-        .await
-        .expect_error(404, "not_found");
-    app.post("/locks")
-        .by(&carol)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
+    app.assert_lock_gone(&c.bob, lock_id).await;
+    app.lock(&c.carol, "Card", c.case.card_id).await;
 
-    // Idle: refreshes keep the lease alive, but refresh is activity... so keep
-    // the lease alive without activity by renewing only `expires_at` (what a
-    // pong does) and watch the idle timeout end it.
-    let idle = app
-        .post("/locks")
-        .by(&bob)
-        .json(lock_body("Page", f.page_id))
-        .send()
-        .await
-        .expect(201);
-    let idle_id = idle.body["id"].as_i64().unwrap();
+    let ends = ends(&app, c.case.case_id).await;
+    assert!(
+        ends.contains(&("expired".into(), lock_id, None)),
+        "{ends:?}"
+    );
+    assert_eq!(
+        ends.iter().filter(|(_, id, _)| *id == lock_id).count(),
+        1,
+        "ended once"
+    );
+    let destroyed = lock_destroys_until(&mut events, lock_id).await;
+    assert!(
+        destroyed.contains(&(lock_id, "expired".into())),
+        "{destroyed:?}"
+    );
+}
+
+/// Refresh is activity, so the lease is kept alive without activity by
+/// renewing only `expires_at` (what a pong does), and the idle timeout ends
+/// the lock.
+async fn a_lock_without_activity_is_ended_as_idle_though_its_lease_is_renewed(backend: Backend) {
+    let Some((app, c)) = with_a_quick_reaper(backend).await else {
+        return;
+    };
+    let mut events = app.state.realtime.hub.subscribe(c.case.case_id);
+    let idle = app.lock(&c.bob, "Page", c.case.page_id).await;
+    let idle_id = id(&idle);
     for _ in 0..8 {
         tokio::time::sleep(Duration::from_millis(200)).await;
         let db = app.state.db.clone();
@@ -1021,107 +1255,34 @@ async fn reaper_ends_expired_and_idle_locks(backend: Backend) {
         .await
         .unwrap();
     }
-    app.get(&format!("/locks/{idle_id}"))
-        .by(&bob)
-        .send()
-        .await
-        .expect_error(404, "not_found");
+    app.assert_lock_gone(&c.bob, idle_id).await;
 
-    let audit = app.audit(f.case_id).await;
-    let ends: Vec<(&str, i64, Option<i64>)> = audit
-        .iter()
-        .filter(|(a, ..)| a != "acquired")
-        .map(|(a, lock, actor, _)| (a.as_str(), *lock, *actor))
-        .collect();
-    let first_id = lock.body["id"].as_i64().unwrap();
-    assert!(ends.contains(&("expired", first_id, None)), "{ends:?}");
-    assert!(ends.contains(&("idle", idle_id, None)), "{ends:?}");
+    let ends = ends(&app, c.case.case_id).await;
+    assert!(ends.contains(&("idle".into(), idle_id, None)), "{ends:?}");
     assert_eq!(
-        ends.iter().filter(|(_, id, _)| *id == first_id).count(),
+        ends.iter().filter(|(_, id, _)| *id == idle_id).count(),
         1,
         "ended once"
     );
-
-    let ended = |got: &[Value], id: i64| {
-        got.iter()
-            .any(|e| e["type"] == "destroy" && e["watchable"]["id"] == id)
-    };
-    let destroys = |got: &[Value]| ended(got, first_id) && ended(got, idle_id);
-    let destroyed: Vec<(i64, String)> = frames_until(&mut events, destroys)
-        .await
-        .iter()
-        .filter(|e| e["type"] == "destroy" && e["watchable"]["type"] == "Lock")
-        .map(|e| {
-            (
-                e["watchable"]["id"].as_i64().unwrap(),
-                e["watchable"]["reason"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
-    assert!(
-        destroyed.contains(&(first_id, "expired".into())),
-        "{destroyed:?}"
-    );
+    let destroyed = lock_destroys_until(&mut events, idle_id).await;
     assert!(
         destroyed.contains(&(idle_id, "idle".into())),
         "{destroyed:?}"
     );
 }
 
-async fn events_after_commit(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
-    let bob = app.user("Bob").await.tab("bob-tab");
-    let carol = app.user("Carol").await.tab("carol-tab");
-    let f = app
-        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
-        .await;
-    let other = app.case("other", &[(&bob, Role::Editor)]).await;
-    let mut events = app.state.realtime.hub.subscribe(f.case_id);
-    let mut other_events = app.state.realtime.hub.subscribe(other.case_id);
+// ---- Events for the realtime layer ----
 
-    let lock = app
-        .post("/locks")
-        .by(&bob)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    app.patch(&format!("/cards/{}", f.card_id))
-        .by(&bob)
-        .json(json!({ "card": { "content": "hi" } }))
-        .send()
-        .await
-        .expect(200);
-    // Refused writes broadcast nothing.
-    app.patch(&format!("/cards/{}", f.card_id))
-        .by(&carol)
-        .json(json!({ "card": { "content": "no" } }))
-        .send()
-        .await
-        .expect(423);
-    app.post("/locks")
-        .by(&carol)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(409);
-    let taken = app
-        .post("/locks")
-        .by(&carol)
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    app.delete(&format!("/locks/{}", taken.body["id"]))
-        .by(&carol)
-        .send()
-        .await
-        .expect(204);
+on_both_backends!(
+    changes_are_broadcast_after_commit_in_commit_order,
+    refused_writes_and_locks_broadcast_nothing,
+    a_cases_events_reach_only_its_own_subscribers,
+    an_overridden_locks_destroy_says_why_and_by_whom,
+);
 
-    let got: Vec<(String, String, Option<String>)> = frames(&mut events, 5)
-        .await
+/// Frames as (type, "Type/param", editor session).
+fn summaries(frames: &[Value]) -> Vec<(String, String, Option<String>)> {
+    frames
         .iter()
         .map(|e| {
             (
@@ -1134,9 +1295,43 @@ async fn events_after_commit(backend: Backend) {
                 e["editorSessionId"].as_str().map(str::to_owned),
             )
         })
-        .collect();
-    let lock_key = format!("Lock/{}", lock.body["id"]);
-    let taken_key = format!("Lock/{}", taken.body["id"]);
+        .collect()
+}
+
+/// Bob locks and writes, Carol is refused a write and a lock, then takes
+/// the card over and releases it: each committed change is one frame, in
+/// commit order, naming the tab that made it.
+async fn changes_are_broadcast_after_commit_in_commit_order(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let bob = c.bob.tab("bob-tab");
+    let carol = c.carol.tab("carol-tab");
+    let mut events = app.state.realtime.hub.subscribe(f.case_id);
+
+    let lock = app.lock(&bob, "Card", f.card_id).await;
+    app.patch(&format!("/cards/{}", f.card_id))
+        .by(&bob)
+        .json(edit("hi"))
+        .send()
+        .await
+        .expect(200);
+    // Refused writes broadcast nothing.
+    app.patch(&format!("/cards/{}", f.card_id))
+        .by(&carol)
+        .json(edit("no"))
+        .send()
+        .await
+        .expect(423);
+    app.lock_expect(&carol, lock_body("Card", f.card_id), 409)
+        .await;
+    let taken = app.takeover(&carol, "Card", f.card_id).await;
+    app.release(&carol, id(&taken)).await;
+
+    let got = summaries(&frames(&mut events, 5).await);
+    let lock_key = format!("Lock/{}", lock["id"]);
+    let taken_key = format!("Lock/{}", taken["id"]);
     let card_key = format!("Card/{}", f.card_id);
     let bob_s = Some("bob-tab".to_string());
     let carol_s = Some("carol-tab".to_string());
@@ -1150,60 +1345,103 @@ async fn events_after_commit(backend: Backend) {
             ("destroy".into(), taken_key, carol_s),
         ]
     );
+}
+
+/// Between Bob's lock and its release, Carol's refused write, delete and
+/// lock leave no frame.
+async fn refused_writes_and_locks_broadcast_nothing(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let bob = c.bob.tab("bob-tab");
+    let carol = c.carol.tab("carol-tab");
+    let mut events = app.state.realtime.hub.subscribe(f.case_id);
+
+    let lock = app.lock(&bob, "Card", f.card_id).await;
+    app.patch(&format!("/cards/{}", f.card_id))
+        .by(&carol)
+        .json(edit("no"))
+        .send()
+        .await
+        .expect(423);
+    app.delete(&format!("/cards/{}", f.card_id))
+        .by(&carol)
+        .send()
+        .await
+        .expect(423);
+    app.lock_expect(&carol, lock_body("Card", f.card_id), 409)
+        .await;
+    app.release(&bob, id(&lock)).await;
+
+    let lock_key = format!("Lock/{}", lock["id"]);
+    let bob_s = Some("bob-tab".to_string());
+    assert_eq!(
+        summaries(&frames(&mut events, 2).await),
+        vec![
+            ("create".into(), lock_key.clone(), bob_s.clone()),
+            ("destroy".into(), lock_key, bob_s),
+        ]
+    );
+}
+
+async fn a_cases_events_reach_only_its_own_subscribers(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let bob = c.bob.tab("bob-tab");
+    let other = app.case("other", &[(&bob, Role::Editor)]).await;
+    let mut events = app.state.realtime.hub.subscribe(f.case_id);
+    let mut other_events = app.state.realtime.hub.subscribe(other.case_id);
+
+    let lock = app.lock(&bob, "Card", f.card_id).await;
+    app.patch(&format!("/cards/{}", f.card_id))
+        .by(&bob)
+        .json(edit("hi"))
+        .send()
+        .await
+        .expect(200);
+    app.release(&bob, id(&lock)).await;
+    frames(&mut events, 3).await;
     // Frames come in commit order, so anything of the other case would be here by now.
     assert!(other_events.try_recv().is_err(), "no cross-case events");
+}
 
-    // The override's destroy says why and by whom.
+async fn an_overridden_locks_destroy_says_why_and_by_whom(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
     let mut events = app.state.realtime.hub.subscribe(f.case_id);
-    let again = app
-        .post("/locks")
-        .by(&bob)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    app.post("/locks")
-        .by(&carol)
-        .json(takeover_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
+    let bobs = app.lock(&c.bob.tab("bob-tab"), "Card", f.card_id).await;
+    app.takeover(&c.carol.tab("carol-tab"), "Card", f.card_id)
+        .await;
     let destroy = frames(&mut events, 2)
         .await
         .into_iter()
         .find(|e| e["type"] == "destroy")
         .unwrap();
-    assert_eq!(destroy["watchable"]["id"], again.body["id"]);
+    assert_eq!(destroy["watchable"]["id"], bobs["id"]);
     assert_eq!(destroy["watchable"]["reason"], "overridden");
     assert_eq!(destroy["watchable"]["overriddenBy"]["name"], "Carol");
     assert_eq!(destroy["watchable"]["table"], "locks");
 }
 
+// ---- The audit trail route ----
+
+on_both_backends!(audit_trail_route);
+
 async fn audit_trail_route(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
-    let mia = app.user("Mia").await;
-    let bob = app.user("Bob").await;
-    let f = app
-        .case("c", &[(&mia, Role::Manager), (&bob, Role::Editor)])
-        .await;
-    let lock = app
-        .post("/locks")
-        .by(&bob)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201);
-    app.delete(&format!("/locks/{}", lock.body["id"]))
-        .by(&bob)
-        .send()
-        .await
-        .expect(204);
+    let lock = app.lock(&c.bob, "Card", c.case.card_id).await;
+    app.release(&c.bob, id(&lock)).await;
 
     let trail = app
         .get("/cases/c/lock_events")
-        .by(&mia)
+        .by(&c.mia)
         .send()
         .await
         .expect(200);
@@ -1211,30 +1449,30 @@ async fn audit_trail_route(backend: Backend) {
     assert_eq!(trail.len(), 2);
     assert_eq!(trail[0]["action"], "released", "newest first");
     assert_eq!(trail[1]["action"], "acquired");
-    assert_eq!(trail[0]["lockId"], lock.body["id"]);
+    assert_eq!(trail[0]["lockId"], lock["id"]);
     assert_eq!(trail[0]["lockable"]["type"], "Card");
-    assert_eq!(trail[0]["actor"]["id"], bob.id);
+    assert_eq!(trail[0]["actor"]["id"], c.bob.id);
     let one = app
         .get("/cases/c/lock_events?limit=1")
-        .by(&mia)
+        .by(&c.mia)
         .send()
         .await
         .expect(200);
     assert_eq!(one.body.as_array().unwrap().len(), 1);
     let before = app
         .get(&format!("/cases/c/lock_events?before={}", trail[0]["id"]))
-        .by(&mia)
+        .by(&c.mia)
         .send()
         .await
         .expect(200);
     assert_eq!(before.body[0]["action"], "acquired");
     app.get("/cases/c/lock_events?limit=0")
-        .by(&mia)
+        .by(&c.mia)
         .send()
         .await
         .expect_error(422, "invalid");
     app.get("/cases/c/lock_events")
-        .by(&bob)
+        .by(&c.bob)
         .send()
         .await
         .expect_error(403, "forbidden");

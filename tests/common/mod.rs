@@ -400,6 +400,120 @@ impl Resp {
     }
 }
 
+// ---- The usual people, and locks ----
+
+/// The people of most scenarios, around case `c` ([`TestApp::case`]'s page,
+/// card and edgenote): Mia manages it, Bob and Carol edit it, Rita reads it;
+/// Eve is no member and Root is a site admin.
+pub struct Cast {
+    pub mia: TestUser,
+    pub bob: TestUser,
+    pub carol: TestUser,
+    pub rita: TestUser,
+    pub eve: TestUser,
+    pub root: TestUser,
+    pub case: Fixture,
+}
+
+impl TestApp {
+    /// A server with the [`Cast`] on case `c`; `None` as [`TestApp::start`].
+    pub async fn with_cast(backend: Backend) -> Option<(TestApp, Cast)> {
+        let app = Self::start(backend).await?;
+        let cast = app.cast().await;
+        Some((app, cast))
+    }
+
+    /// The [`Cast`], on a new case `c`.
+    pub async fn cast(&self) -> Cast {
+        let mia = self.user("Mia").await;
+        let bob = self.user("Bob").await;
+        let carol = self.user("Carol").await;
+        let rita = self.user("Rita").await;
+        let eve = self.user("Eve").await;
+        let root = self.admin("Root").await;
+        let case = self
+            .case(
+                "c",
+                &[
+                    (&mia, Role::Manager),
+                    (&bob, Role::Editor),
+                    (&carol, Role::Editor),
+                    (&rita, Role::Reader),
+                ],
+            )
+            .await;
+        Cast {
+            mia,
+            bob,
+            carol,
+            rita,
+            eve,
+            root,
+            case,
+        }
+    }
+
+    /// `POST /locks` with `body` as `user`, expecting `status`.
+    pub async fn lock_expect(&self, user: &TestUser, body: Value, status: u16) -> Resp {
+        self.post("/locks")
+            .by(user)
+            .json(body)
+            .send()
+            .await
+            .expect(status)
+    }
+
+    /// `POST /locks` with `body` as `user`, expecting this error.
+    pub async fn lock_error(&self, user: &TestUser, body: Value, status: u16, code: &str) -> Resp {
+        self.post("/locks")
+            .by(user)
+            .json(body)
+            .send()
+            .await
+            .expect_error(status, code)
+    }
+
+    /// Locks an unlocked record as `user` (201); the new lock.
+    pub async fn lock(&self, user: &TestUser, lockable_type: &str, id: i64) -> Value {
+        self.lock_expect(user, lock_body(lockable_type, id), 201)
+            .await
+            .body
+    }
+
+    /// Takes a record over as `user`, granted with a new lock (201); the lock.
+    pub async fn takeover(&self, user: &TestUser, lockable_type: &str, id: i64) -> Value {
+        self.lock_expect(user, takeover_body(lockable_type, id), 201)
+            .await
+            .body
+    }
+
+    /// `DELETE /locks/{id}` as `user`, expecting 204.
+    pub async fn release(&self, user: &TestUser, lock_id: i64) {
+        self.delete(&format!("/locks/{lock_id}"))
+            .by(user)
+            .send()
+            .await
+            .expect(204);
+    }
+
+    /// `GET /locks/{id}` as `user` answers 404: the lock has ended.
+    pub async fn assert_lock_gone(&self, user: &TestUser, lock_id: i64) {
+        self.get(&format!("/locks/{lock_id}"))
+            .by(user)
+            .send()
+            .await
+            .expect_error(404, "not_found");
+    }
+}
+
+/// The `id` of a JSON resource (a lock, a card, …).
+#[track_caller]
+pub fn id(resource: &Value) -> i64 {
+    resource["id"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no numeric id in {resource}"))
+}
+
 /// `{"lock": {"lockableType": …, "lockableParam": …}}`
 pub fn lock_body(lockable_type: &str, id: i64) -> Value {
     serde_json::json!({ "lock": { "lockableType": lockable_type, "lockableParam": id.to_string() } })

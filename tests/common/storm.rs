@@ -23,10 +23,28 @@ pub struct Storm {
     pub cycles: usize,
 }
 
+/// Cycles a storm runs unless its test sets its own.
+///
+/// `BATON_TEST_STORM_CYCLES` (a positive number) sets it: `.ci/run` exports
+/// 2000, the long storm that finds rare interleavings. Unset, a plain `cargo
+/// test` runs 300: every record is still contended, refused and handed from
+/// holder to holder many times, in a fraction of the time.
+pub fn default_cycles() -> usize {
+    const VAR: &str = "BATON_TEST_STORM_CYCLES";
+    match std::env::var(VAR) {
+        Ok(value) => match value.trim().parse() {
+            Ok(cycles) if cycles > 0 => cycles,
+            _ => panic!("{VAR}={value:?}: expected a positive number of cycles"),
+        },
+        Err(std::env::VarError::NotPresent) => 300,
+        Err(e) => panic!("{VAR}: {e}"),
+    }
+}
+
 impl Storm {
     /// A new case `slug` with `records` cards and 4 editors, so that other
-    /// tabs of the same user race too; 16 clients of 2,000 cycles against
-    /// `app` itself until the caller says otherwise.
+    /// tabs of the same user race too; 16 clients of [`default_cycles`]
+    /// cycles against `app` itself until the caller says otherwise.
     pub async fn seed(app: &TestApp, slug: &str, records: usize) -> Storm {
         let mut users = Vec::new();
         for i in 0..4 {
@@ -44,7 +62,7 @@ impl Storm {
             cards,
             case_id: f.case_id,
             clients: 16,
-            cycles: 2_000,
+            cycles: default_cycles(),
         }
     }
 
