@@ -88,7 +88,7 @@ async fn a_new_password_ends_the_other_tokens(backend: Backend) {
         .json(json!({ "user": { "password": "a-new-password" } }))
         .send()
         .await
-        .expect_error(422, "invalid");
+        .expect_error(403, "forbidden");
     app.patch(&path)
         .by(&alice)
         .json(json!({ "user": { "password": "a-new-password" }, "currentPassword": "wrong-one" }))

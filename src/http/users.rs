@@ -112,7 +112,7 @@ pub struct UserUpdateFields {
     request_body = UserUpdateBody,
     responses(
         (status = 200, description = "Changed; a new password ended every other token of the user", body = UserView),
-        (status = 403, description = "Not your account, `admin` without being a site admin, or a wrong `currentPassword`"),
+        (status = 403, description = "Not your account, `admin` without being a site admin, or a missing or wrong `currentPassword` when changing your own password"),
         (status = 409, description = "A site admin cannot give up their own admin rights"),
     ))]
 pub async fn update_user(
@@ -154,8 +154,10 @@ pub async fn update_user(
         Some(new) => {
             let new = params::password(Some(new))?;
             if own {
+                // Like a wrong one, a missing current password proves nothing:
+                // 403, which also keeps the body valid as documented.
                 let current = current_password.ok_or_else(|| {
-                    AppError::invalid("To change your password, send currentPassword too.")
+                    AppError::forbidden("To change your password, send currentPassword too.")
                 })?;
                 let hash = actor.user.password_hash.clone();
                 if !state.passwords.verify(current, hash).await? {
