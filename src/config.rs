@@ -111,6 +111,12 @@ pub struct Settings {
     #[arg(long, env = "BATON_SHUTDOWN_TIMEOUT", default_value = "10s", value_parser = duration)]
     pub shutdown_timeout: Duration,
 
+    /// The lock fast path (PostgreSQL): the everyday acquire and release as
+    /// one statement each. `false` sends every lock request down the general
+    /// path, which answers the same (tests compare the two).
+    #[arg(long, env = "BATON_LOCK_FAST_PATH", default_value_t = true, action = clap::ArgAction::Set)]
+    pub lock_fast_path: bool,
+
     /// Serving the `--demo` data: the sign-in page lists its people.
     #[arg(skip)]
     pub demo: bool,
@@ -172,6 +178,7 @@ mod tests {
         assert!(settings.workers.is_none());
         assert!(settings.client_ip_header.is_none());
         assert!(settings.metrics_bind.is_none());
+        assert!(settings.lock_fast_path);
         assert!(!settings.demo);
     }
 

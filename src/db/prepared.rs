@@ -1,15 +1,22 @@
 //! Raw SQL that the connection keeps prepared. diesel never caches a
 //! `sql_query` (it cannot know the text is fixed), so PostgreSQL would parse
-//! and plan the hot path's statements on every request. Wrap a `sql_query`
-//! whose text is a constant (binds only, nothing user-supplied spliced in)
-//! in [`Prepared`] and it is prepared once per connection, keyed by its text.
+//! and plan the hot path's statements on every request. A [`Prepared`]
+//! statement is prepared once per connection, keyed by its text; its text is
+//! `&'static str`, so nothing a request supplies can be spliced into it.
 
 use diesel::backend::Backend;
-use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId, SqlQuery};
 use diesel::sql_types::Untyped;
 use diesel::{QueryResult, RunQueryDsl};
 
-pub struct Prepared<Q>(pub Q);
+pub struct Prepared<Q>(Q);
+
+impl<Q> Prepared<Q> {
+    /// The statement `sql` with the binds `bind` adds, in order.
+    pub fn new(sql: &'static str, bind: impl FnOnce(SqlQuery) -> Q) -> Prepared<Q> {
+        Prepared(bind(diesel::sql_query(sql)))
+    }
+}
 
 impl<Q> QueryId for Prepared<Q> {
     type QueryId = ();

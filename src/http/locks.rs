@@ -187,7 +187,8 @@ pub async fn create(
 ) -> AppResult<HttpResponse> {
     let LockFields { target, takeover } = body.into_inner().lock;
     let policy = state.policy;
-    if let (false, Ok((kind, id))) = (takeover, target.parse()) {
+    let fast = state.settings.lock_fast_path && !takeover;
+    if let (true, Ok((kind, id))) = (fast, target.parse()) {
         if let Some(held) = fast_path::acquire(&state.db, &caller, kind, id, &policy).await? {
             return Ok(HttpResponse::Created().json(lock_view(&held)));
         }
@@ -354,9 +355,11 @@ pub async fn destroy(
 ) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     let policy = state.policy;
-    if fast_path::release(&state.db, &caller, id, &policy)
-        .await?
-        .is_some()
+    let fast = state.settings.lock_fast_path;
+    if fast
+        && fast_path::release(&state.db, &caller, id, &policy)
+            .await?
+            .is_some()
     {
         return Ok(HttpResponse::NoContent().finish());
     }

@@ -9,8 +9,17 @@ use crate::db::schema::{locks, users};
 use crate::db::{DbConn, Prepared};
 use crate::models::UserRef;
 
-/// (`Deserialize`: the fast path's outbox rows carry it as JSON.)
-#[derive(Queryable, QueryableByName, Selectable, Clone, Debug, PartialEq, serde::Deserialize)]
+/// (`Serialize`/`Deserialize`: the fast path's outbox rows carry it as JSON.)
+#[derive(
+    Queryable,
+    QueryableByName,
+    Selectable,
+    Clone,
+    Debug,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[diesel(table_name = locks)]
 pub struct Lock {
     /// Also the lock's token: ids are never reused.
@@ -129,19 +138,7 @@ impl Lock {
         actor: i64,
     ) -> QueryResult<Option<Lock>> {
         crate::on_backend!(conn,
-            postgres: |pg| Prepared(diesel::sql_query(
-                "WITH taken AS ( \
-                   INSERT INTO locks (lockable_type, lockable_id, case_id, user_id, session_id, \
-                                      user_agent, created_at, expires_at, last_activity_at) \
-                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-                   ON CONFLICT DO NOTHING RETURNING *), \
-                 audited AS ( \
-                   INSERT INTO lock_events \
-                     (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at) \
-                   SELECT id, lockable_type, lockable_id, case_id, $10, user_id, 'acquired', created_at \
-                   FROM taken) \
-                 SELECT * FROM taken",
-            )
+            postgres: |pg| Prepared::new(super::lock_sql::INSERT_IF_FREE_AUDITED, |q| q
             .bind::<Text, _>(new.lockable_type)
             .bind::<BigInt, _>(new.lockable_id)
             .bind::<BigInt, _>(new.case_id)

@@ -121,12 +121,7 @@ impl LockEvent {
         at: NaiveDateTime,
     ) -> QueryResult<bool> {
         crate::on_backend!(conn,
-            postgres: |pg| Prepared(diesel::sql_query(
-                "WITH gone AS (DELETE FROM locks WHERE id = $1 RETURNING id) \
-                 INSERT INTO lock_events \
-                   (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at) \
-                 SELECT id, $2, $3, $4, $5, $6, $7, $8 FROM gone",
-            )
+            postgres: |pg| Prepared::new(super::lock_sql::END_LOCK, |q| q
             .bind::<BigInt, _>(lock.id)
             .bind::<Text, _>(&lock.lockable_type)
             .bind::<BigInt, _>(lock.lockable_id)

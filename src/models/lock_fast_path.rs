@@ -14,13 +14,13 @@ use chrono::NaiveDateTime;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use super::{HeldLock, Lock, LockAction, UserRef};
+use super::{lock_sql, HeldLock, Lock, LockAction, UserRef};
 use crate::db::Prepared;
 
 /// A lock write announced by the fast path, as its outbox row carries it.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockNotice {
     /// `acquired` (a `create` frame) or the reason it ended (a `destroy`).
     pub action: LockAction,
@@ -55,27 +55,6 @@ pub struct FreshLock<'a> {
     pub editor_roles: &'a [&'a str],
 }
 
-/// The token check both statements share: `$2` user, `$3` token, `$4` now.
-/// The same rule as `User::find_by_token`; change them together.
-const LIVE_CALLER: &str = "\
-    SELECT u.id, u.name, u.color, u.admin FROM auth_tokens t JOIN users u ON u.id = t.user_id \
-    WHERE t.id = $3 AND u.id = $2 AND t.revoked_at IS NULL AND t.expires_at > $4 \
-      AND u.deactivated_at IS NULL";
-
-/// The outbox row, from the CTEs `changed` (the lock row) and `caller`.
-fn outbox_insert(action: &str, editor: &str) -> String {
-    format!(
-        "INSERT INTO event_outbox (payload, created_at) \
-         SELECT json_build_object( \
-           'k', 'lock', 'action', '{action}', 'editor', {editor}, \
-           'at', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, \
-           'lock', row_to_json(changed), \
-           'holder', json_build_object('id', caller.id, 'name', caller.name, 'color', caller.color) \
-         )::text, $4 \
-         FROM changed, caller"
-    )
-}
-
 #[derive(QueryableByName)]
 struct ChangedRow {
     #[diesel(embed)]
@@ -107,32 +86,9 @@ pub fn acquire(
     caller: TokenHolder,
     fresh: &FreshLock,
 ) -> QueryResult<Option<HeldLock>> {
-    let sql = format!(
-        "WITH record AS ( \
-           SELECT {case_column} AS case_id FROM {table} WHERE id = $1 FOR NO KEY UPDATE), \
-         caller AS ({LIVE_CALLER}), \
-         changed AS ( \
-           INSERT INTO locks (lockable_type, lockable_id, case_id, user_id, session_id, \
-                              user_agent, created_at, expires_at, last_activity_at) \
-           SELECT $5, $1, record.case_id, caller.id, $6, $7, $4, $8, $4 FROM record, caller \
-           WHERE caller.admin OR EXISTS ( \
-             SELECT 1 FROM memberships m \
-             WHERE m.case_id = record.case_id AND m.user_id = caller.id AND m.role = ANY($9)) \
-           ON CONFLICT DO NOTHING RETURNING *), \
-         audited AS ( \
-           INSERT INTO lock_events \
-             (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at) \
-           SELECT id, lockable_type, lockable_id, case_id, user_id, user_id, 'acquired', created_at \
-           FROM changed), \
-         published AS ({outbox}) \
-         SELECT changed.*, caller.name, caller.color FROM changed, caller",
-        case_column = fresh.case_column,
-        table = fresh.table,
-        outbox = outbox_insert("acquired", "$6::text"),
-    );
-    Prepared(
-        diesel::sql_query(sql)
-            .bind::<BigInt, _>(fresh.lockable_id)
+    let sql = lock_sql::fast_acquire(fresh.table, fresh.case_column);
+    Prepared::new(sql, |q| {
+        q.bind::<BigInt, _>(fresh.lockable_id)
             .bind::<BigInt, _>(caller.user_id)
             .bind::<BigInt, _>(caller.token_id)
             .bind::<Timestamp, _>(fresh.now)
@@ -140,8 +96,8 @@ pub fn acquire(
             .bind::<Nullable<Text>, _>(fresh.session_id)
             .bind::<Nullable<Text>, _>(fresh.user_agent)
             .bind::<Timestamp, _>(fresh.expires_at)
-            .bind::<Array<Text>, _>(fresh.editor_roles),
-    )
+            .bind::<Array<Text>, _>(fresh.editor_roles)
+    })
     .get_result::<ChangedRow>(pg)
     .optional()
     .map(|row| row.map(HeldLock::from))
@@ -157,32 +113,14 @@ pub fn release(
     now: NaiveDateTime,
     idle_before: NaiveDateTime,
 ) -> QueryResult<Option<HeldLock>> {
-    let sql = format!(
-        "WITH caller AS ({LIVE_CALLER}), \
-         changed AS ( \
-           DELETE FROM locks l USING caller \
-           WHERE l.id = $1 AND l.user_id = caller.id \
-             AND ($5::text IS NULL OR l.session_id IS NULL OR l.session_id = $5) \
-             AND l.expires_at > $4 AND l.last_activity_at > $6 \
-           RETURNING l.*), \
-         audited AS ( \
-           INSERT INTO lock_events \
-             (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at) \
-           SELECT id, lockable_type, lockable_id, case_id, user_id, user_id, 'released', $4 \
-           FROM changed), \
-         published AS ({outbox}) \
-         SELECT changed.*, caller.name, caller.color FROM changed, caller",
-        outbox = outbox_insert("released", "$5::text"),
-    );
-    Prepared(
-        diesel::sql_query(sql)
-            .bind::<BigInt, _>(lock_id)
+    Prepared::new(lock_sql::FAST_RELEASE, |q| {
+        q.bind::<BigInt, _>(lock_id)
             .bind::<BigInt, _>(caller.user_id)
             .bind::<BigInt, _>(caller.token_id)
             .bind::<Timestamp, _>(now)
             .bind::<Nullable<Text>, _>(session_id)
-            .bind::<Timestamp, _>(idle_before),
-    )
+            .bind::<Timestamp, _>(idle_before)
+    })
     .get_result::<ChangedRow>(pg)
     .optional()
     .map(|row| row.map(HeldLock::from))

@@ -8,6 +8,7 @@ pub mod edgenote;
 pub mod lock;
 pub mod lock_event;
 pub mod lock_fast_path;
+pub mod lock_sql;
 pub mod membership;
 pub mod page;
 pub mod presence;

@@ -22,7 +22,7 @@ pub struct User {
 }
 
 /// The part of a user others see next to a lock or in presence.
-#[derive(Queryable, Selectable, Clone, Debug, serde::Deserialize)]
+#[derive(Queryable, Selectable, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[diesel(table_name = users)]
 pub struct UserRef {
     pub id: i64,

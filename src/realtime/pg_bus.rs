@@ -20,6 +20,7 @@
 //! holding a transaction id) before it takes an outbox id, which every write
 //! path does: it publishes what it wrote.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -66,45 +67,41 @@ const READ_ROWS: &str = "\
 /// The `LIMIT` above: a full batch means read again at once.
 const READ_BATCH: usize = 1000;
 
-/// One outbox row's payload.
-#[derive(Deserialize)]
+/// One outbox row's payload: what the general path stages (`Frame`,
+/// `Kick`) and what the lock fast path's SQL writes (`Lock`,
+/// `crate::models::lock_sql`), read back by every listener. One type for
+/// writing and reading; a test checks its round trip against the rows the
+/// SQL writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "k", rename_all = "lowercase")]
-enum Wire {
+pub enum OutboxPayload<'a> {
     Frame {
         case: i64,
-        text: String,
+        text: Cow<'a, str>,
         /// When the writer staged it (Unix microseconds): for the fan-out
         /// delay metric.
         #[serde(default)]
         at: i64,
     },
     Kick {
-        session: String,
-        reason: String,
+        session: Cow<'a, str>,
+        reason: Cow<'a, str>,
     },
-    /// Written by the lock fast path's statements (their SQL builds this
-    /// shape); rendered here.
+    /// A lock written by the fast path, rendered by the listener.
     Lock(LockNotice),
 }
 
-/// What the general path writes: [`Wire`]'s first two shapes.
-#[derive(Serialize)]
-#[serde(tag = "k", rename_all = "lowercase")]
-enum WireOut<'a> {
-    Frame { case: i64, text: &'a str, at: i64 },
-    Kick { session: &'a str, reason: &'a str },
-}
-
-impl WireOut<'_> {
-    fn of(outgoing: &Outgoing) -> WireOut<'_> {
+impl OutboxPayload<'_> {
+    /// What the general path stages for `outgoing`, borrowing its text.
+    pub fn of(outgoing: &Outgoing) -> OutboxPayload<'_> {
         match outgoing {
-            Outgoing::Kick { session_id, reason } => WireOut::Kick {
-                session: session_id,
-                reason,
+            Outgoing::Kick { session_id, reason } => OutboxPayload::Kick {
+                session: session_id.into(),
+                reason: reason.into(),
             },
-            Outgoing::Frame(frame) => WireOut::Frame {
+            Outgoing::Frame(frame) => OutboxPayload::Frame {
                 case: frame.case_id,
-                text: &frame.text,
+                text: Cow::Borrowed(&frame.text),
                 at: chrono::Utc::now().timestamp_micros(),
             },
         }
@@ -159,16 +156,16 @@ impl EventBus for PgBus {
         }
         let payloads: Vec<String> = outgoing
             .iter()
-            .map(|o| serde_json::to_string(&WireOut::of(o)).unwrap_or_default())
+            .map(|o| serde_json::to_string(&OutboxPayload::of(o)).unwrap_or_default())
             .collect();
         // One statement for all of them; ids follow the order given.
-        Prepared(
-            diesel::sql_query(
-                "INSERT INTO event_outbox (payload, created_at) \
-                 SELECT p, $2 FROM unnest($1::text[]) WITH ORDINALITY AS o(p, n) ORDER BY n",
-            )
-            .bind::<Array<Text>, _>(payloads)
-            .bind::<Timestamp, _>(clock::now()),
+        Prepared::new(
+            "INSERT INTO event_outbox (payload, created_at) \
+             SELECT p, $2 FROM unnest($1::text[]) WITH ORDINALITY AS o(p, n) ORDER BY n",
+            |q| {
+                q.bind::<Array<Text>, _>(payloads)
+                    .bind::<Timestamp, _>(clock::now())
+            },
         )
         .execute(pg)?;
         if self.wakeups.is_none() {
@@ -423,19 +420,19 @@ async fn read_until_closed(
 }
 
 fn deliver(hub: &Hub, payload: &str) {
-    match serde_json::from_str::<Wire>(payload) {
-        Ok(Wire::Frame { case, text, at }) => {
+    match serde_json::from_str::<OutboxPayload>(payload) {
+        Ok(OutboxPayload::Frame { case, text, at }) => {
             record_delay(at);
             hub.publish(Frame {
                 case_id: case,
-                text: text.into(),
+                text: text.into_owned().into(),
             })
         }
-        Ok(Wire::Lock(notice)) => {
+        Ok(OutboxPayload::Lock(notice)) => {
             record_delay(notice.at);
             hub.publish(render::notice_frame(notice))
         }
-        Ok(Wire::Kick { session, reason }) => hub.kick(&session, &reason),
+        Ok(OutboxPayload::Kick { session, reason }) => hub.kick(&session, &reason),
         Err(e) => tracing::warn!(error = %e, "unreadable outbox row"),
     }
 }
