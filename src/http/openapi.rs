@@ -18,7 +18,7 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use super::locks;
-use crate::models::{Card, Case, Edgenote, Lock, LockEvent, Membership, Page, Record, User};
+use crate::models::{Lock, LockEvent, Membership, Record, User};
 use crate::views::{ErrorBody, ServerFrame};
 
 #[derive(OpenApi)]
@@ -39,7 +39,7 @@ use crate::views::{ErrorBody, ServerFrame};
     tags(
         (name = "auth", description = "Signing in, the current user, users"),
         (name = "cases", description = "Cases and their members"),
-        (name = "content", description = "Pages, cards and edgenotes: every update and delete is guarded"),
+        (name = "content", description = "The records of a case: every update and delete is guarded"),
         (name = "locks", description = "Taking, renewing, releasing and overriding locks; the audit trail"),
         (name = "realtime", description = "The edits channel (WebSocket)"),
         (name = "admin", description = "Open tabs, for site admins"),
@@ -60,20 +60,21 @@ pub fn document() -> Document {
 
 /// Gives each record schema (`Card`, `Lock`, …) its `type` and `table` as
 /// literals, beside the shared `Identity`, so generated clients get tagged
-/// unions: a `Watchable` narrows on `type`. The names come from the models'
-/// [`Record`] constants; a test checks that every schema built on `Identity`
-/// is tagged.
+/// unions: a `Watchable` narrows on `type`. The names come from the lockable
+/// registry and the models' [`Record`] constants; a test checks that every
+/// schema built on `Identity` is tagged.
 fn tag_records(doc: &mut Document) {
-    let records = [
-        (Case::TYPE, Case::TABLE),
-        (Page::TYPE, Page::TABLE),
-        (Card::TYPE, Card::TABLE),
-        (Edgenote::TYPE, Edgenote::TABLE),
+    // The lockable types from the registry, and the other records.
+    let lockables = crate::locks::lockable::REGISTRY
+        .iter()
+        .map(|kind| (kind.type_name, kind.table));
+    let others = [
         (Lock::TYPE, Lock::TABLE),
         (LockEvent::TYPE, LockEvent::TABLE),
         (Membership::TYPE, Membership::TABLE),
         (User::TYPE, User::TABLE),
     ];
+    let records: Vec<_> = lockables.chain(others).collect();
     let Some(components) = doc.components.as_mut() else {
         return;
     };

@@ -3753,7 +3753,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description Not your account, `admin` without being a site admin, or a wrong `currentPassword` */
+                /** @description Not your account, `admin` without being a site admin, or a missing or wrong `currentPassword` when changing your own password */
                 403: {
                     headers: {
                         [name: string]: unknown;
