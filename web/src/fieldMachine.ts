@@ -8,14 +8,13 @@ import {
   LockLostError,
   LockedError,
   StaleVersionError,
-  type Lock,
   type Lockable as LockableRecord,
-  type LockEndReason,
   type LockState,
   type Role,
   type UpdateFields,
   type User,
 } from '@baton/client';
+import type { LockableRenderProps } from '@baton/react';
 
 /** The attribute a field edits: a card's `content`, a page's `title`, an edgenote's `caption`. */
 export type FieldName = 'content' | 'title' | 'caption';
@@ -138,16 +137,11 @@ export function refusal(error: unknown, words: Words, message: string): { text: 
   return { text: `Not saved: ${message}` };
 }
 
-/** The lock as the field sees it (from `<Lockable>`). */
-export interface LockView {
-  state: LockState;
-  holder: User | null;
-  lock: Lock | null;
-  lostTo: User | null;
-  lostReason: LockEndReason | null;
-  outrankedBy: User | null;
-  busy: boolean;
-}
+/** The lock as the field sees it: the part of `<Lockable>`'s render props it reads. */
+export type LockView = Pick<
+  LockableRenderProps,
+  'state' | 'holder' | 'lock' | 'lostTo' | 'lostReason' | 'outrankedBy' | 'busy'
+>;
 
 export interface FieldContext {
   field: FieldName;
