@@ -1,7 +1,8 @@
 //! "Adding a lockable type" in `docs/architecture.md` is exact: edgenotes
 //! are wired just as it says for its `Comment`. Each line of its code
-//! blocks, with `Comment` read as `Edgenote`, is in baton's source, and
-//! every file that names edgenotes is one the guide names.
+//! blocks, with `Comment` read as `Edgenote`, is in the file the guide names
+//! just before the block, and every file that names edgenotes is one the
+//! guide names.
 
 use std::path::{Path, PathBuf};
 
@@ -55,27 +56,49 @@ fn source_files() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The last `src/….rs` path named in backticks in `text`.
+fn last_source_path(text: &str) -> Option<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|quoted| quoted.starts_with("src/") && quoted.ends_with(".rs"))
+        .last()
+        .map(str::to_owned)
+}
+
 #[test]
-fn every_code_line_of_the_guide_is_in_the_source_for_edgenotes() {
+fn every_code_line_of_the_guide_is_in_the_file_it_names_for_edgenotes() {
     let guide = guide();
-    let sources = source_files();
     let mut in_code = false;
+    let mut prose = String::new();
+    let mut file: Option<(String, String)> = None;
     let mut checked = 0;
     for line in guide.lines() {
-        let line = line.trim();
-        if line.starts_with("```") {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
             in_code = !in_code;
+            if in_code {
+                // A block belongs to the file the prose before it named last.
+                let path = as_edgenote(&last_source_path(&prose).expect("a file before the block"));
+                let text = std::fs::read_to_string(root().join(&path))
+                    .unwrap_or_else(|_| panic!("the guide names {path}, which does not exist"));
+                file = Some((path, text));
+            }
             continue;
         }
-        if !in_code || line.is_empty() {
+        if !in_code {
+            prose.push_str(line);
+            prose.push('\n');
             continue;
         }
-        let wanted = as_edgenote(line);
+        if trimmed.is_empty() {
+            continue;
+        }
+        let (path, text) = file.as_ref().expect("a file for the block");
+        let wanted = as_edgenote(trimmed);
         assert!(
-            sources
-                .iter()
-                .any(|(_, text)| text.lines().any(|l| l.trim() == wanted)),
-            "the guide's line `{line}` is nowhere in src/ as `{wanted}`"
+            text.lines().any(|l| l.trim() == wanted),
+            "the guide's line `{trimmed}` is not in {path} as `{wanted}`"
         );
         checked += 1;
     }

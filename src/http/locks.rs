@@ -67,15 +67,16 @@ impl RecordParam {
     fn id(&self) -> Option<i64> {
         match self {
             RecordParam::Text(s) => super::extract::digits(s),
-            // JSON does not tell 12 from 12.0; both name record 12.
+            // JSON does not tell 12 from 12.0; both name record 12. A float
+            // is exact up to 2^53; an integer may have 18 digits, as a string.
             RecordParam::Number(n) => n
                 .as_i64()
                 .or_else(|| {
                     n.as_f64()
-                        .filter(|f| f.fract() == 0.0 && f.abs() < 1e18)
+                        .filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)
                         .map(|f| f as i64)
                 })
-                .filter(|id| *id >= 0),
+                .filter(|id| (0..=999_999_999_999_999_999).contains(id)),
         }
     }
 }

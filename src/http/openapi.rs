@@ -82,6 +82,9 @@ fn tag_records(doc: &mut Document) {
         let Some(RefOr::T(Schema::AllOf(all_of))) = components.schemas.get_mut(type_name) else {
             continue;
         };
+        if all_of.items.is_empty() {
+            continue;
+        }
         let literal = |value: &str| {
             ObjectBuilder::new()
                 .schema_type(Type::String)

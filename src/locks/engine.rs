@@ -27,6 +27,7 @@ pub enum Acquired {
 
 /// Whether the actor is the holder. A lock taken with a session id belongs
 /// to that tab; a request without a session id acts for the user as a whole.
+/// (The fast path's SQL says the same: `models::lock_sql::held_by_tab!`.)
 pub fn is_held_by(lock: &Lock, actor: &Actor) -> bool {
     lock.user_id == actor.user.id
         && match (&lock.session_id, &actor.session_id) {
@@ -35,7 +36,8 @@ pub fn is_held_by(lock: &Lock, actor: &Actor) -> bool {
         }
 }
 
-/// Why a lock is over although its row still exists, if it is.
+/// Why a lock is over although its row still exists, if it is. (The fast
+/// path's SQL says when it is not: `models::lock_sql::in_force!`.)
 pub fn overdue(lock: &Lock, now: NaiveDateTime, policy: &LockPolicy) -> Option<LockAction> {
     if lock.last_activity_at <= clock::before(now, policy.idle_timeout) {
         Some(LockAction::Idle)

@@ -38,8 +38,7 @@ pub async fn acquire(
             .map(Role::as_str)
             .collect();
         let fresh = FreshLock {
-            table: kind.table,
-            case_column: kind.case_column,
+            sql: kind.fast_acquire,
             lockable_type: kind.type_name,
             lockable_id: id,
             session_id: session_id.as_deref(),

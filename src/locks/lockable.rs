@@ -50,6 +50,8 @@ pub struct LockableKind {
     pub type_name: &'static str,
     pub table: &'static str,
     pub case_column: &'static str,
+    /// Its lock fast path's acquire statement (PostgreSQL).
+    pub fast_acquire: &'static str,
     find: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
     find_for_update: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
 }
@@ -60,6 +62,7 @@ impl LockableKind {
             type_name: L::TYPE,
             table: L::TABLE,
             case_column: L::CASE_COLUMN,
+            fast_acquire: L::FAST_ACQUIRE,
             find: find_target::<L>,
             find_for_update: find_target_for_update::<L>,
         }

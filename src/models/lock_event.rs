@@ -78,9 +78,10 @@ impl super::Record for LockEvent {
 }
 
 impl LockEvent {
-    /// The stored action. Only [`LockAction::as_str`] ever writes the
-    /// column; an unknown value (a row written by a newer version) reads as
-    /// `released`, the most neutral ending.
+    /// The stored action. The column holds [`LockAction::as_str`]'s
+    /// spellings (the SQL in `lock_sql` writes the same literals); an
+    /// unknown value (a row written by a newer version) reads as `released`,
+    /// the most neutral ending.
     pub fn action(&self) -> LockAction {
         LockAction::parse(&self.action).unwrap_or(LockAction::Released)
     }
@@ -158,5 +159,20 @@ impl LockEvent {
             query = query.filter(lock_events::id.lt(before));
         }
         query.load(conn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LockAction;
+
+    #[test]
+    fn an_action_is_spelled_alike_in_storage_and_on_the_wire() {
+        for action in LockAction::ALL {
+            let wire = serde_json::to_value(action).unwrap();
+            assert_eq!(wire, action.as_str(), "{action:?}");
+            assert_eq!(LockAction::parse(action.as_str()), Some(action));
+            assert_eq!(serde_json::from_value::<LockAction>(wire).unwrap(), action);
+        }
     }
 }

@@ -42,9 +42,8 @@ pub struct TokenHolder {
 
 /// A lock to take on a free record.
 pub struct FreshLock<'a> {
-    /// The record's table and the column naming its case (`id` for a case).
-    pub table: &'static str,
-    pub case_column: &'static str,
+    /// The statement for the record's type (`LockableRecord::FAST_ACQUIRE`).
+    pub sql: &'static str,
     pub lockable_type: &'a str,
     pub lockable_id: i64,
     pub session_id: Option<&'a str>,
@@ -86,8 +85,7 @@ pub fn acquire(
     caller: TokenHolder,
     fresh: &FreshLock,
 ) -> QueryResult<Option<HeldLock>> {
-    let sql = lock_sql::fast_acquire(fresh.table, fresh.case_column);
-    Prepared::new(sql, |q| {
+    Prepared::new(fresh.sql, |q| {
         q.bind::<BigInt, _>(fresh.lockable_id)
             .bind::<BigInt, _>(caller.user_id)
             .bind::<BigInt, _>(caller.token_id)

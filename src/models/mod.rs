@@ -48,6 +48,9 @@ pub trait LockableRecord: Record + Sized + Send + 'static {
     fn find(conn: &mut crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<Self>>;
     /// Like `find`, locking the row until the transaction ends (PostgreSQL).
     fn find_for_update(conn: &mut crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<Self>>;
+    /// The lock fast path's acquire on this type (PostgreSQL), built at
+    /// compile time by `crate::models::lock_sql::fast_acquire!`.
+    const FAST_ACQUIRE: &'static str;
     fn case_id(&self) -> i64;
     /// Starts at 1; every update increments it.
     fn version(&self) -> i64;
@@ -72,6 +75,8 @@ macro_rules! versioned_record {
 
         impl $crate::models::LockableRecord for $model {
             const CASE_COLUMN: &'static str = stringify!($case);
+            const FAST_ACQUIRE: &'static str =
+                $crate::models::lock_sql::fast_acquire!(stringify!($table), stringify!($case));
 
             fn find(conn: &mut $crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<$model>> {
                 $model::find(conn, id)

@@ -101,7 +101,7 @@ impl User {
     /// The user of a live token: the token's row exists, belongs to the
     /// user, is neither revoked nor expired, and the user is active. One
     /// query, so a revocation on any instance takes effect at the next request.
-    /// (The lock fast path checks the same in SQL: `lock_fast_path::LIVE_CALLER`.)
+    /// (The lock fast path checks the same in SQL: `lock_sql::live_caller!`.)
     pub fn find_by_token(
         conn: &mut DbConn,
         user_id: i64,
