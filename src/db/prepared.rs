@@ -1,8 +1,9 @@
 //! Raw SQL that the connection keeps prepared. diesel never caches a
 //! `sql_query` (it cannot know the text is fixed), so PostgreSQL would parse
 //! and plan the hot path's statements on every request. A [`Prepared`]
-//! statement is prepared once per connection, keyed by its text; its text is
-//! `&'static str`, so nothing a request supplies can be spliced into it.
+//! statement is prepared once per connection, keyed by its text. Its text is
+//! `&'static str` and, by rule, a constant (`concat!` of fragments, as in
+//! `crate::models::lock_sql`): requests only ever supply binds.
 
 use diesel::backend::Backend;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId, SqlQuery};
