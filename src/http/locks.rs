@@ -53,6 +53,9 @@ pub struct LockableRef {
     lockable_param: Option<RecordParam>,
 }
 
+/// The largest id a request may name: 18 digits, like `^[0-9]{1,18}$`.
+const MAX_ID: i64 = 999_999_999_999_999_999;
+
 /// A record's id in a request body, as a string (`"12"`, what `param` says)
 /// or a number (`12`, as the Gala seed sends it).
 #[derive(Clone, Deserialize)]
@@ -67,16 +70,16 @@ impl RecordParam {
     fn id(&self) -> Option<i64> {
         match self {
             RecordParam::Text(s) => super::extract::digits(s),
-            // JSON does not tell 12 from 12.0; both name record 12. A float
-            // is exact up to 2^53; an integer may have 18 digits, as a string.
+            // JSON does not tell 12 from 12.0; both name record 12 (as JSON
+            // Schema says). At most 18 digits, as a string.
             RecordParam::Number(n) => n
                 .as_i64()
                 .or_else(|| {
                     n.as_f64()
-                        .filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 1e18)
                         .map(|f| f as i64)
                 })
-                .filter(|id| (0..=999_999_999_999_999_999).contains(id)),
+                .filter(|id| (0..=MAX_ID).contains(id)),
         }
     }
 }
@@ -106,7 +109,8 @@ impl utoipa::PartialSchema for RecordParam {
                     .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
                         utoipa::openapi::KnownFormat::Int64,
                     )))
-                    .minimum(Some(0)),
+                    .minimum(Some(0))
+                    .maximum(Some(MAX_ID)),
             )
             .description(Some("A record's id: a string of digits, or a number."))
             .into()
