@@ -844,7 +844,7 @@ async fn seed(db: &Database, cases: usize, readers: usize) -> Result<Seed, BoxEr
                 let card = Card::create(tx.conn, case.id, page.id, "draft", Some(0), tx.now)?;
                 seeded.push(SeededCase {
                     slug,
-                    card_id: card.id,
+                    card_id: card.id.get(),
                 });
             }
             let keys = JwtKeys::new(JWT_SECRET.as_bytes(), Duration::from_secs(3600));

@@ -25,7 +25,7 @@ use baton::db::{DbConn, DbError};
 use baton::error::AppError;
 use baton::models::lock::NewLock;
 use baton::models::Role;
-use baton::models::{Card, Case, Lock, Membership, Page, User};
+use baton::models::{Card, CardId, Case, CaseId, Lock, Membership, Page, User, UserId};
 use baton::state::AppState;
 use baton::{clock, server};
 use clap::{Parser, ValueEnum};
@@ -200,9 +200,9 @@ fn run_backend(
 /// One seeded user: an editor of the bench case with a card of its own.
 #[derive(Clone)]
 struct Editor {
-    user_id: i64,
-    case_id: i64,
-    card_id: i64,
+    user_id: UserId,
+    case_id: CaseId,
+    card_id: CardId,
     token: String,
     session_id: String,
 }
@@ -501,7 +501,7 @@ fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(
     let now = clock::now();
     let new = NewLock {
         lockable_type: "Card",
-        lockable_id: editor.card_id,
+        lockable_id: editor.card_id.get(),
         case_id: editor.case_id,
         user_id: editor.user_id,
         session_id: Some(&editor.session_id),
@@ -536,7 +536,7 @@ fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(
 fn raw_guarded_update(conn: &mut DbConn, editor: &Editor, _ttl: Duration) -> Result<(), String> {
     let update = |c: &mut DbConn| -> QueryResult<()> {
         Card::find_for_update(c, editor.card_id)?.ok_or(diesel::result::Error::NotFound)?;
-        if Lock::on_for_share(c, "Card", editor.card_id)?.is_some() {
+        if Lock::on_for_share(c, "Card", editor.card_id.get())?.is_some() {
             return Err(diesel::result::Error::RollbackTransaction);
         }
         diesel::update(cards::table.find(editor.card_id))
@@ -571,7 +571,8 @@ fn raw_guarded_update(conn: &mut DbConn, editor: &Editor, _ttl: Duration) -> Res
 fn pgbench(url: &str, editors: &[Editor], args: &Args) -> Option<f64> {
     let first = editors.first()?;
     let consecutive = editors.iter().enumerate().all(|(i, e)| {
-        e.card_id == first.card_id + i as i64 && e.user_id == first.user_id + i as i64
+        e.card_id.get() == first.card_id.get() + i as i64
+            && e.user_id.get() == first.user_id.get() + i as i64
     });
     if !consecutive {
         eprintln!("pgbench skipped: the seeded cards or users are not numbered consecutively");

@@ -216,7 +216,7 @@ async fn seed(state: &baton::state::AppState, clients: usize) -> Result<Vec<Tab>
                 Membership::create(tx.conn, case.id, user.id, Role::Editor, tx.now)?;
                 let card = Card::create(tx.conn, case.id, page.id, "", Some(i as i32), tx.now)?;
                 let token = tokens::issue(tx.conn, &jwt, user.id, tx.now)?;
-                tabs.push((token, uuid::Uuid::new_v4().to_string(), card.id));
+                tabs.push((token, uuid::Uuid::new_v4().to_string(), card.id.get()));
             }
             Ok::<_, AppError>(tabs)
         })

@@ -6,13 +6,13 @@
 use crate::db::{Outgoing, Tx};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::end;
-use crate::models::{AuthToken, Lock, LockAction, Presence, User, UserChanges, UserRef};
+use crate::models::{AuthToken, Lock, LockAction, Presence, User, UserChanges, UserId, UserRef};
 
 /// Applies `changes` to an active user. With a new password hash, every
 /// token of the user but `keep_token` ends at once.
 pub fn update_user(
     tx: &mut Tx,
-    user_id: i64,
+    user_id: UserId,
     changes: UserChanges,
     keep_token: Option<i64>,
 ) -> AppResult<User> {
@@ -28,7 +28,7 @@ pub fn update_user(
 /// Deactivates a user: their tokens end, their locks are released as
 /// `kicked` (by `by`, when an admin did it), and every open tab of theirs,
 /// on any instance, is told and closed. Their audit history stays.
-pub fn remove_user(tx: &mut Tx, user_id: i64, by: Option<&UserRef>) -> AppResult<User> {
+pub fn remove_user(tx: &mut Tx, user_id: UserId, by: Option<&UserRef>) -> AppResult<User> {
     let user = active_user(tx, user_id)?;
     User::deactivate(tx.conn, user_id, tx.now)?;
     AuthToken::revoke_all_of_user(tx.conn, user_id, None, tx.now)?;
@@ -48,7 +48,7 @@ pub fn remove_user(tx: &mut Tx, user_id: i64, by: Option<&UserRef>) -> AppResult
     Ok(user)
 }
 
-fn active_user(tx: &mut Tx, user_id: i64) -> AppResult<User> {
+fn active_user(tx: &mut Tx, user_id: UserId) -> AppResult<User> {
     User::find(tx.conn, user_id)?
         .filter(User::is_active)
         .ok_or_else(|| AppError::not_found(format!("There is no user {user_id}.")))

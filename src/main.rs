@@ -11,7 +11,7 @@ use baton::config::{DatabaseSettings, Settings};
 use baton::db::{Backend, Database, EventBus};
 use baton::error::AppError;
 use baton::http::params;
-use baton::models::{User, UserChanges};
+use baton::models::{User, UserChanges, UserId};
 use baton::realtime::hub::{Hub, LocalBus};
 use baton::realtime::pg_bus::PgBus;
 use baton::server::{self, StartError};
@@ -251,7 +251,7 @@ async fn user_add(args: UserAddArgs) -> Result<(), String> {
 }
 
 /// The id of the active user with this email, inside a command's transaction.
-fn user_id_by_email(tx: &mut baton::db::Tx, email: &str) -> Result<i64, AppError> {
+fn user_id_by_email(tx: &mut baton::db::Tx, email: &str) -> Result<UserId, AppError> {
     User::find_by_email(tx.conn, email)?
         .filter(User::is_active)
         .map(|u| u.id)

@@ -167,7 +167,7 @@ async fn a_token_signed_with_another_secret_is_unauthorized(backend: Backend) {
     let other_secret =
         baton::auth::JwtKeys::new(b"another secret", std::time::Duration::from_secs(60));
     let claims = baton::auth::TokenClaims {
-        user_id: alice.id,
+        user_id: baton::models::UserId(alice.id),
         token_id: 1,
     };
     let forged = other_secret
@@ -202,7 +202,7 @@ async fn a_token_no_token_row_names_is_unauthorized(backend: Backend) {
         .jwt
         .sign(
             baton::auth::TokenClaims {
-                user_id: alice.id,
+                user_id: baton::models::UserId(alice.id),
                 token_id: 9_999_999,
             },
             chrono::Utc::now().timestamp() + 60,

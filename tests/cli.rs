@@ -103,7 +103,7 @@ fn cli_commands(backend: Backend) {
     let token = stdout(&baton(&url, &["token", "--email", "dana@example.com"]));
     let keys = baton::auth::JwtKeys::new(b"cli-test-secret", std::time::Duration::from_secs(60));
     let claims = keys.verify(token.trim()).expect("a valid JWT");
-    assert_eq!(claims.user_id, user["id"].as_i64().unwrap());
+    assert_eq!(claims.user_id.get(), user["id"].as_i64().unwrap());
     assert!(token_is_live(&url, claims), "a fresh token is live");
     let unknown = baton(&url, &["token", "--email", "nobody@example.com"]);
     assert!(!unknown.status.success());

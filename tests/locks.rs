@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use baton::db::Frame;
-use baton::models::Role;
+use baton::models::{CaseId, LockId, Role};
 use common::{id, lock_body, takeover_body, Backend, Cast, TestApp};
 use serde_json::{json, Value};
 use tokio::sync::broadcast::Receiver;
@@ -1225,7 +1225,7 @@ async fn a_lock_whose_lease_runs_out_is_expired(backend: Backend) {
     let Some((app, c)) = with_a_quick_reaper(backend).await else {
         return;
     };
-    let mut events = app.state.realtime.hub.subscribe(c.case.case_id);
+    let mut events = app.state.realtime.hub.subscribe(CaseId(c.case.case_id));
     let lock = app.lock(&c.bob, "Card", c.case.card_id).await;
     let lock_id = id(&lock);
     tokio::time::sleep(Duration::from_millis(900)).await;
@@ -1256,7 +1256,7 @@ async fn a_lock_without_activity_is_ended_as_idle_though_its_lease_is_renewed(ba
     let Some((app, c)) = with_a_quick_reaper(backend).await else {
         return;
     };
-    let mut events = app.state.realtime.hub.subscribe(c.case.case_id);
+    let mut events = app.state.realtime.hub.subscribe(CaseId(c.case.case_id));
     let idle = app.lock(&c.bob, "Page", c.case.page_id).await;
     let idle_id = id(&idle);
     for _ in 0..8 {
@@ -1264,7 +1264,7 @@ async fn a_lock_without_activity_is_ended_as_idle_though_its_lease_is_renewed(ba
         let db = app.state.db.clone();
         db.write(None, move |tx| {
             let until = baton::clock::after(tx.now, Duration::from_millis(400));
-            baton::models::Lock::renew(tx.conn, idle_id, until, None)
+            baton::models::Lock::renew(tx.conn, LockId(idle_id), until, None)
                 .map_err(baton::error::AppError::from)
         })
         .await
@@ -1323,7 +1323,7 @@ async fn changes_are_broadcast_after_commit_in_commit_order(backend: Backend) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let carol = c.carol.tab("carol-tab");
-    let mut events = app.state.realtime.hub.subscribe(f.case_id);
+    let mut events = app.state.realtime.hub.subscribe(CaseId(f.case_id));
 
     let lock = app.lock(&bob, "Card", f.card_id).await;
     app.patch(&format!("/cards/{}", f.card_id))
@@ -1371,7 +1371,7 @@ async fn refused_writes_and_locks_broadcast_nothing(backend: Backend) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let carol = c.carol.tab("carol-tab");
-    let mut events = app.state.realtime.hub.subscribe(f.case_id);
+    let mut events = app.state.realtime.hub.subscribe(CaseId(f.case_id));
 
     let lock = app.lock(&bob, "Card", f.card_id).await;
     app.patch(&format!("/cards/{}", f.card_id))
@@ -1407,8 +1407,8 @@ async fn a_cases_events_reach_only_its_own_subscribers(backend: Backend) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let other = app.case("other", &[(&bob, Role::Editor)]).await;
-    let mut events = app.state.realtime.hub.subscribe(f.case_id);
-    let mut other_events = app.state.realtime.hub.subscribe(other.case_id);
+    let mut events = app.state.realtime.hub.subscribe(CaseId(f.case_id));
+    let mut other_events = app.state.realtime.hub.subscribe(CaseId(other.case_id));
 
     let lock = app.lock(&bob, "Card", f.card_id).await;
     app.patch(&format!("/cards/{}", f.card_id))
@@ -1428,7 +1428,7 @@ async fn an_overridden_locks_destroy_says_why_and_by_whom(backend: Backend) {
         return;
     };
     let f = &c.case;
-    let mut events = app.state.realtime.hub.subscribe(f.case_id);
+    let mut events = app.state.realtime.hub.subscribe(CaseId(f.case_id));
     let bobs = app.lock(&c.bob.tab("bob-tab"), "Card", f.card_id).await;
     app.takeover(&c.carol.tab("carol-tab"), "Card", f.card_id)
         .await;

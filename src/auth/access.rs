@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use crate::db::schema::memberships;
 use crate::db::DbConn;
 use crate::error::{AppError, AppResult};
-use crate::models::{Case, Role, User};
+use crate::models::{Case, CaseId, Role, User, UserId};
 
 /// Authority on a case. A site admin acts as a manager everywhere and
 /// outranks every case role (the derived order puts it last).
@@ -34,7 +34,7 @@ impl fmt::Display for Rank {
 }
 
 /// The user's rank on a case, `None` for a non-member.
-pub fn rank_on(conn: &mut DbConn, user: &User, case_id: i64) -> QueryResult<Option<Rank>> {
+pub fn rank_on(conn: &mut DbConn, user: &User, case_id: CaseId) -> QueryResult<Option<Rank>> {
     if user.admin {
         return Ok(Some(Rank::SiteAdmin));
     }
@@ -42,7 +42,11 @@ pub fn rank_on(conn: &mut DbConn, user: &User, case_id: i64) -> QueryResult<Opti
 }
 
 /// Like [`rank_on`] when only the user id is at hand (the holder of a lock).
-pub fn rank_of_user_id(conn: &mut DbConn, user_id: i64, case_id: i64) -> QueryResult<Option<Rank>> {
+pub fn rank_of_user_id(
+    conn: &mut DbConn,
+    user_id: UserId,
+    case_id: CaseId,
+) -> QueryResult<Option<Rank>> {
     if User::is_admin(conn, user_id)? {
         return Ok(Some(Rank::SiteAdmin));
     }
@@ -50,7 +54,7 @@ pub fn rank_of_user_id(conn: &mut DbConn, user_id: i64, case_id: i64) -> QueryRe
 }
 
 /// The rank a membership gives, ignoring the site-admin flag.
-fn member_rank(conn: &mut DbConn, user_id: i64, case_id: i64) -> QueryResult<Option<Rank>> {
+fn member_rank(conn: &mut DbConn, user_id: UserId, case_id: CaseId) -> QueryResult<Option<Rank>> {
     let role: Option<String> = memberships::table
         .filter(memberships::case_id.eq(case_id))
         .filter(memberships::user_id.eq(user_id))

@@ -8,7 +8,7 @@ use crate::clock;
 use crate::db::DbConn;
 use crate::error::AppError;
 use crate::models::lock_fast_path::TokenHolder;
-use crate::models::{Case, Role, User};
+use crate::models::{Case, CaseId, Role, User};
 
 /// Who is making the request: the signed-in user and, when the browser tab
 /// sent `X-Session-ID`, which tab.
@@ -69,7 +69,7 @@ impl Caller {
     pub fn load_on_case(
         self,
         conn: &mut DbConn,
-        case_id: i64,
+        case_id: CaseId,
     ) -> Result<(Actor, Case, Option<Rank>), AppError> {
         let TokenClaims { user_id, token_id } = self.claims;
         let found = User::find_by_token_on_case(conn, user_id, token_id, case_id, clock::now())?;

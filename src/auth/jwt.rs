@@ -7,6 +7,7 @@ use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, 
 use serde::{Deserialize, Serialize};
 
 use super::AuthError;
+use crate::models::UserId;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {
@@ -19,7 +20,7 @@ struct Claims {
 /// What a valid token says: whose it is and which row names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TokenClaims {
-    pub user_id: i64,
+    pub user_id: UserId,
     pub token_id: i64,
 }
 
@@ -66,11 +67,12 @@ impl JwtKeys {
     pub fn verify(&self, token: &str) -> Result<TokenClaims, AuthError> {
         let data = decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|_| AuthError::InvalidToken)?;
-        let user_id = data
-            .claims
-            .sub
-            .parse()
-            .map_err(|_| AuthError::InvalidToken)?;
+        let user_id = UserId(
+            data.claims
+                .sub
+                .parse()
+                .map_err(|_| AuthError::InvalidToken)?,
+        );
         let token_id = data
             .claims
             .jti
@@ -83,7 +85,7 @@ impl JwtKeys {
     /// backend and only fails at first use; this makes that fail at start-up.
     pub fn self_check(&self) -> Result<(), AuthError> {
         let claims = TokenClaims {
-            user_id: 1,
+            user_id: UserId(1),
             token_id: 1,
         };
         let token = self.sign(claims, chrono::Utc::now().timestamp() + 60)?;
@@ -105,7 +107,7 @@ mod tests {
         let keys = JwtKeys::new(b"secret-one", Duration::from_secs(60));
         keys.self_check().unwrap();
         let claims = TokenClaims {
-            user_id: 42,
+            user_id: UserId(42),
             token_id: 7,
         };
         let exp = chrono::Utc::now().timestamp() + 60;

@@ -10,14 +10,14 @@ use super::JwtKeys;
 use crate::clock;
 use crate::db::DbConn;
 use crate::error::AppResult;
-use crate::models::AuthToken;
+use crate::models::{AuthToken, UserId};
 
 /// Records a token for `user_id` and signs it. Run inside the write
 /// transaction of a login.
 pub fn issue(
     conn: &mut DbConn,
     jwt: &JwtKeys,
-    user_id: i64,
+    user_id: UserId,
     now: NaiveDateTime,
 ) -> AppResult<String> {
     let expires_at = clock::after(now, jwt.ttl());

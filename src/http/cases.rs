@@ -15,7 +15,7 @@ use crate::locks::guard::{clear_child_locks, Preconditions};
 use crate::locks::render::lock_views;
 use crate::locks::Written;
 use crate::models::case::CaseChanges;
-use crate::models::{Card, Case, Edgenote, Lock, Membership, Page, Role};
+use crate::models::{Card, Case, CaseId, Edgenote, Lock, Membership, Page, Role};
 use crate::realtime::presence::online_users;
 use crate::state::AppState;
 use crate::views::{CardView, CaseDetailView, CaseView, EdgenoteView, PageWithCardsView};
@@ -224,7 +224,7 @@ pub async fn destroy(
     .await
 }
 
-async fn case_id(state: &AppState, slug: String) -> AppResult<i64> {
+async fn case_id(state: &AppState, slug: String) -> AppResult<CaseId> {
     state
         .db
         .read(move |conn| case_by_slug(conn, &slug).map(|c| c.id))

@@ -16,7 +16,7 @@ use crate::locks::{Lockable, Written};
 use crate::models::card::CardChanges;
 use crate::models::edgenote::EdgenoteChanges;
 use crate::models::page::PageChanges;
-use crate::models::{Card, Edgenote, Lock, Page, Record, Role};
+use crate::models::{Card, CardId, Edgenote, EdgenoteId, Lock, Page, PageId, Record, Role};
 use crate::state::AppState;
 use crate::views::{CardView, Change, EdgenoteView, Identity, PageView, Watchable};
 
@@ -97,7 +97,7 @@ pub async fn create_page(
 pub async fn show_page(
     state: web::Data<AppState>,
     actor: Actor,
-    id: web::Path<i64>,
+    id: web::Path<PageId>,
 ) -> AppResult<HttpResponse> {
     show_lockable::<Page>(&state, actor, id.into_inner()).await
 }
@@ -115,7 +115,7 @@ pub async fn update_page(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
-    id: web::Path<i64>,
+    id: web::Path<PageId>,
     body: web::Json<PageUpdateBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().page;
@@ -148,7 +148,7 @@ pub async fn destroy_page(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
-    id: web::Path<i64>,
+    id: web::Path<PageId>,
 ) -> AppResult<HttpResponse> {
     guarded::<Page, _>(
         &state,
@@ -159,11 +159,12 @@ pub async fn destroy_page(
         move |tx, ctx, page| {
             page.lock_for_delete(tx.conn)?;
             let card_ids = Card::ids_of_page_for_update(tx.conn, page.id)?;
-            let card_locks = Lock::on_any(tx.conn, Card::TYPE, &card_ids)?;
+            let lockable_ids: Vec<i64> = card_ids.iter().map(|id| id.get()).collect();
+            let card_locks = Lock::on_any(tx.conn, Card::TYPE, &lockable_ids)?;
             clear_child_locks(tx, ctx, card_locks)?;
             page.delete(tx.conn)?;
             for card_id in card_ids {
-                let gone = Identity::new(Card::TYPE, Card::TABLE, card_id);
+                let gone = Identity::new(Card::TYPE, Card::TABLE, card_id.get());
                 tx.emit(page.case_id, Change::Destroy, Watchable::Gone(gone));
             }
             Ok(Written::Destroyed)
@@ -215,7 +216,7 @@ pub struct CardUpdateFields {
 pub async fn create_card(
     state: web::Data<AppState>,
     actor: Actor,
-    page_id: web::Path<i64>,
+    page_id: web::Path<PageId>,
     body: web::Json<NewCardBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().card;
@@ -248,7 +249,7 @@ pub async fn create_card(
 pub async fn show_card(
     state: web::Data<AppState>,
     actor: Actor,
-    id: web::Path<i64>,
+    id: web::Path<CardId>,
 ) -> AppResult<HttpResponse> {
     show_lockable::<Card>(&state, actor, id.into_inner()).await
 }
@@ -266,7 +267,7 @@ pub async fn update_card(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
-    id: web::Path<i64>,
+    id: web::Path<CardId>,
     body: web::Json<CardUpdateBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().card;
@@ -297,7 +298,7 @@ pub async fn destroy_card(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
-    id: web::Path<i64>,
+    id: web::Path<CardId>,
 ) -> AppResult<HttpResponse> {
     guarded::<Card, _>(
         &state,
@@ -404,7 +405,7 @@ pub async fn create_edgenote(
 pub async fn show_edgenote(
     state: web::Data<AppState>,
     actor: Actor,
-    id: web::Path<i64>,
+    id: web::Path<EdgenoteId>,
 ) -> AppResult<HttpResponse> {
     show_lockable::<Edgenote>(&state, actor, id.into_inner()).await
 }
@@ -423,7 +424,7 @@ pub async fn update_edgenote(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
-    id: web::Path<i64>,
+    id: web::Path<EdgenoteId>,
     body: web::Json<EdgenoteUpdateBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().edgenote;
@@ -468,7 +469,7 @@ pub async fn destroy_edgenote(
     state: web::Data<AppState>,
     caller: Caller,
     preconditions: Preconditions,
-    id: web::Path<i64>,
+    id: web::Path<EdgenoteId>,
 ) -> AppResult<HttpResponse> {
     guarded::<Edgenote, _>(
         &state,

@@ -13,6 +13,7 @@ use actix_web::{web, FromRequest, HttpRequest};
 use crate::auth::{Actor, Caller};
 use crate::error::AppError;
 use crate::locks::guard::Preconditions;
+use crate::models::LockId;
 use crate::state::AppState;
 
 pub const SESSION_HEADER: &str = "x-session-id";
@@ -137,13 +138,13 @@ fn parse_if_match(value: &str) -> Result<Option<i64>, AppError> {
 }
 
 /// Accepts `12`, `"12"` and `<12>`.
-fn parse_lock_token(value: &str) -> Result<i64, AppError> {
+fn parse_lock_token(value: &str) -> Result<LockId, AppError> {
     let inner = value
         .strip_prefix('"')
         .and_then(|v| v.strip_suffix('"'))
         .or_else(|| value.strip_prefix('<').and_then(|v| v.strip_suffix('>')))
         .unwrap_or(value);
-    digits(inner).ok_or_else(|| {
+    digits(inner).map(LockId).ok_or_else(|| {
         AppError::BadRequest(format!(
             "Lock-Token must be the id of your lock (its `token`), like 12; got {value}."
         ))
@@ -231,8 +232,8 @@ mod tests {
 
     #[test]
     fn lock_token_and_session_forms() {
-        assert_eq!(parse_lock_token("<12>").unwrap(), 12);
-        assert_eq!(parse_lock_token("12").unwrap(), 12);
+        assert_eq!(parse_lock_token("<12>").unwrap(), LockId(12));
+        assert_eq!(parse_lock_token("12").unwrap(), LockId(12));
         assert!(parse_lock_token("twelve").is_err());
         assert!(parse_lock_token("\"12").is_err());
         assert!(valid_session_id("6f1c-2a_b").is_ok());

@@ -14,7 +14,7 @@ use crate::locks::fast_path;
 use crate::locks::lockable::{kind_named, known_types};
 use crate::locks::render::{lock_event_view, lock_view, lock_views};
 use crate::locks::{Acquired, LockableKind, Target};
-use crate::models::{Lock, LockEvent, Role, User};
+use crate::models::{Lock, LockEvent, LockEventId, LockId, Role, User, UserId};
 use crate::state::AppState;
 use crate::views::locks::LockState;
 use crate::views::{LockEventView, LockStatusView, LockView};
@@ -232,7 +232,7 @@ pub async fn create(
 pub async fn show(
     state: web::Data<AppState>,
     actor: Actor,
-    id: web::Path<i64>,
+    id: web::Path<LockId>,
 ) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     let policy = state.policy;
@@ -333,7 +333,7 @@ pub async fn status(
 pub async fn refresh(
     state: web::Data<AppState>,
     actor: Actor,
-    id: web::Path<i64>,
+    id: web::Path<LockId>,
 ) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     let policy = state.policy;
@@ -356,7 +356,7 @@ pub async fn refresh(
 pub async fn destroy(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<i64>,
+    id: web::Path<LockId>,
 ) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     let policy = state.policy;
@@ -464,8 +464,8 @@ pub async fn events(
         .read(move |conn| {
             let case = case_by_slug(conn, &slug)?;
             authorize(conn, &actor.user, &case, Role::Manager)?;
-            let events = LockEvent::of_case(conn, case.id, limit, before)?;
-            let mut ids: Vec<i64> = events
+            let events = LockEvent::of_case(conn, case.id, limit, before.map(LockEventId))?;
+            let mut ids: Vec<UserId> = events
                 .iter()
                 .flat_map(|e| [Some(e.holder_id), e.actor_id])
                 .flatten()
@@ -473,7 +473,7 @@ pub async fn events(
             ids.sort_unstable();
             ids.dedup();
             let users = User::refs(conn, &ids)?;
-            let user = |id: i64| users.iter().find(|u| u.id == id);
+            let user = |id: UserId| users.iter().find(|u| u.id == id);
             Ok::<_, AppError>(
                 events
                     .iter()

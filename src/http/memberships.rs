@@ -8,7 +8,7 @@ use super::{case_by_slug, case_of, params};
 use crate::auth::access::authorize;
 use crate::auth::Actor;
 use crate::error::{AppError, AppResult};
-use crate::models::{Membership, Role, User};
+use crate::models::{CaseId, Membership, MembershipId, Role, User};
 use crate::state::AppState;
 use crate::views::{MembershipView, RoleView};
 
@@ -131,7 +131,7 @@ pub async fn create(
 pub async fn destroy(
     state: web::Data<AppState>,
     actor: Actor,
-    id: web::Path<i64>,
+    id: web::Path<MembershipId>,
 ) -> AppResult<HttpResponse> {
     let id = id.into_inner();
     state
@@ -151,7 +151,7 @@ pub async fn destroy(
     Ok(HttpResponse::NoContent().finish())
 }
 
-fn ensure_another_manager(conn: &mut crate::db::DbConn, case_id: i64) -> AppResult<()> {
+fn ensure_another_manager(conn: &mut crate::db::DbConn, case_id: CaseId) -> AppResult<()> {
     if Membership::count_managers(conn, case_id)? <= 1 {
         return Err(AppError::Conflict(
             "A case needs at least one manager; make someone else a manager first.".into(),

@@ -27,7 +27,7 @@ use crate::db::Tx;
 use crate::error::{AppError, AppResult};
 use crate::locks::guard::{guarded_write, Preconditions, WriteContext};
 use crate::locks::{Lockable, Written};
-use crate::models::{Case, Role};
+use crate::models::{Case, CaseId, Role};
 use crate::state::AppState;
 
 /// The one list of routes: registers every handler with actix, lists them
@@ -144,7 +144,7 @@ pub fn written_response<L: Lockable>(written: Written<L>) -> HttpResponse {
 }
 
 /// The case a record belongs to, or 404.
-pub fn case_of(conn: &mut crate::db::DbConn, case_id: i64) -> AppResult<Case> {
+pub fn case_of(conn: &mut crate::db::DbConn, case_id: CaseId) -> AppResult<Case> {
     Case::find(conn, case_id)?
         .ok_or_else(|| AppError::not_found(format!("Case {case_id} does not exist.")))
 }
@@ -155,7 +155,7 @@ pub fn case_by_slug(conn: &mut crate::db::DbConn, slug: &str) -> AppResult<Case>
         .ok_or_else(|| AppError::not_found(format!("There is no case '{slug}'.")))
 }
 
-fn missing<L: Lockable>(id: i64) -> AppError {
+fn missing<L: Lockable>(id: L::Id) -> AppError {
     AppError::not_found(format!(
         "{} {id} does not exist (it may have been deleted).",
         L::TYPE
@@ -166,12 +166,12 @@ fn missing<L: Lockable>(id: i64) -> AppError {
 pub async fn show_lockable<L: Lockable>(
     state: &AppState,
     actor: Actor,
-    id: i64,
+    id: L::Id,
 ) -> AppResult<HttpResponse> {
     let record = state
         .db
         .read(move |conn| {
-            let record = L::find(conn, id)?.ok_or_else(|| missing::<L>(id))?;
+            let record = L::find(conn, id.into())?.ok_or_else(|| missing::<L>(id))?;
             let case = case_of(conn, record.case_id())?;
             crate::auth::access::authorize(conn, &actor.user, &case, Role::Reader)?;
             Ok::<_, AppError>(record)
@@ -187,7 +187,7 @@ pub async fn guarded<L, F>(
     state: &AppState,
     caller: Caller,
     preconditions: Preconditions,
-    id: i64,
+    id: L::Id,
     min_role: Role,
     write: F,
 ) -> AppResult<HttpResponse>
@@ -201,7 +201,7 @@ where
         .write(caller.session_id().cloned(), move |tx| {
             // The record's row first (it orders this write with others of
             // the same record), then caller, case and role in one query.
-            let Some(record) = L::find_for_update(tx.conn, id)? else {
+            let Some(record) = L::find_for_update(tx.conn, id.into())? else {
                 caller.load(tx.conn)?; // 401 comes before 404
                 return Err(missing::<L>(id));
             };

@@ -9,7 +9,7 @@ use super::params;
 use crate::accounts;
 use crate::auth::Actor;
 use crate::error::{AppError, AppResult};
-use crate::models::{User, UserChanges};
+use crate::models::{User, UserChanges, UserId};
 use crate::state::AppState;
 use crate::views::UserView;
 
@@ -118,7 +118,7 @@ pub struct UserUpdateFields {
 pub async fn update_user(
     state: web::Data<AppState>,
     actor: Actor,
-    id: web::Path<i64>,
+    id: web::Path<UserId>,
     body: web::Json<UserUpdateBody>,
 ) -> AppResult<HttpResponse> {
     let user_id = id.into_inner();
@@ -199,7 +199,7 @@ pub async fn update_user(
 pub async fn remove_user(
     state: web::Data<AppState>,
     actor: Actor,
-    id: web::Path<i64>,
+    id: web::Path<UserId>,
 ) -> AppResult<HttpResponse> {
     if !actor.user.admin {
         return Err(AppError::forbidden("Only a site admin can remove users."));

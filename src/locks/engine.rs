@@ -12,7 +12,7 @@ use crate::clock;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
 use crate::models::lock::NewLock;
-use crate::models::{HeldLock, Lock, LockAction, LockEvent, Role, UserRef};
+use crate::models::{CaseId, HeldLock, Lock, LockAction, LockEvent, LockId, Role, UserRef};
 use crate::views::Change;
 
 /// How many times an acquire retries when the lock changed hands under it.
@@ -209,7 +209,7 @@ pub fn touch(tx: &mut Tx, lock: &Lock, policy: &LockPolicy) -> AppResult<()> {
 }
 
 /// Loads a lock that is still in force, or 404.
-fn find_live(tx: &mut Tx, id: i64, policy: &LockPolicy) -> AppResult<HeldLock> {
+fn find_live(tx: &mut Tx, id: LockId, policy: &LockPolicy) -> AppResult<HeldLock> {
     let gone = || {
         AppError::not_found(format!(
             "Lock {id} no longer exists (released, overridden or expired); take a new lock."
@@ -220,7 +220,7 @@ fn find_live(tx: &mut Tx, id: i64, policy: &LockPolicy) -> AppResult<HeldLock> {
 }
 
 /// `POST /locks/:id/refresh`: the holder renews lease and activity.
-pub fn refresh(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppResult<HeldLock> {
+pub fn refresh(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> AppResult<HeldLock> {
     let held = find_live(tx, id, policy)?;
     if !is_held_by(&held.lock, actor) {
         return Err(AppError::forbidden(format!(
@@ -233,7 +233,7 @@ pub fn refresh(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppR
 
 /// `DELETE /locks/:id`: the holder releases; someone else of equal or higher
 /// rank breaks it (recorded as `overridden`, the holder is told).
-pub fn release(tx: &mut Tx, actor: &Actor, id: i64, policy: &LockPolicy) -> AppResult<()> {
+pub fn release(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> AppResult<()> {
     let held = find_live(tx, id, policy)?;
     if is_held_by(&held.lock, actor) {
         end(tx, &held, LockAction::Released, Some(&actor.user.to_ref()))?;
@@ -303,7 +303,7 @@ pub fn status(
 /// The locks of a case that are still in force, oldest first.
 pub fn active_locks(
     conn: &mut crate::db::DbConn,
-    case_id: i64,
+    case_id: CaseId,
     policy: &LockPolicy,
 ) -> AppResult<Vec<HeldLock>> {
     let now = clock::now();

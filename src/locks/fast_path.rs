@@ -17,7 +17,7 @@ use crate::auth::Caller;
 use crate::clock;
 use crate::db::{Backend, Database, DbConn, DbError};
 use crate::models::lock_fast_path::{self, FreshLock};
-use crate::models::{HeldLock, LockAction, Role};
+use crate::models::{HeldLock, LockAction, LockId, Role};
 
 /// Takes the lock on a free record in one statement, or `None`.
 pub async fn acquire(
@@ -56,7 +56,7 @@ pub async fn acquire(
 pub async fn release(
     db: &Database,
     caller: &Caller,
-    id: i64,
+    id: LockId,
     policy: &LockPolicy,
 ) -> Result<Option<HeldLock>, DbError> {
     let holder = caller.token_holder();

@@ -8,7 +8,7 @@ use super::LockPolicy;
 use crate::auth::Actor;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
-use crate::models::{HeldLock, Lock, LockAction, User};
+use crate::models::{HeldLock, Lock, LockAction, LockId, User};
 use crate::views::Change;
 use crate::views::{Identity, RecordView, Watchable};
 
@@ -18,7 +18,7 @@ pub struct Preconditions {
     /// `If-Match: "<version>"`.
     pub if_match: Option<i64>,
     /// `Lock-Token: <lock id>`.
-    pub lock_token: Option<i64>,
+    pub lock_token: Option<LockId>,
 }
 
 /// What a guarded write did to its record.

@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use crate::clock;
 use crate::db::schema::locks;
 use crate::db::DbConn;
-use crate::models::Lock;
+use crate::models::{Lock, UserId};
 
 /// Most sessions renewed by one statement.
 const RENEW_CHUNK: usize = 500;
@@ -71,7 +71,7 @@ pub fn disconnect(
 pub fn reconnect(
     conn: &mut DbConn,
     session_id: &str,
-    user_id: i64,
+    user_id: UserId,
     now: NaiveDateTime,
     ttl: Duration,
 ) -> QueryResult<usize> {

@@ -8,7 +8,7 @@
 use diesel::QueryResult;
 
 use crate::db::DbConn;
-use crate::models::{Card, Case, Edgenote, LockableRecord, Page};
+use crate::models::{Card, Case, CaseId, Edgenote, LockableRecord, Page};
 use crate::views::{Identity, RecordView};
 
 /// A lockable record with its wire shape: every [`LockableRecord`] that has
@@ -31,7 +31,7 @@ where
 #[derive(Clone, Debug)]
 pub struct Target {
     pub identity: Identity,
-    pub case_id: i64,
+    pub case_id: CaseId,
     pub view: RecordView,
 }
 

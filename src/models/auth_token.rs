@@ -7,6 +7,7 @@ use diesel::prelude::*;
 
 use crate::db::schema::auth_tokens;
 use crate::db::DbConn;
+use crate::models::UserId;
 
 pub struct AuthToken;
 
@@ -14,7 +15,7 @@ impl AuthToken {
     /// Records a new token of `user_id`; returns its id (the JWT's `jti`).
     pub fn create(
         conn: &mut DbConn,
-        user_id: i64,
+        user_id: UserId,
         now: NaiveDateTime,
         expires_at: NaiveDateTime,
     ) -> QueryResult<i64> {
@@ -44,7 +45,7 @@ impl AuthToken {
     /// user changes their own password).
     pub fn revoke_all_of_user(
         conn: &mut DbConn,
-        user_id: i64,
+        user_id: UserId,
         keep: Option<i64>,
         now: NaiveDateTime,
     ) -> QueryResult<usize> {

@@ -4,13 +4,14 @@ use diesel::prelude::*;
 
 use crate::db::schema::cards;
 use crate::db::DbConn;
+use crate::models::{CardId, CaseId, PageId};
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = cards)]
 pub struct Card {
-    pub id: i64,
-    pub case_id: i64,
-    pub page_id: i64,
+    pub id: CardId,
+    pub case_id: CaseId,
+    pub page_id: PageId,
     pub position: i32,
     pub content: String,
     pub version: i64,
@@ -25,10 +26,10 @@ pub struct CardChanges {
     pub position: Option<i32>,
 }
 
-super::versioned_record!(Card, cards, CardChanges, type = "Card", case = case_id);
+super::versioned_record!(Card, cards, CardChanges, id = CardId, type = "Card", case = case_id);
 
 impl Card {
-    pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Card>> {
+    pub fn of_case(conn: &mut DbConn, case_id: CaseId) -> QueryResult<Vec<Card>> {
         cards::table
             .filter(cards::case_id.eq(case_id))
             .select(Card::as_select())
@@ -38,7 +39,7 @@ impl Card {
 
     /// The ids of a page's cards, their rows locked until the transaction
     /// ends (PostgreSQL), so no lock can be taken on a card being deleted.
-    pub fn ids_of_page_for_update(conn: &mut DbConn, page_id: i64) -> QueryResult<Vec<i64>> {
+    pub fn ids_of_page_for_update(conn: &mut DbConn, page_id: PageId) -> QueryResult<Vec<CardId>> {
         let query = cards::table
             .filter(cards::page_id.eq(page_id))
             .select(cards::id)
@@ -51,8 +52,8 @@ impl Card {
 
     pub fn create(
         conn: &mut DbConn,
-        case_id: i64,
-        page_id: i64,
+        case_id: CaseId,
+        page_id: PageId,
         content: &str,
         position: Option<i32>,
         now: NaiveDateTime,

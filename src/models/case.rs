@@ -3,11 +3,12 @@ use diesel::prelude::*;
 
 use crate::db::schema::{cases, memberships};
 use crate::db::DbConn;
+use crate::models::{CaseId, UserId};
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = cases)]
 pub struct Case {
-    pub id: i64,
+    pub id: CaseId,
     pub slug: String,
     pub title: String,
     pub version: i64,
@@ -21,7 +22,7 @@ pub struct CaseChanges {
     pub title: Option<String>,
 }
 
-super::versioned_record!(Case, cases, CaseChanges, type = "Case", case = id);
+super::versioned_record!(Case, cases, CaseChanges, id = CaseId, type = "Case", case = id);
 
 impl Case {
     pub fn find_by_slug(conn: &mut DbConn, slug: &str) -> QueryResult<Option<Case>> {
@@ -33,7 +34,7 @@ impl Case {
     }
 
     /// The cases a user is a member of, by title.
-    pub fn of_member(conn: &mut DbConn, user_id: i64) -> QueryResult<Vec<Case>> {
+    pub fn of_member(conn: &mut DbConn, user_id: UserId) -> QueryResult<Vec<Case>> {
         cases::table
             .inner_join(memberships::table)
             .filter(memberships::user_id.eq(user_id))

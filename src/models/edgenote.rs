@@ -3,12 +3,13 @@ use diesel::prelude::*;
 
 use crate::db::schema::edgenotes;
 use crate::db::DbConn;
+use crate::models::{CaseId, EdgenoteId};
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = edgenotes)]
 pub struct Edgenote {
-    pub id: i64,
-    pub case_id: i64,
+    pub id: EdgenoteId,
+    pub case_id: CaseId,
     pub slug: String,
     pub caption: String,
     pub content: String,
@@ -25,10 +26,10 @@ pub struct EdgenoteChanges {
     pub content: Option<String>,
 }
 
-super::versioned_record!(Edgenote, edgenotes, EdgenoteChanges, type = "Edgenote", case = case_id);
+super::versioned_record!(Edgenote, edgenotes, EdgenoteChanges, id = EdgenoteId, type = "Edgenote", case = case_id);
 
 impl Edgenote {
-    pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Edgenote>> {
+    pub fn of_case(conn: &mut DbConn, case_id: CaseId) -> QueryResult<Vec<Edgenote>> {
         edgenotes::table
             .filter(edgenotes::case_id.eq(case_id))
             .select(Edgenote::as_select())
@@ -36,7 +37,7 @@ impl Edgenote {
             .load(conn)
     }
 
-    pub fn slug_taken(conn: &mut DbConn, case_id: i64, slug: &str) -> QueryResult<bool> {
+    pub fn slug_taken(conn: &mut DbConn, case_id: CaseId, slug: &str) -> QueryResult<bool> {
         diesel::select(diesel::dsl::exists(
             edgenotes::table
                 .filter(edgenotes::case_id.eq(case_id))
@@ -47,7 +48,7 @@ impl Edgenote {
 
     pub fn create(
         conn: &mut DbConn,
-        case_id: i64,
+        case_id: CaseId,
         slug: &str,
         caption: &str,
         content: &str,

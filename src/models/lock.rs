@@ -7,7 +7,7 @@ use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
 
 use crate::db::schema::{locks, users};
 use crate::db::{DbConn, Prepared};
-use crate::models::UserRef;
+use crate::models::{CaseId, LockId, UserId, UserRef};
 
 /// (`Serialize`/`Deserialize`: the fast path's outbox rows carry it as JSON.)
 #[derive(
@@ -23,11 +23,11 @@ use crate::models::UserRef;
 #[diesel(table_name = locks)]
 pub struct Lock {
     /// Also the lock's token: ids are never reused.
-    pub id: i64,
+    pub id: LockId,
     pub lockable_type: String,
     pub lockable_id: i64,
-    pub case_id: i64,
-    pub user_id: i64,
+    pub case_id: CaseId,
+    pub user_id: UserId,
     pub session_id: Option<String>,
     pub user_agent: Option<String>,
     pub created_at: NaiveDateTime,
@@ -44,8 +44,8 @@ pub struct Lock {
 pub struct NewLock<'a> {
     pub lockable_type: &'a str,
     pub lockable_id: i64,
-    pub case_id: i64,
-    pub user_id: i64,
+    pub case_id: CaseId,
+    pub user_id: UserId,
     pub session_id: Option<&'a str>,
     pub user_agent: Option<&'a str>,
     pub created_at: NaiveDateTime,
@@ -71,12 +71,12 @@ impl super::Record for Lock {
     const TABLE: &'static str = "locks";
 
     fn id(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
 impl Lock {
-    pub fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<HeldLock>> {
+    pub fn find(conn: &mut DbConn, id: LockId) -> QueryResult<Option<HeldLock>> {
         locks::table
             .inner_join(users::table)
             .filter(locks::id.eq(id))
@@ -135,7 +135,7 @@ impl Lock {
     pub fn insert_if_free_audited(
         conn: &mut DbConn,
         new: &NewLock,
-        actor: i64,
+        actor: UserId,
     ) -> QueryResult<Option<Lock>> {
         crate::on_backend!(conn,
             postgres: |pg| Prepared::new(super::lock_sql::INSERT_IF_FREE_AUDITED, |q| q
@@ -163,7 +163,7 @@ impl Lock {
     }
 
     /// Deletes this holding of the lock; `false` if it was already gone.
-    pub fn delete(conn: &mut DbConn, id: i64) -> QueryResult<bool> {
+    pub fn delete(conn: &mut DbConn, id: LockId) -> QueryResult<bool> {
         diesel::delete(locks::table.find(id))
             .execute(conn)
             .map(|n| n > 0)
@@ -172,7 +172,7 @@ impl Lock {
     /// Extends the lease, and the activity when given.
     pub fn renew(
         conn: &mut DbConn,
-        id: i64,
+        id: LockId,
         expires_at: NaiveDateTime,
         activity_at: Option<NaiveDateTime>,
     ) -> QueryResult<Option<Lock>> {
@@ -194,7 +194,7 @@ impl Lock {
         }
     }
 
-    pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<HeldLock>> {
+    pub fn of_case(conn: &mut DbConn, case_id: CaseId) -> QueryResult<Vec<HeldLock>> {
         locks::table
             .inner_join(users::table)
             .filter(locks::case_id.eq(case_id))
@@ -219,7 +219,7 @@ impl Lock {
         locks::table.count().get_result(conn)
     }
 
-    pub fn of_user(conn: &mut DbConn, user_id: i64) -> QueryResult<Vec<HeldLock>> {
+    pub fn of_user(conn: &mut DbConn, user_id: UserId) -> QueryResult<Vec<HeldLock>> {
         locks::table
             .inner_join(users::table)
             .filter(locks::user_id.eq(user_id))

@@ -5,7 +5,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
 
-use super::Lock;
+use super::{CaseId, Lock, LockEventId, LockId, UserId};
 use crate::db::schema::lock_events;
 use crate::db::{DbConn, Prepared};
 
@@ -57,13 +57,13 @@ impl LockAction {
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = lock_events)]
 pub struct LockEvent {
-    pub id: i64,
-    pub lock_id: i64,
+    pub id: LockEventId,
+    pub lock_id: LockId,
     pub lockable_type: String,
     pub lockable_id: i64,
-    pub case_id: i64,
-    pub actor_id: Option<i64>,
-    pub holder_id: i64,
+    pub case_id: CaseId,
+    pub actor_id: Option<UserId>,
+    pub holder_id: UserId,
     pub action: String,
     pub at: NaiveDateTime,
 }
@@ -73,7 +73,7 @@ impl super::Record for LockEvent {
     const TABLE: &'static str = "lock_events";
 
     fn id(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -91,7 +91,7 @@ impl LockEvent {
     pub fn record(
         conn: &mut DbConn,
         lock: &Lock,
-        actor: Option<i64>,
+        actor: Option<UserId>,
         action: LockAction,
         at: NaiveDateTime,
     ) -> QueryResult<()> {
@@ -117,7 +117,7 @@ impl LockEvent {
     pub fn end_lock(
         conn: &mut DbConn,
         lock: &Lock,
-        actor: Option<i64>,
+        actor: Option<UserId>,
         action: LockAction,
         at: NaiveDateTime,
     ) -> QueryResult<bool> {
@@ -145,9 +145,9 @@ impl LockEvent {
     /// A case's audit trail, newest first.
     pub fn of_case(
         conn: &mut DbConn,
-        case_id: i64,
+        case_id: CaseId,
         limit: i64,
-        before_id: Option<i64>,
+        before_id: Option<LockEventId>,
     ) -> QueryResult<Vec<LockEvent>> {
         let mut query = lock_events::table
             .filter(lock_events::case_id.eq(case_id))

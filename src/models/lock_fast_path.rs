@@ -16,7 +16,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use super::{lock_sql, HeldLock, Lock, LockAction, UserRef};
+use super::{lock_sql, HeldLock, Lock, LockAction, LockId, UserId, UserRef};
 use crate::db::Prepared;
 
 /// A lock write announced by the fast path, as its outbox row carries it.
@@ -36,7 +36,7 @@ pub struct LockNotice {
 /// row and the user are still live.
 #[derive(Clone, Copy, Debug)]
 pub struct TokenHolder {
-    pub user_id: i64,
+    pub user_id: UserId,
     pub token_id: i64,
 }
 
@@ -106,7 +106,7 @@ pub fn acquire(
 pub fn release(
     pg: &mut PgConnection,
     caller: TokenHolder,
-    lock_id: i64,
+    lock_id: LockId,
     session_id: Option<&str>,
     now: NaiveDateTime,
     idle_before: NaiveDateTime,

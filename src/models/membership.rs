@@ -1,16 +1,16 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
-use super::{Role, User};
+use super::{CaseId, MembershipId, Role, User, UserId};
 use crate::db::schema::{memberships, users};
 use crate::db::DbConn;
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = memberships)]
 pub struct Membership {
-    pub id: i64,
-    pub case_id: i64,
-    pub user_id: i64,
+    pub id: MembershipId,
+    pub case_id: CaseId,
+    pub user_id: UserId,
     pub role: String,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
@@ -21,12 +21,12 @@ impl super::Record for Membership {
     const TABLE: &'static str = "memberships";
 
     fn id(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
 impl Membership {
-    pub fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<Membership>> {
+    pub fn find(conn: &mut DbConn, id: MembershipId) -> QueryResult<Option<Membership>> {
         memberships::table
             .find(id)
             .select(Membership::as_select())
@@ -36,8 +36,8 @@ impl Membership {
 
     pub fn find_for(
         conn: &mut DbConn,
-        case_id: i64,
-        user_id: i64,
+        case_id: CaseId,
+        user_id: UserId,
     ) -> QueryResult<Option<Membership>> {
         memberships::table
             .filter(memberships::case_id.eq(case_id))
@@ -48,7 +48,7 @@ impl Membership {
     }
 
     /// The members of a case with their users, by name.
-    pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<(Membership, User)>> {
+    pub fn of_case(conn: &mut DbConn, case_id: CaseId) -> QueryResult<Vec<(Membership, User)>> {
         memberships::table
             .inner_join(users::table)
             .filter(memberships::case_id.eq(case_id))
@@ -57,7 +57,7 @@ impl Membership {
             .load(conn)
     }
 
-    pub fn count_managers(conn: &mut DbConn, case_id: i64) -> QueryResult<i64> {
+    pub fn count_managers(conn: &mut DbConn, case_id: CaseId) -> QueryResult<i64> {
         memberships::table
             .filter(memberships::case_id.eq(case_id))
             .filter(memberships::role.eq(Role::Manager.as_str()))
@@ -67,8 +67,8 @@ impl Membership {
 
     pub fn create(
         conn: &mut DbConn,
-        case_id: i64,
-        user_id: i64,
+        case_id: CaseId,
+        user_id: UserId,
         role: Role,
         now: NaiveDateTime,
     ) -> QueryResult<Membership> {

@@ -5,6 +5,7 @@ pub mod auth_token;
 pub mod card;
 pub mod case;
 pub mod edgenote;
+pub mod ids;
 pub mod lock;
 pub mod lock_event;
 pub mod lock_fast_path;
@@ -19,6 +20,7 @@ pub use auth_token::AuthToken;
 pub use card::Card;
 pub use case::Case;
 pub use edgenote::Edgenote;
+pub use ids::{CardId, CaseId, EdgenoteId, LockEventId, LockId, MembershipId, PageId, UserId};
 pub use lock::{HeldLock, Lock};
 pub use lock_event::{LockAction, LockEvent};
 pub use membership::Membership;
@@ -45,31 +47,36 @@ pub trait Record {
 pub trait LockableRecord: Record + Sized + Send + 'static {
     /// The column of its table that names its case (`id` for a case).
     const CASE_COLUMN: &'static str;
+    /// Its typed id (`CardId`), what handlers take; the lookups here take
+    /// the bare number, as the lock engine's registry holds it.
+    type Id: Copy + Into<i64> + std::fmt::Display + Send + 'static;
     fn find(conn: &mut crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<Self>>;
     /// Like `find`, locking the row until the transaction ends (PostgreSQL).
     fn find_for_update(conn: &mut crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<Self>>;
     /// The lock fast path's acquire on this type (PostgreSQL), built at
     /// compile time by `crate::models::lock_sql::fast_acquire!`.
     const FAST_ACQUIRE: &'static str;
-    fn case_id(&self) -> i64;
+    fn case_id(&self) -> CaseId;
     /// Starts at 1; every update increments it.
     fn version(&self) -> i64;
 }
 
 /// Implements [`Record`], [`LockableRecord`] and the queries every versioned
 /// content record (case, page, card, edgenote) shares: find, find for
-/// update, the versioned update and delete. `case = <column>` names the
-/// column that holds the record's case (`id` for a case itself). A macro
+/// update, the versioned update and delete. `id = <type>` is its id type;
+/// `case = <column>` names the column that holds the record's case (`id` for
+/// a case itself). The `LockableRecord` lookups take the bare id (the lock
+/// engine works on any lockable type); the inherent ones, the typed id. A macro
 /// rather than generic code: diesel's per-table types make a generic version
 /// mostly trait bounds.
 macro_rules! versioned_record {
-    ($model:ident, $table:ident, $changes:ty, type = $type_name:literal, case = $case:ident) => {
+    ($model:ident, $table:ident, $changes:ty, id = $id:ident, type = $type_name:literal, case = $case:ident) => {
         impl $crate::models::Record for $model {
             const TYPE: &'static str = $type_name;
             const TABLE: &'static str = stringify!($table);
 
             fn id(&self) -> i64 {
-                self.id
+                self.id.get()
             }
         }
 
@@ -77,19 +84,20 @@ macro_rules! versioned_record {
             const CASE_COLUMN: &'static str = stringify!($case);
             const FAST_ACQUIRE: &'static str =
                 $crate::models::lock_sql::fast_acquire!(stringify!($table), stringify!($case));
+            type Id = $crate::models::$id;
 
             fn find(conn: &mut $crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<$model>> {
-                $model::find(conn, id)
+                $model::find(conn, $crate::models::$id(id))
             }
 
             fn find_for_update(
                 conn: &mut $crate::db::DbConn,
                 id: i64,
             ) -> diesel::QueryResult<Option<$model>> {
-                $model::find_for_update(conn, id)
+                $model::find_for_update(conn, $crate::models::$id(id))
             }
 
-            fn case_id(&self) -> i64 {
+            fn case_id(&self) -> $crate::models::CaseId {
                 self.$case
             }
 
@@ -101,7 +109,7 @@ macro_rules! versioned_record {
         impl $model {
             pub fn find(
                 conn: &mut $crate::db::DbConn,
-                id: i64,
+                id: $crate::models::$id,
             ) -> diesel::QueryResult<Option<$model>> {
                 $table::table
                     .find(id)
@@ -114,7 +122,7 @@ macro_rules! versioned_record {
             /// (PostgreSQL; see "Row-lock order" in `crate::locks`).
             pub fn find_for_update(
                 conn: &mut $crate::db::DbConn,
-                id: i64,
+                id: $crate::models::$id,
             ) -> diesel::QueryResult<Option<$model>> {
                 $crate::select_one_for_no_key_update!(
                     conn,

@@ -4,12 +4,13 @@ use diesel::prelude::*;
 
 use crate::db::schema::pages;
 use crate::db::DbConn;
+use crate::models::{CaseId, PageId};
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = pages)]
 pub struct Page {
-    pub id: i64,
-    pub case_id: i64,
+    pub id: PageId,
+    pub case_id: CaseId,
     pub position: i32,
     pub title: String,
     pub version: i64,
@@ -24,10 +25,10 @@ pub struct PageChanges {
     pub position: Option<i32>,
 }
 
-super::versioned_record!(Page, pages, PageChanges, type = "Page", case = case_id);
+super::versioned_record!(Page, pages, PageChanges, id = PageId, type = "Page", case = case_id);
 
 impl Page {
-    pub fn of_case(conn: &mut DbConn, case_id: i64) -> QueryResult<Vec<Page>> {
+    pub fn of_case(conn: &mut DbConn, case_id: CaseId) -> QueryResult<Vec<Page>> {
         pages::table
             .filter(pages::case_id.eq(case_id))
             .select(Page::as_select())
@@ -37,7 +38,7 @@ impl Page {
 
     pub fn create(
         conn: &mut DbConn,
-        case_id: i64,
+        case_id: CaseId,
         title: &str,
         position: Option<i32>,
         now: NaiveDateTime,

@@ -6,15 +6,15 @@ use diesel::prelude::*;
 
 use crate::db::schema::{cases, presences, users};
 use crate::db::DbConn;
-use crate::models::{Case, UserRef};
+use crate::models::{Case, CaseId, UserId, UserRef};
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = presences)]
 pub struct Presence {
     pub id: i64,
     pub session_id: String,
-    pub user_id: i64,
-    pub case_id: i64,
+    pub user_id: UserId,
+    pub case_id: CaseId,
     pub instance_id: String,
     pub user_agent: Option<String>,
     pub connected_at: NaiveDateTime,
@@ -23,8 +23,8 @@ pub struct Presence {
 
 pub struct NewPresence<'a> {
     pub session_id: &'a str,
-    pub user_id: i64,
-    pub case_id: i64,
+    pub user_id: UserId,
+    pub case_id: CaseId,
     pub instance_id: &'a str,
     pub user_agent: Option<&'a str>,
 }
@@ -50,7 +50,7 @@ impl Presence {
     }
 
     /// The tabs of a user with an open channel, on any instance.
-    pub fn sessions_of_user(conn: &mut DbConn, user_id: i64) -> QueryResult<Vec<String>> {
+    pub fn sessions_of_user(conn: &mut DbConn, user_id: UserId) -> QueryResult<Vec<String>> {
         presences::table
             .filter(presences::user_id.eq(user_id))
             .select(presences::session_id)
@@ -111,7 +111,7 @@ impl Presence {
         conn: &mut DbConn,
         own_instance_id: &str,
         seen_before: NaiveDateTime,
-    ) -> QueryResult<Vec<i64>> {
+    ) -> QueryResult<Vec<CaseId>> {
         let stale = presences::table
             .select(presences::id)
             .filter(presences::last_seen_at.lt(seen_before))
@@ -124,7 +124,7 @@ impl Presence {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut cases: Vec<i64> =
+        let mut cases: Vec<CaseId> =
             diesel::delete(presences::table.filter(presences::id.eq_any(&ids)))
                 .returning(presences::case_id)
                 .get_results(conn)?;
@@ -136,7 +136,7 @@ impl Presence {
     /// The live presences of a case with their users.
     pub fn of_case(
         conn: &mut DbConn,
-        case_id: i64,
+        case_id: CaseId,
         seen_since: NaiveDateTime,
     ) -> QueryResult<Vec<(Presence, UserRef)>> {
         presences::table

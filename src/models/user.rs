@@ -3,12 +3,12 @@ use diesel::prelude::*;
 
 use crate::db::schema::{auth_tokens, cases, memberships, users};
 use crate::db::DbConn;
-use crate::models::Case;
+use crate::models::{Case, CaseId, UserId};
 
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = users)]
 pub struct User {
-    pub id: i64,
+    pub id: UserId,
     pub email: String,
     pub name: String,
     pub password_hash: String,
@@ -25,7 +25,7 @@ pub struct User {
 #[derive(Queryable, Selectable, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[diesel(table_name = users)]
 pub struct UserRef {
-    pub id: i64,
+    pub id: UserId,
     pub name: String,
     pub color: String,
 }
@@ -35,7 +35,7 @@ impl super::Record for User {
     const TABLE: &'static str = "users";
 
     fn id(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -44,7 +44,7 @@ impl super::Record for UserRef {
     const TABLE: &'static str = "users";
 
     fn id(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -90,7 +90,7 @@ pub fn normalize_email(email: &str) -> String {
 }
 
 impl User {
-    pub fn find(conn: &mut DbConn, id: i64) -> QueryResult<Option<User>> {
+    pub fn find(conn: &mut DbConn, id: UserId) -> QueryResult<Option<User>> {
         users::table
             .find(id)
             .select(User::as_select())
@@ -104,7 +104,7 @@ impl User {
     /// (The lock fast path checks the same in SQL: `lock_sql::live_caller!`.)
     pub fn find_by_token(
         conn: &mut DbConn,
-        user_id: i64,
+        user_id: UserId,
         token_id: i64,
         now: NaiveDateTime,
     ) -> QueryResult<Option<User>> {
@@ -125,9 +125,9 @@ impl User {
     /// everything a request on a case asks about its caller.
     pub fn find_by_token_on_case(
         conn: &mut DbConn,
-        user_id: i64,
+        user_id: UserId,
         token_id: i64,
-        case_id: i64,
+        case_id: CaseId,
         now: NaiveDateTime,
     ) -> QueryResult<Option<(User, Case, Option<String>)>> {
         users::table
@@ -161,7 +161,7 @@ impl User {
             .optional()
     }
 
-    pub fn is_admin(conn: &mut DbConn, id: i64) -> QueryResult<bool> {
+    pub fn is_admin(conn: &mut DbConn, id: UserId) -> QueryResult<bool> {
         users::table
             .find(id)
             .select(users::admin)
@@ -170,7 +170,7 @@ impl User {
             .map(|a| a.unwrap_or(false))
     }
 
-    pub fn refs(conn: &mut DbConn, ids: &[i64]) -> QueryResult<Vec<UserRef>> {
+    pub fn refs(conn: &mut DbConn, ids: &[UserId]) -> QueryResult<Vec<UserRef>> {
         users::table
             .filter(users::id.eq_any(ids))
             .select(UserRef::as_select())
@@ -207,7 +207,7 @@ impl User {
     /// Changes what is given; `None` leaves a field as it is.
     pub fn update(
         conn: &mut DbConn,
-        id: i64,
+        id: UserId,
         changes: &UserChanges,
         now: NaiveDateTime,
     ) -> QueryResult<User> {
@@ -218,7 +218,7 @@ impl User {
     }
 
     /// Marks the user removed; false if they were already.
-    pub fn deactivate(conn: &mut DbConn, id: i64, now: NaiveDateTime) -> QueryResult<bool> {
+    pub fn deactivate(conn: &mut DbConn, id: UserId, now: NaiveDateTime) -> QueryResult<bool> {
         diesel::update(
             users::table
                 .find(id)

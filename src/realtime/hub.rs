@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::db::{EventBus, Frame, Outgoing};
+use crate::models::CaseId;
 use crate::views::ServerFrame;
 
 /// How many frames a slow tab may fall behind before it must resync.
@@ -37,10 +38,10 @@ pub struct Hub {
 }
 
 impl Hub {
-    pub fn subscribe(&self, case_id: i64) -> broadcast::Receiver<Arc<Frame>> {
+    pub fn subscribe(&self, case_id: CaseId) -> broadcast::Receiver<Arc<Frame>> {
         let mut cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
         cases
-            .entry(case_id)
+            .entry(case_id.get())
             .or_insert_with(|| broadcast::channel(CASE_BUFFER).0)
             .subscribe()
     }

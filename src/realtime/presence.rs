@@ -12,7 +12,7 @@ use super::Realtime;
 use crate::clock;
 use crate::db::{DbConn, Outgoing};
 use crate::error::AppResult;
-use crate::models::{Presence, UserRef};
+use crate::models::{CaseId, Presence, UserRef};
 use crate::views::{OnlineUserView, ServerFrame, UserView};
 
 /// How long presence changes are gathered before they are broadcast.
@@ -22,7 +22,7 @@ const COALESCE: Duration = Duration::from_millis(50);
 /// Rows older than `presence_ttl` belong to a stopped instance.
 pub fn online_users(
     conn: &mut DbConn,
-    case_id: i64,
+    case_id: CaseId,
     presence_ttl: Duration,
 ) -> AppResult<Vec<OnlineUserView>> {
     let since = clock::before(clock::now(), presence_ttl);
@@ -47,12 +47,12 @@ pub fn online_users(
 /// Cases whose online users changed since the last broadcast.
 #[derive(Default)]
 pub struct PresenceBoard {
-    changed: Mutex<HashSet<i64>>,
+    changed: Mutex<HashSet<CaseId>>,
     wake: Notify,
 }
 
 impl PresenceBoard {
-    pub fn changed(&self, case_id: i64) {
+    pub fn changed(&self, case_id: CaseId) {
         self.changed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -60,7 +60,7 @@ impl PresenceBoard {
         self.wake.notify_one();
     }
 
-    fn take(&self) -> Vec<i64> {
+    fn take(&self) -> Vec<CaseId> {
         self.changed
             .lock()
             .unwrap_or_else(|e| e.into_inner())

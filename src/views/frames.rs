@@ -8,6 +8,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use super::{EndedLockView, Identity, LockView, OnlineUserView, RecordView};
 use crate::db::{Frame, Outgoing, Tx};
+use crate::models::CaseId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -95,9 +96,9 @@ impl ServerFrame {
     }
 
     /// Ready for the tabs of `case_id`.
-    pub fn for_case(&self, case_id: i64) -> Frame {
+    pub fn for_case(&self, case_id: CaseId) -> Frame {
         Frame {
-            case_id,
+            case_id: case_id.get(),
             text: self.text().into(),
         }
     }
@@ -108,7 +109,7 @@ impl ServerFrame {
 impl Tx<'_> {
     /// Queues a change for the case's tabs, published after commit and
     /// tagged with the tab (session) that made it.
-    pub fn emit(&mut self, case_id: i64, change: Change, watchable: Watchable) {
+    pub fn emit(&mut self, case_id: CaseId, change: Change, watchable: Watchable) {
         let editor = self.editor_session_id().map(str::to_owned);
         let frame = ServerFrame::change(change, watchable, editor).for_case(case_id);
         self.publish(Outgoing::Frame(frame));

@@ -44,7 +44,7 @@ impl LockView {
                 table: lockable_table.to_owned(),
                 param: lock.lockable_id.to_string(),
             },
-            case_id: lock.case_id,
+            case_id: lock.case_id.get(),
             user: UserView::public(&held.holder),
             session_id: lock.session_id.clone(),
             user_agent: lock.user_agent.clone(),
@@ -97,13 +97,13 @@ impl LockEventView {
     ) -> LockEventView {
         LockEventView {
             identity: Identity::of(event),
-            lock_id: event.lock_id,
+            lock_id: event.lock_id.get(),
             lockable: RecordKey {
                 type_name: event.lockable_type.clone(),
                 table: lockable_table.to_owned(),
                 param: event.lockable_id.to_string(),
             },
-            case_id: event.case_id,
+            case_id: event.case_id.get(),
             action: event.action(),
             actor,
             holder,

@@ -88,7 +88,7 @@ impl MembershipView {
     pub fn new(membership: &Membership, user: &User) -> MembershipView {
         MembershipView {
             identity: Identity::of(membership),
-            case_id: membership.case_id,
+            case_id: membership.case_id.get(),
             role: membership.role().into(),
             user: UserView::full(user),
         }

@@ -131,7 +131,7 @@ impl From<&Page> for PageView {
     fn from(page: &Page) -> PageView {
         PageView {
             identity: Identity::of(page),
-            case_id: page.case_id,
+            case_id: page.case_id.get(),
             position: page.position,
             title: page.title.clone(),
             version: page.version,
@@ -145,8 +145,8 @@ impl From<&Card> for CardView {
     fn from(card: &Card) -> CardView {
         CardView {
             identity: Identity::of(card),
-            case_id: card.case_id,
-            page_id: card.page_id,
+            case_id: card.case_id.get(),
+            page_id: card.page_id.get(),
             position: card.position,
             content: card.content.clone(),
             version: card.version,
@@ -160,7 +160,7 @@ impl From<&Edgenote> for EdgenoteView {
     fn from(note: &Edgenote) -> EdgenoteView {
         EdgenoteView {
             identity: Identity::of(note),
-            case_id: note.case_id,
+            case_id: note.case_id.get(),
             slug: note.slug.clone(),
             caption: note.caption.clone(),
             content: note.content.clone(),

@@ -12,7 +12,7 @@ use std::time::Duration;
 use baton::auth::password;
 use baton::config::Settings;
 use baton::models::Role;
-use baton::models::{Card, Case, Edgenote, Membership, Page, User};
+use baton::models::{Card, Case, CaseId, Edgenote, Membership, Page, PageId, User, UserId};
 use baton::state::AppState;
 use diesel::connection::SimpleConnection;
 use diesel::Connection;
@@ -166,7 +166,7 @@ impl TestApp {
             .expect("create user");
         TestUser {
             token,
-            id: user.id,
+            id: user.id.get(),
             email: user.email,
             session: None,
         }
@@ -182,17 +182,17 @@ impl TestApp {
             .write(None, move |tx| {
                 let case = Case::create(tx.conn, &slug, "A case", tx.now)?;
                 for (user_id, role) in members {
-                    Membership::create(tx.conn, case.id, user_id, role, tx.now)?;
+                    Membership::create(tx.conn, case.id, UserId(user_id), role, tx.now)?;
                 }
                 let page = Page::create(tx.conn, case.id, "Page one", None, tx.now)?;
                 let card = Card::create(tx.conn, case.id, page.id, "first draft", None, tx.now)?;
                 let note = Edgenote::create(tx.conn, case.id, "note", "A note", "body", tx.now)?;
                 Ok::<_, baton::error::AppError>(Fixture {
-                    case_id: case.id,
+                    case_id: case.id.get(),
                     slug,
-                    page_id: page.id,
-                    card_id: card.id,
-                    edgenote_id: note.id,
+                    page_id: page.id.get(),
+                    card_id: card.id.get(),
+                    edgenote_id: note.id.get(),
                 })
             })
             .await
@@ -205,12 +205,20 @@ impl TestApp {
         self.state
             .db
             .write(None, move |tx| {
-                Card::create(tx.conn, case_id, page_id, &content, None, tx.now)
-                    .map_err(baton::error::AppError::from)
+                Card::create(
+                    tx.conn,
+                    CaseId(case_id),
+                    PageId(page_id),
+                    &content,
+                    None,
+                    tx.now,
+                )
+                .map_err(baton::error::AppError::from)
             })
             .await
             .expect("create card")
             .id
+            .get()
     }
 
     pub fn req(&self, method: Method, path: &str) -> Req {
@@ -246,7 +254,7 @@ impl TestApp {
             .state
             .db
             .read(move |conn| {
-                baton::models::LockEvent::of_case(conn, case_id, 100_000, None)
+                baton::models::LockEvent::of_case(conn, CaseId(case_id), 100_000, None)
                     .map_err(baton::error::AppError::from)
             })
             .await
@@ -254,7 +262,14 @@ impl TestApp {
         events.reverse();
         events
             .into_iter()
-            .map(|e| (e.action, e.lock_id, e.actor_id, e.holder_id))
+            .map(|e| {
+                (
+                    e.action,
+                    e.lock_id.get(),
+                    e.actor_id.map(UserId::get),
+                    e.holder_id.get(),
+                )
+            })
             .collect()
     }
 }

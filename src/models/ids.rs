@@ -1,0 +1,57 @@
+//! Typed record ids: a `CardId` is not a `PageId`, so passing one where the
+//! other is expected does not compile. Each is an `i64` on the database side
+//! (a `BigInt` column, on either backend) and a plain number on the wire.
+
+/// Declares `i64` newtype ids: diesel column values wherever `i64` is one
+/// (`diesel-derive-newtype`), serialized as the bare number.
+macro_rules! ids {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash,
+            serde::Serialize, serde::Deserialize,
+            diesel_derive_newtype::DieselNewType,
+        )]
+        #[serde(transparent)]
+        pub struct $name(pub i64);
+
+        impl $name {
+            /// The bare number, for type-erased uses (the lock engine's
+            /// targets, wire shapes, logs).
+            pub const fn get(self) -> i64 {
+                self.0
+            }
+        }
+
+        impl From<$name> for i64 {
+            fn from(id: $name) -> i64 {
+                id.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    )*};
+}
+
+ids! {
+    /// A case's id.
+    CaseId;
+    /// A page's id.
+    PageId;
+    /// A card's id.
+    CardId;
+    /// An edgenote's id.
+    EdgenoteId;
+    /// A lock's id (also its token).
+    LockId;
+    /// A lock event's id.
+    LockEventId;
+    /// A user's id.
+    UserId;
+    /// A membership's id.
+    MembershipId;
+}
