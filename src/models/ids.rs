@@ -1,6 +1,20 @@
 //! Typed record ids: a `CardId` is not a `PageId`, so passing one where the
 //! other is expected does not compile. Each is an `i64` on the database side
 //! (a `BigInt` column, on either backend) and a plain number on the wire.
+//!
+//! ```
+//! fn card(conn: &mut baton::db::DbConn) -> diesel::QueryResult<Option<baton::models::Card>> {
+//!     baton::models::Card::find(conn, baton::models::CardId(1))
+//! }
+//! ```
+//!
+//! A page's id does not name a card:
+//!
+//! ```compile_fail,E0308
+//! fn card(conn: &mut baton::db::DbConn) -> diesel::QueryResult<Option<baton::models::Card>> {
+//!     baton::models::Card::find(conn, baton::models::PageId(1))
+//! }
+//! ```
 
 /// Declares `i64` newtype ids: diesel column values wherever `i64` is one
 /// (`diesel-derive-newtype`), serialized as the bare number.
