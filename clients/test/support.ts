@@ -1,7 +1,7 @@
 /** Helpers the tests share: users, cases and clients on a real baton server. */
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterEach, inject } from 'vitest';
 import WebSocket from 'ws';
 import { BatonClient, type SessionStore, type WebSocketConstructor } from '../core/src/index.js';
 import type { Card, Case, Page, User } from '../core/src/types.js';
@@ -91,6 +91,19 @@ export function tab(server: ServerInfo, who: Person | null, storage: SessionStor
     backoff: { initialDelay: 50, maxDelay: 400 },
     releaseOnPageHide: false,
   });
+}
+
+/** `tab`, for a `describe` block: every tab it opens is disposed after each test. */
+export function tabsDisposedAfterEach(): typeof tab {
+  const open: BatonClient[] = [];
+  afterEach(() => {
+    for (const c of open.splice(0)) c.dispose();
+  });
+  return (...args) => {
+    const c = tab(...args);
+    open.push(c);
+    return c;
+  };
 }
 
 /** An HS256 token signed with the server's secret; `exp` in seconds since the epoch. */

@@ -1,24 +1,15 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   LockHeldError,
   LockLostError,
   LockedError,
   StaleVersionError,
-  type BatonClient,
   type Card,
 } from '../src/index.js';
-import { MemoryStorage, caseFor, person, rest, servers, tab } from '../../test/support.js';
+import { MemoryStorage, caseFor, person, rest, servers, tabsDisposedAfterEach } from '../../test/support.js';
 
 describe.each(servers())('locks on $backend', (server) => {
-  const open: BatonClient[] = [];
-  const client = (...args: Parameters<typeof tab>) => {
-    const c = tab(...args);
-    open.push(c);
-    return c;
-  };
-  afterEach(() => {
-    for (const c of open.splice(0)) c.dispose();
-  });
+  const client = tabsDisposedAfterEach();
 
   it('sends the tab session id: the lock names it, and DELETE /locks?session=mine releases it', async () => {
     const alice = await person(server, 'Alice');

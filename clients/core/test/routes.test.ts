@@ -1,4 +1,4 @@
-import { afterEach, assertType, describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { assertType, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   InvalidError,
   KickedError,
@@ -6,13 +6,12 @@ import {
   fillPath,
   recordPath,
   type Api,
-  type BatonClient,
   type CaseDetail,
   type Lock,
   type RouteData,
   type Operation,
 } from '../src/index.js';
-import { caseFor, person, servers, tab } from '../../test/support.js';
+import { caseFor, person, servers, tabsDisposedAfterEach } from '../../test/support.js';
 
 describe('routes typed from the OpenAPI document', () => {
   it('fills path parameters, encoded', () => {
@@ -50,15 +49,7 @@ describe('routes typed from the OpenAPI document', () => {
 });
 
 describe.each(servers())('typed routes on $backend', (server) => {
-  const open: BatonClient[] = [];
-  const client = (...args: Parameters<typeof tab>) => {
-    const c = tab(...args);
-    open.push(c);
-    return c;
-  };
-  afterEach(() => {
-    for (const c of open.splice(0)) c.dispose();
-  });
+  const client = tabsDisposedAfterEach();
 
   it('sends path, query, body and the guard headers the document names', async () => {
     const alice = await person(server, 'Alice');
