@@ -5,7 +5,8 @@
 
 use crate::db::{Outgoing, Tx};
 use crate::error::{AppError, AppResult};
-use crate::locks::engine::end;
+use crate::locks::engine::{end, Line};
+use crate::locks::{line, LockPolicy};
 use crate::models::{AuthToken, Lock, LockAction, Presence, User, UserChanges, UserId, UserRef};
 
 /// Applies `changes` to an active user. With a new password hash, every
@@ -25,15 +26,23 @@ pub fn update_user(
     Ok(user)
 }
 
-/// Deactivates a user: their tokens end, their locks are released as
-/// `kicked` (by `by`, when an admin did it), and every open tab of theirs,
+/// Deactivates a user: their tokens end, they leave every waiting line, their
+/// locks are released as `kicked` (by `by`, when an admin did it) and handed
+/// to the next in line, and every open tab of theirs,
 /// on any instance, is told and closed. Their audit history stays.
-pub fn remove_user(tx: &mut Tx, user_id: UserId, by: Option<&UserRef>) -> AppResult<User> {
+pub fn remove_user(
+    tx: &mut Tx,
+    user_id: UserId,
+    by: Option<&UserRef>,
+    policy: &LockPolicy,
+) -> AppResult<User> {
     let user = active_user(tx, user_id)?;
     User::deactivate(tx.conn, user_id, tx.now)?;
     AuthToken::revoke_all_of_user(tx.conn, user_id, None, tx.now)?;
+    // Out of every line first, so that none of their locks goes back to them.
+    line::remove_user(tx, user_id)?;
     for held in Lock::of_user(tx.conn, user_id)? {
-        end(tx, &held, LockAction::Kicked, by)?;
+        end(tx, &held, LockAction::Kicked, by, Line::HandOff(policy))?;
     }
     let reason = match by {
         Some(admin) => format!("{} removed your account.", admin.name),

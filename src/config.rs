@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-fn duration(s: &str) -> Result<Duration, String> {
+pub fn duration(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s)
         .map_err(|e| format!("{e}; write durations like 250ms, 5s or 30m"))?;
     if d.is_zero() {

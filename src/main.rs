@@ -82,6 +82,10 @@ struct UserPasswdArgs {
 struct UserRemoveArgs {
     #[arg(long)]
     email: String,
+    /// The lease of a lock handed to the next waiter in line when the user's
+    /// locks are released (as the server's `BATON_LOCK_TTL`).
+    #[arg(long, env = "BATON_LOCK_TTL", default_value = "30s", value_parser = baton::config::duration)]
+    lock_ttl: std::time::Duration,
     #[command(flatten)]
     database: DatabaseSettings,
 }
@@ -284,10 +288,15 @@ async fn user_passwd(args: UserPasswdArgs) -> Result<(), String> {
 async fn user_remove(args: UserRemoveArgs) -> Result<(), String> {
     let db = open(&args.database)?;
     let email = args.email;
+    let policy = baton::locks::LockPolicy {
+        ttl: args.lock_ttl,
+        // Only the hand-off's lease matters here.
+        idle_timeout: args.lock_ttl,
+    };
     let user = db
         .write(None, move |tx| {
             let id = user_id_by_email(tx, &email)?;
-            accounts::remove_user(tx, id, None)
+            accounts::remove_user(tx, id, None, &policy)
         })
         .await
         .map_err(|e| e.to_string())?;

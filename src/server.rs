@@ -77,6 +77,9 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
         Backend::Sqlite => Some(Arc::new(lock_sqlite_file(url)?)),
         Backend::Postgres => None,
     };
+    if Backend::of_url(url) == Backend::Postgres {
+        pg_bus::check_listener_url(url).map_err(StartError::Config)?;
+    }
     let hub = Arc::new(Hub::default());
     // On PostgreSQL every instance reads every commit from the outbox; on
     // SQLite (one instance) the hub is fed directly.

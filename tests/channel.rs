@@ -5,9 +5,8 @@ mod common;
 
 use std::time::Duration;
 
-use baton::config::Settings;
 use baton::models::Role;
-use common::{lock_body, takeover_body, Backend, TestApp};
+use common::{lock_body, short_lifetimes, takeover_body, Backend, TestApp};
 use serde_json::{json, Value};
 
 on_both_backends!(
@@ -25,15 +24,6 @@ on_both_backends!(
     admins_see_and_kick_sessions,
     a_lagging_tab_is_told_to_resync,
 );
-
-/// Short lifetimes: a lease of 1.2 s, a beat every 250 ms (room for a
-/// loaded machine: two missed pongs mean a dead tab).
-fn fast(s: &mut Settings) {
-    s.lock_ttl = Duration::from_millis(1200);
-    s.heartbeat_interval = Duration::from_millis(250);
-    s.disconnect_grace = Duration::from_millis(500);
-    s.reaper_interval = Duration::from_millis(50);
-}
 
 fn is_lock_destroy(frame: &Value, lock_id: &Value) -> bool {
     frame["type"] == "destroy"
@@ -326,7 +316,7 @@ async fn no_cross_case_leaks(backend: Backend) {
 }
 
 async fn expiry_without_a_channel(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, fast).await else {
+    let Some(app) = TestApp::start_with(backend, short_lifetimes).await else {
         return;
     };
     let bob = app.user("Bob").await;
@@ -353,7 +343,7 @@ async fn expiry_without_a_channel(backend: Backend) {
 }
 
 async fn pongs_keep_a_lock_past_its_ttl(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, fast).await else {
+    let Some(app) = TestApp::start_with(backend, short_lifetimes).await else {
         return;
     };
     let bob = app.user("Bob").await.tab("bob-tab");
@@ -384,7 +374,7 @@ async fn pongs_keep_a_lock_past_its_ttl(backend: Backend) {
 }
 
 async fn closing_releases_after_the_grace(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, fast).await else {
+    let Some(app) = TestApp::start_with(backend, short_lifetimes).await else {
         return;
     };
     let bob = app.user("Bob").await.tab("bob-tab");
@@ -419,7 +409,7 @@ async fn closing_releases_after_the_grace(backend: Backend) {
 
 async fn reconnecting_within_the_grace_keeps_locks(backend: Backend) {
     let Some(app) = TestApp::start_with(backend, |s| {
-        fast(s);
+        short_lifetimes(s);
         s.disconnect_grace = Duration::from_millis(1500);
     })
     .await
@@ -456,7 +446,7 @@ async fn reconnecting_within_the_grace_keeps_locks(backend: Backend) {
 }
 
 async fn an_unanswering_tab_loses_its_locks(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, fast).await else {
+    let Some(app) = TestApp::start_with(backend, short_lifetimes).await else {
         return;
     };
     let bob = app.user("Bob").await.tab("bob-tab");
@@ -498,7 +488,7 @@ async fn an_unanswering_tab_loses_its_locks(backend: Backend) {
 
 async fn idle_locks_go_while_the_tab_is_open(backend: Backend) {
     let Some(app) = TestApp::start_with(backend, |s| {
-        fast(s);
+        short_lifetimes(s);
         s.idle_timeout = Duration::from_millis(1500);
     })
     .await

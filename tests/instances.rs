@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use baton::config::Settings;
 use baton::models::Role;
+use common::line::{wait_body, LineHistory};
 use common::storm::Storm;
-use common::{lock_body, takeover_body, Backend, ServerProcess, TestApp};
+use common::{lock_body, takeover_body, Backend, ServerProcess, TestApp, TestUser};
 use reqwest::Method;
 use serde_json::json;
 
@@ -504,6 +505,282 @@ async fn kill_9_of_an_instance_releases_its_tabs_locks() {
         .await
         .expect(200);
     assert_eq!(status.body["state"], "unlocked");
+}
+
+/// A holder on A; waiters join its line alternately through A and B, each
+/// with its tab open on its own instance. The holder releases, then each new
+/// holder in turn: every waiter is granted once, in join order, and sees its
+/// grant on its own instance's channel (old lock's `destroy`, its waiter's
+/// `destroy` `granted`, its new lock's `create`); watching tabs on A and B
+/// see the same history; the audit trail says `handed_off` after each
+/// `released`.
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn waiters_on_both_instances_are_served_once_in_join_order() {
+    const WAITERS: usize = 6;
+    let Some((app, a, b)) = two_instances().await else {
+        return;
+    };
+    let hal = app.user("Hal").await.tab("holder-on-a");
+    let rita = app.user("Rita").await;
+    let mut users = Vec::new();
+    for i in 0..3 {
+        users.push(app.user(&format!("Waiter{i}")).await);
+    }
+    let mut members: Vec<(&TestUser, Role)> = users.iter().map(|u| (u, Role::Editor)).collect();
+    members.extend([(&hal, Role::Editor), (&rita, Role::Reader)]);
+    let f = app.case("c", &members).await;
+    let bases = [(&a.base, "a"), (&b.base, "b")];
+    let (mut watch_a, _) = app.open_tab_at(&a.base, "c", &rita.tab("watch-a")).await;
+    let (mut watch_b, _) = app.open_tab_at(&b.base, "c", &rita.tab("watch-b")).await;
+    // Open, so that pongs keep the short lease (1 s) of Hal's lock alive.
+    let (_hal_tab, _) = app.open_tab_at(&a.base, "c", &hal).await;
+
+    let held = app
+        .req_at(&a.base, Method::POST, "/locks")
+        .by(&hal)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201)
+        .body;
+
+    // Waiter k joins through A when k is even, through B when odd.
+    let mut waiting = Vec::new();
+    for k in 0..WAITERS {
+        let (base, instance) = bases[k % 2];
+        let me = users[k % users.len()].tab(&format!("waiter-{k}-on-{instance}"));
+        let (tab, _) = app.open_tab_at(base, "c", &me).await;
+        let waiter = app
+            .req_at(base, Method::POST, "/locks")
+            .by(&me)
+            .json(wait_body("Card", f.card_id))
+            .send()
+            .await
+            .expect(202)
+            .body;
+        assert_eq!(
+            waiter["position"],
+            k + 1,
+            "place in line on joining: {waiter}"
+        );
+        waiting.push((base, me, tab, waiter));
+    }
+    let ids: Vec<i64> = waiting.iter().map(|w| common::id(&w.3)).collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "waiter ids in join order: {ids:?}"
+    );
+
+    app.req_at(&a.base, Method::DELETE, &format!("/locks/{}", held["id"]))
+        .by(&hal)
+        .send()
+        .await
+        .expect(204);
+    let mut previous = common::id(&held);
+    let mut granted = Vec::new();
+    for (k, (base, me, tab, waiter)) in waiting.iter_mut().enumerate() {
+        let grant = tab.await_grant(waiter).await;
+        grant.assert_hand_off(waiter, "released");
+        assert_eq!(
+            grant.ended["watchable"]["id"], previous,
+            "waiter {k} was granted the record after another lock than its predecessor's"
+        );
+        let lock = grant.lock_id();
+        let status = app
+            .req_at(
+                base,
+                Method::GET,
+                &format!(
+                    "/locks/status?lockableType=Card&lockableParam={}",
+                    f.card_id
+                ),
+            )
+            .by(me)
+            .send()
+            .await
+            .expect(200);
+        assert_eq!(status.body["state"], "owned", "waiter {k}: {}", status.body);
+        assert_eq!(status.body["lock"]["id"], lock);
+        assert_eq!(
+            status.body["waiters"].as_array().map(Vec::len),
+            Some(WAITERS - k - 1),
+            "the line behind waiter {k}: {}",
+            status.body
+        );
+        app.req_at(base, Method::DELETE, &format!("/locks/{lock}"))
+            .by(me)
+            .send()
+            .await
+            .expect(204);
+        granted.push(lock);
+        previous = lock;
+    }
+
+    // Both watchers saw the whole history, the same on A and on B.
+    let mut histories = Vec::new();
+    for (name, tab) in [("A", &mut watch_a), ("B", &mut watch_b)] {
+        let mut frames = Vec::new();
+        let mut destroys = 0;
+        while destroys < 1 + WAITERS {
+            let frame = tab.next_change().await;
+            if frame["type"] == "destroy" && frame["watchable"]["type"] == "Lock" {
+                destroys += 1;
+            }
+            frames.push(frame);
+        }
+        let history = LineHistory::check(&frames);
+        history.assert_join_order();
+        let record = format!("Card/{}", f.card_id);
+        assert_eq!(
+            history.joined[&record], ids,
+            "joins as the watcher on {name} saw them"
+        );
+        assert_eq!(
+            history.granted[&record], ids,
+            "grants as the watcher on {name} saw them"
+        );
+        let mut locks = vec![common::id(&held)];
+        locks.extend(&granted);
+        assert_eq!(
+            history.locks, locks,
+            "locks as the watcher on {name} saw them"
+        );
+        let summary: Vec<(String, String, i64, String)> = frames
+            .iter()
+            .filter(|f| f["type"] != "update")
+            .map(|f| {
+                let w = &f["watchable"];
+                (
+                    f["type"].as_str().unwrap().to_owned(),
+                    w["type"].as_str().unwrap().to_owned(),
+                    w["id"].as_i64().unwrap(),
+                    w["reason"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect();
+        histories.push(summary);
+    }
+    assert_eq!(
+        histories[0], histories[1],
+        "A's and B's watchers saw different histories"
+    );
+
+    // The audit trail: acquired, the joins, then released / handed_off.
+    let mut expected = vec![("acquired".to_owned(), common::id(&held), hal.id)];
+    expected.extend(std::iter::repeat_n(
+        ("queued".to_owned(), common::id(&held), hal.id),
+        WAITERS,
+    ));
+    expected.push(("released".to_owned(), common::id(&held), hal.id));
+    for (k, lock) in granted.iter().enumerate() {
+        let holder = waiting[k].1.id;
+        expected.push(("handed_off".to_owned(), *lock, holder));
+        expected.push(("released".to_owned(), *lock, holder));
+    }
+    let trail: Vec<(String, i64, i64)> = app
+        .audit(f.case_id)
+        .await
+        .into_iter()
+        .map(|(action, lock, _, holder)| (action, lock, holder))
+        .collect();
+    assert_eq!(trail, expected, "audit trail (action, lock, holder)");
+}
+
+/// The holder's instance dies (`kill -9`) while a tab on the other one
+/// waits: the lock expires on its own and a surviving reaper hands the
+/// record to the waiter, once — the waiting tab sees the `expired` destroy,
+/// its grant and its new lock, untagged (baton acted, not a tab).
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn kill_9_of_the_holders_instance_hands_the_record_to_a_waiter_on_the_other() {
+    let Some((app, mut a, b)) = two_instances().await else {
+        return;
+    };
+    let bob = app.user("Bob").await.tab("bob-on-a");
+    let carol = app.user("Carol").await.tab("carol-on-b");
+    let f = app
+        .case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
+        .await;
+    let (_bobs_tab, _) = app.open_tab_at(&a.base, "c", &bob).await;
+    let (mut carols_tab, _) = app.open_tab_at(&b.base, "c", &carol).await;
+    let held = app
+        .req_at(&a.base, Method::POST, "/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201)
+        .body;
+    let waiter = app
+        .req_at(&b.base, Method::POST, "/locks")
+        .by(&carol)
+        .json(wait_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(202)
+        .body;
+    // Both leases (1 s) outlive this only through their tabs' pongs.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    a.kill();
+    let grant = carols_tab.await_grant(&waiter).await;
+    grant.assert_hand_off(&waiter, "expired");
+    assert_eq!(grant.ended["watchable"]["id"], held["id"], "{:?}", grant);
+    for frame in [&grant.ended, &grant.granted, &grant.created] {
+        assert_eq!(
+            frame["editorSessionId"],
+            serde_json::Value::Null,
+            "a hand-off by the reaper is baton's act: {frame}"
+        );
+    }
+    let lock = grant.lock_id();
+    let status = app
+        .req_at(
+            &b.base,
+            Method::GET,
+            &format!(
+                "/locks/status?lockableType=Card&lockableParam={}",
+                f.card_id
+            ),
+        )
+        .by(&carol)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(status.body["state"], "owned", "{}", status.body);
+    assert_eq!(status.body["lock"]["id"], lock);
+    // Carol's tab on B keeps the new lock alive past its first lease.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    app.req_at(&b.base, Method::GET, &format!("/locks/{lock}"))
+        .by(&carol)
+        .send()
+        .await
+        .expect(200);
+
+    let trail: Vec<(String, i64, i64)> = app
+        .audit(f.case_id)
+        .await
+        .into_iter()
+        .map(|(action, lock, _, holder)| (action, lock, holder))
+        .collect();
+    let bobs = common::id(&held);
+    assert_eq!(
+        trail,
+        [
+            ("acquired".to_owned(), bobs, bob.id),
+            ("queued".to_owned(), bobs, bob.id),
+            ("expired".to_owned(), bobs, bob.id),
+            ("handed_off".to_owned(), lock, carol.id),
+        ],
+        "audit trail (action, lock, holder)"
+    );
 }
 
 #[actix_web::test]

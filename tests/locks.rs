@@ -493,7 +493,7 @@ async fn the_status_of_an_unlocked_record_is_unlocked(backend: Backend) {
         .send()
         .await
         .expect(200);
-    assert_eq!(unlocked.body, json!({ "state": "unlocked" }));
+    assert_eq!(unlocked.body, json!({ "state": "unlocked", "waiters": [] }));
 }
 
 async fn the_status_is_owned_for_the_holding_tab(backend: Backend) {

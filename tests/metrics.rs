@@ -105,6 +105,51 @@ async fn lock_cycle_is_counted(backend: Backend) {
         assert_eq!(fast("acquire", "taken"), 0.0, "{after}");
     }
 
+    // A hand-off: Rita waits while Bob holds the card, then Bob releases.
+    let lock = app
+        .post("/locks")
+        .by(&bob)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    app.post("/locks")
+        .by(&rita)
+        .json(serde_json::json!({ "lock": { "lockableType": "Card", "lockableParam": f.card_id, "wait": true } }))
+        .send()
+        .await
+        .expect(202);
+    let waiting = scrape().await;
+    assert_eq!(value_of(&waiting, "baton_waiters"), 1.0, "{waiting}");
+    app.delete(&format!("/locks/{}", lock.body["id"]))
+        .by(&bob)
+        .send()
+        .await
+        .expect(204);
+    tab.next_where("the hand-off", |f| {
+        f["type"] == "create" && f["watchable"]["sessionId"] == "rita-tab"
+    })
+    .await;
+    let handed = scrape().await;
+    let moved = |sample: &str| value_of(&handed, sample) - value_of(&after, sample);
+    assert_eq!(value_of(&handed, "baton_waiters"), 0.0, "{handed}");
+    assert_eq!(
+        moved("baton_handoffs_total{reason=\"released\"}"),
+        1.0,
+        "{handed}"
+    );
+    assert_eq!(
+        moved("baton_lock_events_total{action=\"handed_off\"}"),
+        1.0,
+        "{handed}"
+    );
+    assert_eq!(
+        moved("baton_lock_events_total{action=\"queued\"}"),
+        1.0,
+        "{handed}"
+    );
+    assert_eq!(moved("baton_wait_seconds_count"), 1.0, "{handed}");
+
     // Never on the public port.
     let public = reqwest::get(format!("{}/metrics", app.base)).await.unwrap();
     assert_eq!(public.status(), 404);

@@ -192,6 +192,7 @@ fn every_record_schema_has_a_literal_type_and_table() {
         "LockEvent",
         "Page",
         "User",
+        "Waiter",
     ] {
         assert!(tagged.contains(&name), "{name} is not tagged");
     }

@@ -122,6 +122,34 @@ impl Backend {
 }
 
 /// Strips an optional `sqlite://`/`sqlite:` prefix: diesel wants a file name.
+/// The database server's clock in SQL (PostgreSQL): UTC, as baton stores
+/// time. Statements that decide about leases on their own (the lock fast
+/// path) use it instead of a bound time; see [`now`].
+#[macro_export]
+macro_rules! db_now {
+    () => {
+        "(now() AT TIME ZONE 'UTC')"
+    };
+}
+
+/// The time every lease decision is made at. On PostgreSQL it is the
+/// database server's clock (the transaction's start, inside a transaction),
+/// so that instances whose clocks disagree still agree about every lock;
+/// SQLite, one instance, uses the process clock. Stored like [`clock::now`]:
+/// UTC, whole microseconds.
+pub fn now(conn: &mut DbConn) -> diesel::QueryResult<NaiveDateTime> {
+    match conn {
+        DbConn::Postgresql(pg) => {
+            use diesel::RunQueryDsl;
+            diesel::select(diesel::dsl::sql::<diesel::sql_types::Timestamp>(
+                crate::db_now!(),
+            ))
+            .get_result(pg)
+        }
+        DbConn::Sqlite(_) => Ok(clock::now()),
+    }
+}
+
 pub fn sqlite_path(url: &str) -> &str {
     url.strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
@@ -220,7 +248,8 @@ pub type Pool = r2d2::Pool<ConnectionManager>;
 /// and what it will publish once it has committed.
 pub struct Tx<'a> {
     pub conn: &'a mut DbConn,
-    /// One timestamp for everything the transaction writes.
+    /// One timestamp for everything the transaction writes and decides:
+    /// the database's clock (see [`now`]).
     pub now: NaiveDateTime,
     editor_session_id: Option<String>,
     outgoing: Vec<Outgoing>,
@@ -416,9 +445,16 @@ impl Database {
             conn = self.checkout()?;
             begin(&mut conn).map_err(DbError::from)?;
         }
+        let now = match now(&mut conn) {
+            Ok(now) => now,
+            Err(e) => {
+                let _ = rollback(&mut conn);
+                return Err(DbError::from(e).into());
+            }
+        };
         let mut tx = Tx {
             conn: &mut conn,
-            now: clock::now(),
+            now,
             editor_session_id,
             outgoing: Vec::new(),
             after_commit: Vec::new(),

@@ -99,6 +99,22 @@ diesel::table! {
         expires_at -> Timestamp,
         last_activity_at -> Timestamp,
         disconnected_at -> Nullable<Timestamp>,
+        has_waiters -> Bool,
+    }
+}
+
+diesel::table! {
+    lock_waiters (id) {
+        id -> BigInt,
+        lockable_type -> Text,
+        lockable_id -> BigInt,
+        case_id -> BigInt,
+        user_id -> BigInt,
+        session_id -> Text,
+        user_agent -> Nullable<Text>,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+        disconnected_at -> Nullable<Timestamp>,
     }
 }
 
@@ -144,6 +160,7 @@ diesel::joinable!(pages -> cases (case_id));
 diesel::joinable!(cards -> pages (page_id));
 diesel::joinable!(edgenotes -> cases (case_id));
 diesel::joinable!(locks -> users (user_id));
+diesel::joinable!(lock_waiters -> users (user_id));
 diesel::joinable!(presences -> users (user_id));
 diesel::joinable!(presences -> cases (case_id));
 
@@ -157,6 +174,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     edgenotes,
     locks,
     lock_events,
+    lock_waiters,
     presences,
     event_outbox,
 );

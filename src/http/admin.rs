@@ -6,9 +6,10 @@ use crate::auth::Actor;
 use crate::clock;
 use crate::db::Outgoing;
 use crate::error::{AppError, AppResult};
-use crate::locks::engine::end;
+use crate::locks::engine::{end, Line};
+use crate::locks::line;
 use crate::locks::render::lock_views;
-use crate::models::{Lock, LockAction, Presence};
+use crate::models::{Lock, LockAction, Presence, WaiterEnd};
 use crate::state::AppState;
 use crate::views::SessionView;
 
@@ -35,7 +36,8 @@ pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpRe
     let sessions = state
         .db
         .read(move |conn| {
-            let live = Presence::all_live(conn, clock::before(clock::now(), presence_ttl))?;
+            let now = crate::db::now(conn)?;
+            let live = Presence::all_live(conn, clock::before(now, presence_ttl))?;
             let mut out = Vec::with_capacity(live.len());
             for (presence, user, case) in live {
                 let locks = lock_views(&Lock::of_session(conn, &presence.session_id)?);
@@ -65,20 +67,29 @@ pub async fn kick(
     let session_id = session.into_inner();
     let reason = format!("{} closed this tab's session.", actor.user.name);
     let presence_ttl = state.realtime.timing.presence_ttl();
+    let policy = state.policy;
     state
         .db
         .write(actor.session_id.clone(), move |tx| {
             let locks = Lock::of_session(tx.conn, &session_id)?;
             let seen_since = clock::before(tx.now, presence_ttl);
             let connected = Presence::live_of_session(tx.conn, &session_id, None, seen_since)?;
-            if locks.is_empty() && connected == 0 {
+            let admin = actor.user.to_ref();
+            // Out of its lines first, so that none of its locks goes back to it.
+            let waited = line::leave_session(tx, &session_id, WaiterEnd::Kicked)?;
+            if locks.is_empty() && connected == 0 && waited == 0 {
                 return Err(AppError::not_found(format!(
-                    "No open tab or lock has session id {session_id}."
+                    "No open tab, lock or place in line has session id {session_id}."
                 )));
             }
-            let admin = actor.user.to_ref();
             for held in &locks {
-                end(tx, held, LockAction::Kicked, Some(&admin))?;
+                end(
+                    tx,
+                    held,
+                    LockAction::Kicked,
+                    Some(&admin),
+                    Line::HandOff(&policy),
+                )?;
             }
             tx.publish(Outgoing::Kick { session_id, reason });
             Ok(())

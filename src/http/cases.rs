@@ -12,7 +12,8 @@ use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::active_locks;
 use crate::locks::guard::{clear_child_locks, Preconditions};
-use crate::locks::render::lock_views;
+use crate::locks::line::waiters_of_case;
+use crate::locks::render::{lock_views, waiter_views};
 use crate::locks::Written;
 use crate::models::case::CaseChanges;
 use crate::models::{Card, Case, CaseId, Edgenote, Lock, Membership, Page, Role};
@@ -134,6 +135,7 @@ pub async fn show(
                     }
                 })
                 .collect();
+            let now = crate::db::now(conn)?;
             Ok::<_, AppError>(CaseDetailView {
                 case: CaseView::from(&case),
                 pages,
@@ -142,6 +144,7 @@ pub async fn show(
                     .map(EdgenoteView::from)
                     .collect(),
                 active_locks: lock_views(&active_locks(conn, case.id, &policy)?),
+                waiters: waiter_views(&waiters_of_case(conn, case.id, now)?),
                 online_users: online_users(conn, case.id, presence_ttl)?,
                 role: rank.to_string(),
             })

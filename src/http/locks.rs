@@ -11,13 +11,14 @@ use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::{self, active_locks, LockStatus};
 use crate::locks::fast_path;
+use crate::locks::line::{self, Joined};
 use crate::locks::lockable::{kind_named, known_types};
-use crate::locks::render::{lock_event_view, lock_view, lock_views};
-use crate::locks::{Acquired, LockableKind, Target};
+use crate::locks::render::{lock_event_view, lock_view, lock_views, waiter_view, waiter_views};
+use crate::locks::{AcquireMode, Acquired, LockableKind, Target};
 use crate::models::{Lock, LockEvent, LockEventId, LockId, Role, User, UserId};
 use crate::state::AppState;
 use crate::views::locks::LockState;
-use crate::views::{LockEventView, LockStatusView, LockView};
+use crate::views::{LockEventView, LockStatusView, LockView, WaiterView};
 
 /// The lockable types, as the OpenAPI document lists them: the names in
 /// [`crate::locks::lockable::REGISTRY`], so a registered type is documented.
@@ -169,28 +170,45 @@ pub struct LockFields {
     #[serde(flatten)]
     target: LockableRef,
     /// "Edit anyway": revoke the holder's lock and take it, if your role on
-    /// the case is at least theirs.
+    /// the case is at least theirs. It skips the waiting line.
     #[serde(default)]
     takeover: bool,
+    /// When someone else holds it, join its waiting line (202 with your
+    /// tab's waiter) instead of a 409: the record is handed to your tab when
+    /// their lock ends. Needs `X-Session-ID`.
+    #[serde(default)]
+    wait: bool,
 }
 
 /// `POST /locks`: 201 new lock, 200 when the caller already holds it, 409
-/// when someone else does; with `takeover: true`, "Edit anyway".
+/// when someone else does; with `takeover: true`, "Edit anyway"; with
+/// `wait: true`, 202 and a place in the record's waiting line.
 #[utoipa::path(post, operation_id = "acquireLock", path = "/locks", tag = "locks",
     request_body = LockBody,
     responses(
         (status = 201, description = "A new lock (or, with `takeover`, the holder's revoked and this one granted)", body = LockView),
-        (status = 200, description = "You (this tab) held it already: lease renewed", body = LockView),
+        (status = 200, description = "You (this tab) held it already: lease renewed. Or, with `wait`, this tab was in its line already: that waiter, renewed", body = LockOrWaiter),
+        (status = 202, description = "With `wait`: someone else holds it and this tab joined its line; the record is handed over when their lock ends", body = WaiterView),
         (status = 403, description = "`forbidden`: not an editor of its case; `outranked` (with `lock`): the holder outranks you"),
         (status = 404, description = "No record has this type and id"),
         (status = 409, description = "`lock_held` (with the holder's `lock`): someone else holds it; or `conflict`: it changed hands repeatedly, try again"),
+        (status = 422, description = "`lockableType` or `lockableParam` is missing or invalid, or `wait` without `X-Session-ID`"),
     ))]
 pub async fn create(
     state: web::Data<AppState>,
     caller: Caller,
     body: web::Json<LockBody>,
 ) -> AppResult<HttpResponse> {
-    let LockFields { target, takeover } = body.into_inner().lock;
+    let LockFields {
+        target,
+        takeover,
+        wait,
+    } = body.into_inner().lock;
+    if wait && caller.session_id().is_none() {
+        return Err(AppError::invalid(
+            "Send X-Session-ID to wait for a lock: the waiting line is kept per browser tab.",
+        ));
+    }
     let policy = state.policy;
     let fast = state.settings.lock_fast_path && !takeover;
     if let (true, Ok((kind, id))) = (fast, target.parse()) {
@@ -198,6 +216,7 @@ pub async fn create(
             return Ok(HttpResponse::Created().json(lock_view(&held)));
         }
     }
+    let mode = AcquireMode { takeover, wait };
     let acquired = state
         .db
         .write(caller.session_id().cloned(), move |tx| {
@@ -213,13 +232,51 @@ pub async fn create(
             };
             let (actor, case, rank) = caller.load_on_case(tx.conn, target.case_id)?;
             require(rank, &case, Role::Editor)?;
-            engine::acquire(tx, &actor, &target, takeover, &policy)
+            engine::acquire(tx, &actor, &target, mode, &policy)
         })
         .await?;
     Ok(match acquired {
         Acquired::Created(held) => HttpResponse::Created().json(lock_view(&held)),
         Acquired::Renewed(held) => HttpResponse::Ok().json(lock_view(&held)),
+        Acquired::Waiting(Joined::New(queued)) => {
+            HttpResponse::Accepted().json(waiter_view(&queued))
+        }
+        Acquired::Waiting(Joined::Again(queued)) => HttpResponse::Ok().json(waiter_view(&queued)),
     })
+}
+
+/// What `POST /locks` answers with 200: the lock this tab holds, or (with
+/// `wait`) its place in line. Their `type` tells them apart.
+pub struct LockOrWaiter;
+
+impl utoipa::PartialSchema for LockOrWaiter {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::{OneOfBuilder, Ref};
+        OneOfBuilder::new()
+            .item(Ref::from_schema_name(LockView::name()))
+            .item(Ref::from_schema_name(WaiterView::name()))
+            .description(Some(
+                "The lock this tab holds, or (with `wait`) its place in line; `type` says which.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for LockOrWaiter {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        use utoipa::PartialSchema;
+        schemas.extend([
+            (LockView::name().into(), LockView::schema()),
+            (WaiterView::name().into(), WaiterView::schema()),
+        ]);
+        LockView::schemas(schemas);
+        WaiterView::schemas(schemas);
+    }
 }
 
 /// `GET /locks/:id`: readers of its case.
@@ -243,7 +300,7 @@ pub async fn show(
             let held = Lock::find(conn, id)?.ok_or_else(gone)?;
             let case = case_of(conn, held.lock.case_id)?;
             authorize(conn, &actor.user, &case, Role::Reader)?;
-            if engine::overdue(&held.lock, crate::clock::now(), &policy).is_some() {
+            if engine::overdue(&held.lock, crate::db::now(conn)?, &policy).is_some() {
                 return Err(gone());
             }
             Ok(held)
@@ -294,7 +351,7 @@ pub async fn index(
 #[utoipa::path(get, operation_id = "lockStatus", path = "/locks/status", tag = "locks",
     params(LockableRef),
     responses(
-        (status = 200, description = "`owned` (your tab holds it), `locked` (someone else does) or `unlocked`", body = LockStatusView),
+        (status = 200, description = "`owned` (your tab holds it), `locked` (someone else does) or `unlocked`, with the record's waiting line", body = LockStatusView),
         (status = 403, description = "You are not a member of its case"),
         (status = 404, description = "No record has this type and id"),
         (status = 422, description = "`lockableType` or `lockableParam` is missing or invalid"),
@@ -306,13 +363,17 @@ pub async fn status(
 ) -> AppResult<HttpResponse> {
     let target = query.into_inner();
     let policy = state.policy;
-    let status = state
+    let (status, waiters) = state
         .db
         .read(move |conn| {
             let target = target.resolve(conn, false)?;
             let case = case_of(conn, target.case_id)?;
             authorize(conn, &actor.user, &case, Role::Reader)?;
-            engine::status(conn, &actor, &target, &policy)
+            let status = engine::status(conn, &actor, &target, &policy)?;
+            let (type_name, id) = (target.identity.type_name, target.identity.id);
+            let now = crate::db::now(conn)?;
+            let waiters = line::line_of(conn, type_name, id, now)?;
+            Ok::<_, AppError>((status, waiters))
         })
         .await?;
     let (state, lock) = match status {
@@ -320,7 +381,11 @@ pub async fn status(
         LockStatus::Locked(held) => (LockState::Locked, Some(lock_view(&held))),
         LockStatus::Unlocked => (LockState::Unlocked, None),
     };
-    Ok(HttpResponse::Ok().json(LockStatusView { state, lock }))
+    Ok(HttpResponse::Ok().json(LockStatusView {
+        state,
+        lock,
+        waiters: waiter_views(&waiters),
+    }))
 }
 
 /// `POST /locks/:id/refresh`: the holder renews lease and activity.
@@ -393,14 +458,15 @@ pub struct SessionQuery {
     session: Option<String>,
 }
 
-/// `DELETE /locks?session=mine`: releases every lock of the calling tab.
+/// `DELETE /locks?session=mine`: releases every lock of the calling tab and
+/// takes it out of every waiting line.
 #[utoipa::path(delete, operation_id = "releaseMyLocks", path = "/locks", tag = "locks",
     params(
         SessionQuery,
         ("X-Session-ID" = String, Header, description = "Required here: the tab whose locks to release."),
     ),
     responses(
-        (status = 204, description = "Every lock of the calling tab is released"),
+        (status = 204, description = "Every lock of the calling tab is released, and it left every waiting line"),
         (status = 422, description = "`session` is not `mine`, or no `X-Session-ID` was sent"),
     ))]
 pub async fn destroy_mine(
@@ -416,10 +482,11 @@ pub async fn destroy_mine(
     let session_id = actor.session_id.clone().ok_or_else(|| {
         AppError::invalid("Send X-Session-ID to say which tab's locks to release.")
     })?;
+    let policy = state.policy;
     state
         .db
         .write(actor.session_id.clone(), move |tx| {
-            engine::release_session(tx, &actor, &session_id)
+            engine::release_session(tx, &actor, &session_id, &policy)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

@@ -12,7 +12,7 @@ use metrics::{describe_counter, describe_gauge, describe_histogram, gauge, Unit}
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
 use crate::db::{Database, DbError};
-use crate::models::Lock;
+use crate::models::{Lock, Waiter};
 
 /// Latency buckets, in seconds: from a fast lock request to a slow one.
 const BUCKETS: [f64; 14] = [
@@ -55,7 +55,20 @@ fn describe() {
     describe_gauge!("baton_locks_held", "Locks held now (all instances)");
     describe_counter!(
         "baton_lock_events_total",
-        "Lock events by action (acquired, released, overridden, expired, idle, disconnected, kicked), counted after commit"
+        "Lock events by action (acquired, released, overridden, expired, idle, disconnected, kicked, queued, handed_off), counted after commit"
+    );
+    describe_gauge!(
+        "baton_waiters",
+        "Tabs waiting in line for a locked record now (all instances)"
+    );
+    describe_counter!(
+        "baton_handoffs_total",
+        "Records handed to the next waiter in line, by why the old lock ended (released, overridden for a break, expired, idle, disconnected, kicked)"
+    );
+    describe_histogram!(
+        "baton_wait_seconds",
+        Unit::Seconds,
+        "From joining a waiting line to being handed the record"
     );
     describe_counter!(
         "baton_lock_fast_path_total",
@@ -121,11 +134,14 @@ async fn metrics(source: web::Data<MetricsSource>) -> HttpResponse {
     gauge!("baton_db_pool_waiting").set(pool.waiting as f64);
     match source
         .db
-        .read(|conn| Lock::count(conn).map_err(DbError::from))
+        .read(|conn| Ok::<_, DbError>((Lock::count(conn)?, Waiter::count(conn)?)))
         .await
     {
-        Ok(held) => gauge!("baton_locks_held").set(held as f64),
-        Err(e) => tracing::warn!(error = %e, "metrics: cannot count locks"),
+        Ok((held, waiting)) => {
+            gauge!("baton_locks_held").set(held as f64);
+            gauge!("baton_waiters").set(waiting as f64);
+        }
+        Err(e) => tracing::warn!(error = %e, "metrics: cannot count locks and waiters"),
     }
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")

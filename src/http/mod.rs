@@ -16,6 +16,7 @@ pub mod observe;
 pub mod openapi;
 pub mod params;
 pub mod users;
+pub mod waiters;
 pub mod web_app;
 
 use actix_web::http::header::{self, HeaderValue};
@@ -99,6 +100,8 @@ routes! {
     "/locks/status" => { get: locks::status }
     "/locks/{id}" => { get: locks::show, delete: locks::destroy }
     "/locks/{id}/refresh" => { post: locks::refresh }
+    "/waiters/{id}" => { delete: waiters::leave }
+    "/waiters/{id}/refresh" => { post: waiters::refresh }
     "/cases/{slug}/edits" => { get: edits::edits }
     "/admin/sessions" => { get: admin::index }
     "/admin/sessions/{sessionId}" => { delete: admin::kick }

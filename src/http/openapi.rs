@@ -18,7 +18,7 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use super::locks;
-use crate::models::{Lock, LockEvent, Membership, Record, User};
+use crate::models::{Lock, LockEvent, Membership, Record, User, Waiter};
 use crate::views::{ErrorBody, ServerFrame};
 
 #[derive(OpenApi)]
@@ -73,6 +73,7 @@ fn tag_records(doc: &mut Document) {
         (LockEvent::TYPE, LockEvent::TABLE),
         (Membership::TYPE, Membership::TABLE),
         (User::TYPE, User::TABLE),
+        (Waiter::TYPE, Waiter::TABLE),
     ];
     let records: Vec<_> = lockables.chain(others).collect();
     let Some(components) = doc.components.as_mut() else {

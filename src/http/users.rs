@@ -211,10 +211,11 @@ pub async fn remove_user(
         ));
     }
     let admin = actor.user.to_ref();
+    let policy = state.policy;
     state
         .db
         .write(actor.session_id.clone(), move |tx| {
-            accounts::remove_user(tx, user_id, Some(&admin))
+            accounts::remove_user(tx, user_id, Some(&admin), &policy)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

@@ -3,6 +3,7 @@
 
 use chrono::NaiveDateTime;
 
+use super::line::{self, Joined};
 use super::lockable::Target;
 use super::render::{ended_lock, held_message, lock_view};
 use super::LockPolicy;
@@ -12,7 +13,9 @@ use crate::clock;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
 use crate::models::lock::NewLock;
-use crate::models::{CaseId, HeldLock, Lock, LockAction, LockEvent, LockId, Role, UserRef};
+use crate::models::{
+    CaseId, HeldLock, Lock, LockAction, LockEvent, LockId, Role, UserRef, Waiter, WaiterEnd,
+};
 use crate::views::Change;
 
 /// How many times an acquire retries when the lock changed hands under it.
@@ -23,6 +26,18 @@ pub enum Acquired {
     Created(HeldLock),
     /// The caller already held it; the lease was renewed (200).
     Renewed(HeldLock),
+    /// Someone else holds it and the caller asked to wait: its tab's place
+    /// in the line (202 when new, 200 when it was there already).
+    Waiting(Joined),
+}
+
+/// What `POST /locks` asks for beyond the record.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AcquireMode {
+    /// "Edit anyway": take it over from its holder.
+    pub takeover: bool,
+    /// Join the line when someone else holds it.
+    pub wait: bool,
 }
 
 /// Whether the actor is the holder. A lock taken with a session id belongs
@@ -50,19 +65,36 @@ pub fn overdue(lock: &Lock, now: NaiveDateTime, policy: &LockPolicy) -> Option<L
     }
 }
 
-/// Ends a lock: deletes it, writes the audit row, queues its `destroy`.
-/// Returns `false` (and does nothing else) when another transaction ended it
-/// first, so each lock is released, audited and broadcast once.
+/// What becomes of a record's waiting line when its lock ends.
+#[derive(Clone, Copy)]
+pub enum Line<'a> {
+    /// The oldest live waiter gets the record in the same transaction: every
+    /// end but a takeover.
+    HandOff(&'a LockPolicy),
+    /// The line stays as it is: a takeover gives the record to the taker.
+    Keep,
+    /// The record is being deleted: its line goes with it.
+    Drop,
+}
+
+/// Ends a lock: deletes it, writes the audit row, queues its `destroy`, then
+/// does with the record's waiting line what `line` says (a hand-off's
+/// frames follow the `destroy`). Returns `false` (and does nothing else)
+/// when another transaction ended it first, so each lock is released,
+/// audited and broadcast once.
 pub fn end(
     tx: &mut Tx,
     held: &HeldLock,
     reason: LockAction,
     actor: Option<&UserRef>,
+    line: Line,
 ) -> AppResult<bool> {
     let lock = &held.lock;
-    if !LockEvent::end_lock(tx.conn, lock, actor.map(|a| a.id), reason, tx.now)? {
+    let Some(has_waiters) =
+        LockEvent::end_lock(tx.conn, lock, actor.map(|a| a.id), reason, tx.now)?
+    else {
         return Ok(false);
-    }
+    };
     count_after_commit(tx, reason);
     let overridden_by = actor.filter(|_| reason == LockAction::Overridden);
     tx.emit(
@@ -70,6 +102,13 @@ pub fn end(
         Change::Destroy,
         ended_lock(held, reason, overridden_by),
     );
+    match line {
+        Line::HandOff(policy) if has_waiters => {
+            super::line::hand_off(tx, lock, reason, policy)?;
+        }
+        Line::HandOff(_) | Line::Keep => {}
+        Line::Drop => super::line::drop_line(tx, &lock.lockable_type, lock.lockable_id)?,
+    }
     Ok(true)
 }
 
@@ -91,7 +130,7 @@ pub fn live_or_end(
 ) -> AppResult<Option<HeldLock>> {
     match overdue(&held.lock, tx.now, policy) {
         Some(reason) => {
-            end(tx, &held, reason, None)?;
+            end(tx, &held, reason, None, Line::HandOff(policy))?;
             Ok(None)
         }
         None => Ok(Some(held)),
@@ -99,15 +138,17 @@ pub fn live_or_end(
 }
 
 /// `POST /locks`: takes the lock on `target`, or renews the caller's own,
-/// or — with `takeover` — revokes the holder's and grants a new one, all in
-/// the caller's transaction.
+/// or — with `takeover` — revokes the holder's and grants a new one, or —
+/// with `wait` — puts the caller's tab in the record's line, all in the
+/// caller's transaction.
 pub fn acquire(
     tx: &mut Tx,
     actor: &Actor,
     target: &Target,
-    takeover: bool,
+    mode: AcquireMode,
     policy: &LockPolicy,
 ) -> AppResult<Acquired> {
+    let mut took_over = false;
     for _ in 0..ACQUIRE_ATTEMPTS {
         let new = NewLock {
             lockable_type: target.identity.type_name,
@@ -127,6 +168,12 @@ pub fn acquire(
                 holder: actor.user.to_ref(),
             };
             tx.emit(target.case_id, Change::Create, lock_view(&held).into());
+            if took_over {
+                // "Edit anyway" skipped the line; whoever still waits is
+                // served when this new holding ends.
+                line::leave_for_takeover(tx, actor, target)?;
+                line::keep_waiting_for(tx, &held.lock)?;
+            }
             return Ok(Acquired::Created(held));
         }
         // Taken: by whom? (It may have been released since; then go again.)
@@ -140,16 +187,24 @@ pub fn acquire(
             let renewed = renew(tx, held, policy, true)?;
             return Ok(Acquired::Renewed(renewed));
         }
-        if !takeover {
-            return Err(AppError::LockHeld {
-                message: format!(
-                    "{}; ask them, or edit anyway (takeover).",
-                    held_message(&held)
-                ),
-                lock: Box::new(lock_view(&held)),
-            });
+        if mode.takeover {
+            override_lock(tx, actor, &held, Line::Keep)?;
+            took_over = true;
+            continue;
         }
-        override_lock(tx, actor, &held)?;
+        if mode.wait {
+            match line::join(tx, actor, target, &held, policy)? {
+                Some(joined) => return Ok(Acquired::Waiting(joined)),
+                None => continue,
+            }
+        }
+        return Err(AppError::LockHeld {
+            message: format!(
+                "{}; ask them, wait for it (wait), or edit anyway (takeover).",
+                held_message(&held)
+            ),
+            lock: Box::new(lock_view(&held)),
+        });
     }
     Err(AppError::Conflict(format!(
         "{} changed hands several times while you asked for it; try again.",
@@ -236,7 +291,14 @@ pub fn refresh(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> A
 pub fn release(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> AppResult<()> {
     let held = find_live(tx, id, policy)?;
     if is_held_by(&held.lock, actor) {
-        end(tx, &held, LockAction::Released, Some(&actor.user.to_ref()))?;
+        let me = actor.user.to_ref();
+        end(
+            tx,
+            &held,
+            LockAction::Released,
+            Some(&me),
+            Line::HandOff(policy),
+        )?;
         return Ok(());
     }
     let rank = rank_on(tx.conn, &actor.user, held.lock.case_id)?;
@@ -246,23 +308,50 @@ pub fn release(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> A
             held_message(&held)
         )));
     }
-    override_lock(tx, actor, &held)
+    // A break hands the record to the line; a takeover would not.
+    override_lock(tx, actor, &held, Line::HandOff(policy))
 }
 
 /// Ends someone else's lock on the actor's authority ("Edit anyway" or a
 /// break): 403 `outranked` unless the actor's rank is at least the holder's.
-fn override_lock(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()> {
+fn override_lock(tx: &mut Tx, actor: &Actor, held: &HeldLock, line: Line) -> AppResult<()> {
     ensure_outranks(tx, actor, held)?;
-    end(tx, held, LockAction::Overridden, Some(&actor.user.to_ref()))?;
+    end(
+        tx,
+        held,
+        LockAction::Overridden,
+        Some(&actor.user.to_ref()),
+        line,
+    )?;
     Ok(())
 }
 
-/// `DELETE /locks?session=mine`: releases every lock of the caller's tab.
-pub fn release_session(tx: &mut Tx, actor: &Actor, session_id: &str) -> AppResult<usize> {
+/// `DELETE /locks?session=mine`: releases every lock of the caller's tab and
+/// takes it out of every line.
+pub fn release_session(
+    tx: &mut Tx,
+    actor: &Actor,
+    session_id: &str,
+    policy: &LockPolicy,
+) -> AppResult<usize> {
+    let me = actor.user.to_ref();
+    // Out of the lines first: a lock released below must not be handed
+    // back to this same tab.
+    for (waiter, user) in Waiter::of_session(tx.conn, session_id)? {
+        if waiter.user_id == actor.user.id {
+            line::leave(tx, &waiter, &user, WaiterEnd::Left)?;
+        }
+    }
     let mut released = 0;
     for held in Lock::of_session(tx.conn, session_id)? {
         if held.lock.user_id == actor.user.id
-            && end(tx, &held, LockAction::Released, Some(&actor.user.to_ref()))?
+            && end(
+                tx,
+                &held,
+                LockAction::Released,
+                Some(&me),
+                Line::HandOff(policy),
+            )?
         {
             released += 1;
         }
@@ -285,7 +374,7 @@ pub fn status(
     target: &Target,
     policy: &LockPolicy,
 ) -> AppResult<LockStatus> {
-    let now = clock::now();
+    let now = crate::db::now(conn)?;
     Ok(
         match Lock::on(conn, target.identity.type_name, target.identity.id)? {
             Some(held) if overdue(&held.lock, now, policy).is_none() => {
@@ -306,7 +395,7 @@ pub fn active_locks(
     case_id: CaseId,
     policy: &LockPolicy,
 ) -> AppResult<Vec<HeldLock>> {
-    let now = clock::now();
+    let now = crate::db::now(conn)?;
     Ok(Lock::of_case(conn, case_id)?
         .into_iter()
         .filter(|held| overdue(&held.lock, now, policy).is_none())

@@ -6,7 +6,6 @@
 //! renewing one's own lock, takeovers, locks past their lease. SQLite, whose
 //! statements cost no round trip, always takes the general path.
 
-use chrono::NaiveDateTime;
 use diesel::pg::PgConnection;
 use diesel::QueryResult;
 
@@ -14,7 +13,6 @@ use super::engine::count_event;
 use super::{LockPolicy, LockableKind};
 use crate::auth::access::Rank;
 use crate::auth::Caller;
-use crate::clock;
 use crate::db::{Backend, Database, DbConn, DbError};
 use crate::models::lock_fast_path::{self, FreshLock};
 use crate::models::{HeldLock, LockAction, LockId, Role};
@@ -31,7 +29,7 @@ pub async fn acquire(
     let session_id = caller.session_id().cloned();
     let user_agent = caller.user_agent().cloned();
     let ttl = policy.ttl;
-    one_statement(db, "acquire", LockAction::Acquired, move |pg, now| {
+    one_statement(db, "acquire", LockAction::Acquired, move |pg| {
         let editor_roles: Vec<&str> = Role::ALL
             .into_iter()
             .filter(|r| Rank::Member(*r).allows(Role::Editor))
@@ -43,8 +41,7 @@ pub async fn acquire(
             lockable_id: id,
             session_id: session_id.as_deref(),
             user_agent: user_agent.as_deref(),
-            now,
-            expires_at: clock::after(now, ttl),
+            ttl,
             editor_roles: &editor_roles,
         };
         lock_fast_path::acquire(pg, holder, &fresh)
@@ -62,9 +59,8 @@ pub async fn release(
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
     let idle_timeout = policy.idle_timeout;
-    one_statement(db, "release", LockAction::Released, move |pg, now| {
-        let idle_before = clock::before(now, idle_timeout);
-        lock_fast_path::release(pg, holder, id, session_id.as_deref(), now, idle_before)
+    one_statement(db, "release", LockAction::Released, move |pg| {
+        lock_fast_path::release(pg, holder, id, session_id.as_deref(), idle_timeout)
     })
     .await
 }
@@ -78,7 +74,7 @@ async fn one_statement<F>(
     statement: F,
 ) -> Result<Option<HeldLock>, DbError>
 where
-    F: FnOnce(&mut PgConnection, NaiveDateTime) -> QueryResult<Option<HeldLock>> + Send + 'static,
+    F: FnOnce(&mut PgConnection) -> QueryResult<Option<HeldLock>> + Send + 'static,
 {
     if db.backend() != Backend::Postgres {
         return Ok(None);
@@ -86,7 +82,7 @@ where
     let held = db
         .autocommit(
             move |conn| match conn {
-                DbConn::Postgresql(pg) => statement(pg, clock::now()),
+                DbConn::Postgresql(pg) => statement(pg),
                 DbConn::Sqlite(_) => Ok(None),
             },
             Option::is_some,

@@ -1,7 +1,7 @@
 //! The guard (verify_lock_on): every update and delete of a lockable goes
 //! through [`guarded_write`], inside the write's transaction.
 
-use super::engine::{end, is_held_by, live_or_end, touch};
+use super::engine::{end, is_held_by, live_or_end, touch, Line};
 use super::lockable::{kind_named, Lockable};
 use super::render::{held_message, lock_view};
 use super::LockPolicy;
@@ -70,7 +70,9 @@ where
                     lock,
                     holder: holder.clone(),
                 };
-                end(tx, &held, LockAction::Released, Some(&holder))?;
+                end(tx, &held, LockAction::Released, Some(&holder), Line::Drop)?;
+            } else {
+                super::line::drop_line(tx, L::TYPE, id)?;
             }
             let gone = Identity::new(L::TYPE, L::TABLE, id);
             tx.emit(case_id, Change::Destroy, Watchable::Gone(gone));
@@ -81,16 +83,7 @@ where
 
 /// Steps 1–3; returns the caller's own lock on the record, if any.
 fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<Option<Lock>> {
-    let lock = match Lock::on_for_share(tx.conn, L::TYPE, record.id())? {
-        Some(lock) => {
-            let holder = User::refs(tx.conn, &[lock.user_id])?.pop();
-            match holder {
-                Some(holder) => live_or_end(tx, HeldLock { lock, holder }, ctx.policy)?,
-                None => None,
-            }
-        }
-        None => None,
-    };
+    let lock = lock_in_force(tx, ctx, L::TYPE, record.id())?;
     if let Some(held) = &lock {
         if !is_held_by(&held.lock, ctx.actor) {
             return Err(locked(held, record.view()));
@@ -126,6 +119,33 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
     Ok(lock.map(|held| held.lock))
 }
 
+/// The lock on the record that is in force, read `FOR SHARE`. A lock past
+/// its lease is ended here, and its line may hand the record to the next
+/// waiter at once: then that new lock is the one in force.
+fn lock_in_force(
+    tx: &mut Tx,
+    ctx: &WriteContext,
+    lockable_type: &str,
+    id: i64,
+) -> AppResult<Option<HeldLock>> {
+    // One hand-off at most: the new holding has a full lease.
+    for _ in 0..2 {
+        let Some(lock) = Lock::on_for_share(tx.conn, lockable_type, id)? else {
+            return Ok(None);
+        };
+        let Some(holder) = User::refs(tx.conn, &[lock.user_id])?.pop() else {
+            return Ok(None);
+        };
+        let has_waiters = lock.has_waiters;
+        match live_or_end(tx, HeldLock { lock, holder }, ctx.policy)? {
+            Some(held) => return Ok(Some(held)),
+            None if has_waiters => continue,
+            None => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
 fn locked(held: &HeldLock, lockable: RecordView) -> AppError {
     AppError::Locked {
         message: format!("{}; your changes were not saved.", held_message(held)),
@@ -157,7 +177,7 @@ pub fn clear_child_locks(tx: &mut Tx, ctx: &WriteContext, locks: Vec<HeldLock>) 
     }
     let me = ctx.actor.user.to_ref();
     for held in mine {
-        end(tx, &held, LockAction::Released, Some(&me))?;
+        end(tx, &held, LockAction::Released, Some(&me), Line::Drop)?;
     }
     Ok(())
 }

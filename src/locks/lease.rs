@@ -1,6 +1,7 @@
 //! Lease changes driven by a tab's edits channel: pongs extend the leases of
-//! its locks (never their activity), a closed tab leaves them only the grace
-//! period, and a tab that reconnects in time gets them back.
+//! its locks (never their activity) and of its places in waiting lines, a
+//! closed tab leaves them only the grace period, and a tab that reconnects in
+//! time gets them back.
 
 use std::time::Duration;
 
@@ -8,15 +9,16 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::clock;
-use crate::db::schema::locks;
+use crate::db::schema::{lock_waiters, locks};
 use crate::db::DbConn;
-use crate::models::{Lock, UserId};
+use crate::models::{Lock, UserId, Waiter};
 
 /// Most sessions renewed by one statement.
 const RENEW_CHUNK: usize = 500;
 
-/// Extends the leases of every live lock held by these (answering) tabs, in
-/// a few statements however many tabs there are.
+/// Extends the leases of every live lock held by these (answering) tabs, and
+/// of their live places in line, in a few statements however many tabs there
+/// are.
 pub fn renew_for_sessions(
     conn: &mut DbConn,
     sessions: &[String],
@@ -39,11 +41,24 @@ pub fn renew_for_sessions(
         .set(locks::expires_at.eq(until))
         .execute(conn)?;
     }
+    Waiter::lock_rows_of_sessions(conn, sessions)?;
+    for chunk in sessions.chunks(RENEW_CHUNK) {
+        renewed += diesel::update(
+            lock_waiters::table
+                .filter(lock_waiters::session_id.eq_any(chunk))
+                .filter(lock_waiters::expires_at.gt(now))
+                .filter(lock_waiters::expires_at.lt(until))
+                .filter(lock_waiters::disconnected_at.is_null()),
+        )
+        .set(lock_waiters::expires_at.eq(until))
+        .execute(conn)?;
+    }
     Ok(renewed)
 }
 
-/// The tab's channel closed or died: `expires_at = min(expires_at, now + grace)`.
-/// The caller has row-locked the tab's locks already ([`Lock::lock_rows_of_sessions`]):
+/// The tab's channel closed or died: `expires_at = min(expires_at, now + grace)`,
+/// for its locks and its places in line. The caller has row-locked the tab's
+/// locks and waiters already ([`Lock::lock_rows_of_sessions`], [`Waiter::lock_rows_of_sessions`]):
 /// the channel's leave does so before it counts the tab's other connections.
 pub fn disconnect(
     conn: &mut DbConn,
@@ -63,11 +78,21 @@ pub fn disconnect(
     diesel::update(locks::table.filter(locks::session_id.eq(session_id)))
         .set(locks::disconnected_at.eq(Some(now)))
         .execute(conn)?;
+    diesel::update(
+        lock_waiters::table
+            .filter(lock_waiters::session_id.eq(session_id))
+            .filter(lock_waiters::expires_at.gt(cutoff)),
+    )
+    .set(lock_waiters::expires_at.eq(cutoff))
+    .execute(conn)?;
+    diesel::update(lock_waiters::table.filter(lock_waiters::session_id.eq(session_id)))
+        .set(lock_waiters::disconnected_at.eq(Some(now)))
+        .execute(conn)?;
     Ok(())
 }
 
-/// The tab is back within the grace: its locks that are still in force get a
-/// full lease again.
+/// The tab is back within the grace: its locks that are still in force, and
+/// its places in line, get a full lease again.
 pub fn reconnect(
     conn: &mut DbConn,
     session_id: &str,
@@ -75,8 +100,9 @@ pub fn reconnect(
     now: NaiveDateTime,
     ttl: Duration,
 ) -> QueryResult<usize> {
-    Lock::lock_rows_of_sessions(conn, &[session_id.to_owned()])?;
-    diesel::update(
+    let sessions = [session_id.to_owned()];
+    Lock::lock_rows_of_sessions(conn, &sessions)?;
+    let mut renewed = diesel::update(
         locks::table
             .filter(locks::session_id.eq(session_id))
             .filter(locks::user_id.eq(user_id))
@@ -86,5 +112,18 @@ pub fn reconnect(
         locks::expires_at.eq(clock::after(now, ttl)),
         locks::disconnected_at.eq(None::<NaiveDateTime>),
     ))
-    .execute(conn)
+    .execute(conn)?;
+    Waiter::lock_rows_of_sessions(conn, &sessions)?;
+    renewed += diesel::update(
+        lock_waiters::table
+            .filter(lock_waiters::session_id.eq(session_id))
+            .filter(lock_waiters::user_id.eq(user_id))
+            .filter(lock_waiters::expires_at.gt(now)),
+    )
+    .set((
+        lock_waiters::expires_at.eq(clock::after(now, ttl)),
+        lock_waiters::disconnected_at.eq(None::<NaiveDateTime>),
+    ))
+    .execute(conn)?;
+    Ok(renewed)
 }

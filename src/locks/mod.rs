@@ -18,13 +18,14 @@ pub mod engine;
 pub mod fast_path;
 pub mod guard;
 pub mod lease;
+pub mod line;
 pub mod lockable;
 pub mod reaper;
 pub mod render;
 
 use std::time::Duration;
 
-pub use engine::{Acquired, LockStatus};
+pub use engine::{AcquireMode, Acquired, LockStatus};
 pub use guard::{Preconditions, Written};
 pub use lockable::{Lockable, LockableKind, Target};
 

@@ -1,9 +1,10 @@
 //! Ends locks whose lease ran out (`expired`) or that saw no activity for the
-//! idle timeout (`idle`), every `BATON_REAPER_INTERVAL`.
+//! idle timeout (`idle`), handing each record to its line, and waiters whose
+//! lease ran out, every `BATON_REAPER_INTERVAL`.
 
 use std::time::Duration;
 
-use super::engine::{end, overdue};
+use super::engine::{end, overdue, Line};
 use super::LockPolicy;
 use crate::clock;
 use crate::db::{Database, Tx};
@@ -19,7 +20,7 @@ pub fn reap(tx: &mut Tx, policy: &LockPolicy) -> AppResult<usize> {
     let mut ended = 0;
     for held in Lock::due(tx.conn, tx.now, idle_before, BATCH)? {
         if let Some(reason) = overdue(&held.lock, tx.now, policy) {
-            if end(tx, &held, reason, None)? {
+            if end(tx, &held, reason, None, Line::HandOff(policy))? {
                 ended += 1;
                 // How long after it fell due the lock was ended.
                 let due = match reason {
@@ -35,6 +36,8 @@ pub fn reap(tx: &mut Tx, policy: &LockPolicy) -> AppResult<usize> {
             }
         }
     }
+    // Waiters whose tab stopped answering; a hand-off above skipped them.
+    ended += super::line::reap(tx, BATCH)?;
     Ok(ended)
 }
 

@@ -1,12 +1,13 @@
-//! Lock JSON is rendered here and nowhere else: locks, ended locks, audit
-//! rows, and the message that says who holds a record.
+//! Lock JSON is rendered here and nowhere else: locks, ended locks, waiters,
+//! audit rows, and the message that says who holds a record.
 
 use super::lockable::table_of;
 use crate::db::Frame;
 use crate::models::lock_fast_path::LockNotice;
-use crate::models::{HeldLock, LockAction, LockEvent, UserRef};
+use crate::models::{HeldLock, LockAction, LockEvent, QueuedWaiter, UserRef, WaiterEnd};
 use crate::views::{
-    Change, EndedLockView, LockEventView, LockView, ServerFrame, UserView, Watchable,
+    Change, EndedLockView, EndedWaiterView, LockEventView, LockView, ServerFrame, UserView,
+    WaiterView, Watchable,
 };
 
 pub fn lock_view(held: &HeldLock) -> LockView {
@@ -28,6 +29,22 @@ pub fn ended_lock(
         lock: lock_view(held),
         reason,
         overridden_by: overridden_by.map(UserView::public),
+    })
+}
+
+pub fn waiter_view(queued: &QueuedWaiter) -> WaiterView {
+    WaiterView::new(queued, table_of(&queued.waiter.lockable_type))
+}
+
+pub fn waiter_views(queued: &[QueuedWaiter]) -> Vec<WaiterView> {
+    queued.iter().map(waiter_view).collect()
+}
+
+/// A waiter that left its line, as broadcast in its `destroy`.
+pub fn ended_waiter(queued: &QueuedWaiter, reason: WaiterEnd) -> Watchable {
+    Watchable::EndedWaiter(EndedWaiterView {
+        waiter: waiter_view(queued),
+        reason,
     })
 }
 

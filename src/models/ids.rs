@@ -68,4 +68,6 @@ ids! {
     UserId;
     /// A membership's id.
     MembershipId;
+    /// A place in a waiting line (a waiter's id).
+    WaiterId;
 }

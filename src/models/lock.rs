@@ -35,6 +35,9 @@ pub struct Lock {
     pub last_activity_at: NaiveDateTime,
     /// When the holder's tab closed (the lease then runs for the grace only).
     pub disconnected_at: Option<NaiveDateTime>,
+    /// Someone joined the line for this holding: releasing it may hand the
+    /// record over, which the fast path leaves to the general path.
+    pub has_waiters: bool,
 }
 
 /// `None`s are bound as NULL (not DEFAULT), so the insert is one cached statement.
@@ -162,11 +165,41 @@ impl Lock {
         )
     }
 
-    /// Deletes this holding of the lock; `false` if it was already gone.
-    pub fn delete(conn: &mut DbConn, id: LockId) -> QueryResult<bool> {
+    /// Deletes this holding of the lock, returning whether anyone joined its
+    /// line; `None` if it was already gone.
+    pub fn delete(conn: &mut DbConn, id: LockId) -> QueryResult<Option<bool>> {
         diesel::delete(locks::table.find(id))
-            .execute(conn)
-            .map(|n| n > 0)
+            .returning(locks::has_waiters)
+            .get_result(conn)
+            .optional()
+    }
+
+    /// Marks this holding as waited on (a tab joins its line), locking its
+    /// row until commit; `None` if it has ended.
+    pub fn mark_waited_on(conn: &mut DbConn, id: LockId) -> QueryResult<Option<Lock>> {
+        diesel::update(locks::table.find(id))
+            .set(locks::has_waiters.eq(true))
+            .returning(locks::all_columns)
+            .get_result::<Lock>(conn)
+            .optional()
+    }
+
+    /// A lock handed to a tab that has closed: it lives only as long as
+    /// that tab's grace, `until`, unless the tab comes back.
+    pub fn disconnected(
+        conn: &mut DbConn,
+        id: LockId,
+        closed_at: NaiveDateTime,
+        until: NaiveDateTime,
+    ) -> QueryResult<Option<Lock>> {
+        diesel::update(locks::table.find(id))
+            .set((
+                locks::disconnected_at.eq(Some(closed_at)),
+                locks::expires_at.eq(until),
+            ))
+            .returning(locks::all_columns)
+            .get_result::<Lock>(conn)
+            .optional()
     }
 
     /// Extends the lease, and the activity when given.

@@ -10,12 +10,14 @@ use crate::db::schema::lock_events;
 use crate::db::{DbConn, Prepared};
 
 /// What happened to a lock, in the audit trail and on the wire. Every
-/// action but `acquired` ends a lock, and is then also the `reason` of its
-/// `destroy` frame.
+/// action but `acquired`, `queued` and `handed_off` ends a lock, and is then
+/// also the `reason` of its `destroy` frame. `queued`: a tab joined the line
+/// for the lock's record (the actor is the waiting user); `handed_off`: the
+/// first row of a lock the line gave to its next waiter.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
 )]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum LockAction {
     Acquired,
     Released,
@@ -24,10 +26,12 @@ pub enum LockAction {
     Idle,
     Disconnected,
     Kicked,
+    Queued,
+    HandedOff,
 }
 
 impl LockAction {
-    pub const ALL: [LockAction; 7] = [
+    pub const ALL: [LockAction; 9] = [
         LockAction::Acquired,
         LockAction::Released,
         LockAction::Overridden,
@@ -35,6 +39,8 @@ impl LockAction {
         LockAction::Idle,
         LockAction::Disconnected,
         LockAction::Kicked,
+        LockAction::Queued,
+        LockAction::HandedOff,
     ];
 
     pub fn parse(s: &str) -> Option<LockAction> {
@@ -50,8 +56,17 @@ impl LockAction {
             LockAction::Idle => "idle",
             LockAction::Disconnected => "disconnected",
             LockAction::Kicked => "kicked",
+            LockAction::Queued => "queued",
+            LockAction::HandedOff => "handed_off",
         }
     }
+}
+
+/// What [`LockEvent::end_lock`] reads back from PostgreSQL.
+#[derive(QueryableByName)]
+struct EndedRow {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    has_waiters: bool,
 }
 
 #[derive(Queryable, Selectable, Clone, Debug)]
@@ -110,8 +125,9 @@ impl LockEvent {
             .map(|_| ())
     }
 
-    /// Ends a holding of a lock: deletes its row and writes its audit row,
-    /// or does nothing and returns `false` when another transaction ended it
+    /// Ends a holding of a lock: deletes its row and writes its audit row.
+    /// Returns whether anyone joined its line (as the row says when deleted,
+    /// not as `lock` was read), or `None` when another transaction ended it
     /// first. One statement on PostgreSQL (a data-modifying CTE); two on
     /// SQLite, which has none (its writes are in-process and serial).
     pub fn end_lock(
@@ -120,7 +136,7 @@ impl LockEvent {
         actor: Option<UserId>,
         action: LockAction,
         at: NaiveDateTime,
-    ) -> QueryResult<bool> {
+    ) -> QueryResult<Option<bool>> {
         crate::on_backend!(conn,
             postgres: |pg| Prepared::new(super::lock_sql::END_LOCK, |q| q
             .bind::<BigInt, _>(lock.id)
@@ -131,13 +147,15 @@ impl LockEvent {
             .bind::<BigInt, _>(lock.user_id)
             .bind::<Text, _>(action.as_str())
             .bind::<Timestamp, _>(at))
-            .execute(pg)
-            .map(|n| n > 0),
+            .get_result::<EndedRow>(pg)
+            .optional()
+            .map(|row| row.map(|r| r.has_waiters)),
             sqlite: |_c| {
-                if !Lock::delete(conn, lock.id)? {
-                    return Ok(false);
-                }
-                LockEvent::record(conn, lock, actor, action, at).map(|()| true)
+                let Some(has_waiters) = Lock::delete(conn, lock.id)? else {
+                    return Ok(None);
+                };
+                LockEvent::record(conn, lock, actor, action, at)?;
+                Ok(Some(has_waiters))
             },
         )
     }

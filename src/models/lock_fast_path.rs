@@ -10,10 +10,11 @@
 //! a wire shape: every instance's listener renders the frame with
 //! `crate::locks::render`, as the general path does.
 
-use chrono::NaiveDateTime;
+use std::time::Duration;
+
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
+use diesel::sql_types::{Array, BigInt, Nullable, Text};
 use serde::{Deserialize, Serialize};
 
 use super::{lock_sql, HeldLock, Lock, LockAction, LockId, UserId, UserRef};
@@ -40,7 +41,7 @@ pub struct TokenHolder {
     pub token_id: i64,
 }
 
-/// A lock to take on a free record.
+/// A lock to take on a free record. Its times are the database's clock.
 pub struct FreshLock<'a> {
     /// The statement for the record's type (`LockableRecord::FAST_ACQUIRE`).
     pub sql: &'static str,
@@ -48,10 +49,15 @@ pub struct FreshLock<'a> {
     pub lockable_id: i64,
     pub session_id: Option<&'a str>,
     pub user_agent: Option<&'a str>,
-    pub now: NaiveDateTime,
-    pub expires_at: NaiveDateTime,
+    /// The lease.
+    pub ttl: Duration,
     /// The case roles that may take locks (a site admin always may).
     pub editor_roles: &'a [&'a str],
+}
+
+/// A duration as the statements bind it: whole microseconds (saturating).
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
 }
 
 #[derive(QueryableByName)]
@@ -89,11 +95,10 @@ pub fn acquire(
         q.bind::<BigInt, _>(fresh.lockable_id)
             .bind::<BigInt, _>(caller.user_id)
             .bind::<BigInt, _>(caller.token_id)
-            .bind::<Timestamp, _>(fresh.now)
+            .bind::<BigInt, _>(micros(fresh.ttl))
             .bind::<Text, _>(fresh.lockable_type)
             .bind::<Nullable<Text>, _>(fresh.session_id)
             .bind::<Nullable<Text>, _>(fresh.user_agent)
-            .bind::<Timestamp, _>(fresh.expires_at)
             .bind::<Array<Text>, _>(fresh.editor_roles)
     })
     .get_result::<ChangedRow>(pg)
@@ -102,22 +107,21 @@ pub fn acquire(
 }
 
 /// Releases lock `lock_id` if the caller's tab holds it and it is still in
-/// force (lease not run out, active since `idle_before`).
+/// force at the database's clock (lease not run out, active within
+/// `idle_timeout`).
 pub fn release(
     pg: &mut PgConnection,
     caller: TokenHolder,
     lock_id: LockId,
     session_id: Option<&str>,
-    now: NaiveDateTime,
-    idle_before: NaiveDateTime,
+    idle_timeout: Duration,
 ) -> QueryResult<Option<HeldLock>> {
     Prepared::new(lock_sql::FAST_RELEASE, |q| {
         q.bind::<BigInt, _>(lock_id)
             .bind::<BigInt, _>(caller.user_id)
             .bind::<BigInt, _>(caller.token_id)
-            .bind::<Timestamp, _>(now)
             .bind::<Nullable<Text>, _>(session_id)
-            .bind::<Timestamp, _>(idle_before)
+            .bind::<BigInt, _>(micros(idle_timeout))
     })
     .get_result::<ChangedRow>(pg)
     .optional()

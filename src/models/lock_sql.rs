@@ -28,7 +28,7 @@ macro_rules! audit_columns {
 /// The audit row of every lock in CTE `$from`, by `$actor`, for `$action`
 /// (a `LockAction` spelled as `LockAction::as_str` does) at `$at`.
 macro_rules! audit_rows {
-    ($from:literal, $actor:literal, $action:literal, $at:literal) => {
+    ($from:literal, $actor:literal, $action:literal, $at:expr) => {
         concat!(
             "INSERT INTO lock_events (",
             $crate::models::lock_sql::audit_columns!(),
@@ -47,7 +47,7 @@ macro_rules! audit_rows {
 /// The caller, if its token `$token` is still live at `$now` and names user
 /// `$user`. Rust: `User::find_by_token`.
 macro_rules! live_caller {
-    ($user:literal, $token:literal, $now:literal) => {
+    ($user:literal, $token:literal, $now:expr) => {
         concat!(
             "SELECT u.id, u.name, u.color, u.admin FROM auth_tokens t \
              JOIN users u ON u.id = t.user_id WHERE t.id = ",
@@ -78,7 +78,7 @@ macro_rules! held_by_tab {
 /// The lock `l` is still in force at `$now`: its lease has not run out, and
 /// it was active after `$idle_before`. Rust: `locks::engine::overdue`.
 macro_rules! in_force {
-    ($now:literal, $idle_before:literal) => {
+    ($now:expr, $idle_before:expr) => {
         concat!(
             "l.expires_at > ",
             $now,
@@ -92,7 +92,7 @@ macro_rules! in_force {
 /// `caller`: an `OutboxPayload::Lock` (`crate::realtime::pg_bus`), whose
 /// round trip a test checks against what this writes.
 macro_rules! outbox_lock_row {
-    ($action:literal, $editor:literal, $now:literal) => {
+    ($action:literal, $editor:literal, $now:expr) => {
         concat!(
             "INSERT INTO event_outbox (payload, created_at) \
              SELECT json_build_object( \
@@ -110,12 +110,39 @@ macro_rules! outbox_lock_row {
     };
 }
 
+/// `$micros` microseconds after the database's clock, in SQL.
+macro_rules! db_now_plus {
+    ($micros:literal) => {
+        concat!(
+            "(",
+            $crate::db_now!(),
+            " + ",
+            $micros,
+            " * interval '1 microsecond')"
+        )
+    };
+}
+
+/// `$micros` microseconds before the database's clock, in SQL.
+macro_rules! db_now_minus {
+    ($micros:literal) => {
+        concat!(
+            "(",
+            $crate::db_now!(),
+            " - ",
+            $micros,
+            " * interval '1 microsecond')"
+        )
+    };
+}
+
 /// The fast path's acquire on a record of `$table` (whose case is in column
-/// `$case`): record `$1` of type `$5`, by the live caller (`$2`, `$3` at
-/// `$4`) from tab `$6` with agent `$7`, until `$8`, if the caller is a site
-/// admin or has a role in `$9` on the record's case. The record's row is
-/// locked first, as on the general path. `versioned_record!` builds one per
-/// lockable type, at compile time.
+/// `$case`): record `$1` of type `$5`, by the live caller (`$2`, `$3`) from
+/// tab `$6` with agent `$7`, for a lease of `$4` microseconds, if the caller
+/// is a site admin or has a role in `$8` on the record's case. Its times are
+/// the database's clock (`crate::db_now!`), as on the general path. The
+/// record's row is locked first, as on the general path.
+/// `versioned_record!` builds one per lockable type, at compile time.
 macro_rules! fast_acquire {
     ($table:expr, $case:expr) => {
         concat!(
@@ -124,24 +151,31 @@ macro_rules! fast_acquire {
             " AS case_id FROM ",
             $table,
             " WHERE id = $1 FOR NO KEY UPDATE), caller AS (",
-            $crate::models::lock_sql::live_caller!("$2", "$3", "$4"),
+            $crate::models::lock_sql::live_caller!("$2", "$3", $crate::db_now!()),
             "), changed AS (INSERT INTO locks (",
             $crate::models::lock_sql::lock_columns!(),
-            ") SELECT $5, $1, record.case_id, caller.id, $6, $7, $4, $8, $4 FROM record, caller \
+            ") SELECT $5, $1, record.case_id, caller.id, $6, $7, ",
+            $crate::db_now!(),
+            ", ",
+            $crate::models::lock_sql::db_now_plus!("$4"),
+            ", ",
+            $crate::db_now!(),
+            " FROM record, caller \
                WHERE caller.admin OR EXISTS ( \
                  SELECT 1 FROM memberships m \
-                 WHERE m.case_id = record.case_id AND m.user_id = caller.id AND m.role = ANY($9)) \
+                 WHERE m.case_id = record.case_id AND m.user_id = caller.id AND m.role = ANY($8)) \
                ON CONFLICT DO NOTHING RETURNING *), audited AS (",
             $crate::models::lock_sql::audit_rows!("changed", "user_id", "acquired", "created_at"),
             "), published AS (",
-            $crate::models::lock_sql::outbox_lock_row!("acquired", "$6::text", "$4"),
+            $crate::models::lock_sql::outbox_lock_row!("acquired", "$6::text", $crate::db_now!()),
             ") SELECT changed.*, caller.name, caller.color FROM changed, caller"
         )
     };
 }
 
 pub(crate) use {
-    audit_columns, audit_rows, fast_acquire, live_caller, lock_columns, outbox_lock_row,
+    audit_columns, audit_rows, db_now_plus, fast_acquire, live_caller, lock_columns,
+    outbox_lock_row,
 };
 
 /// Inserts lock `$1…$9` unless its record is locked, and its `acquired`
@@ -155,30 +189,35 @@ pub const INSERT_IF_FREE_AUDITED: &str = concat!(
     ") SELECT * FROM taken"
 );
 
-/// Deletes lock `$1` and writes its audit row (`$2…$8`), or nothing when
-/// another transaction ended it first.
+/// Deletes lock `$1` and writes its audit row (`$2…$8`), returning whether
+/// anyone joined its line; no row when another transaction ended it first.
 pub const END_LOCK: &str = concat!(
-    "WITH gone AS (DELETE FROM locks WHERE id = $1 RETURNING id) \
-     INSERT INTO lock_events (",
+    "WITH gone AS (DELETE FROM locks WHERE id = $1 RETURNING id, has_waiters), \
+     audited AS (INSERT INTO lock_events (",
     audit_columns!(),
-    ") SELECT id, $2, $3, $4, $5, $6, $7, $8 FROM gone"
+    ") SELECT id, $2, $3, $4, $5, $6, $7, $8 FROM gone) \
+     SELECT has_waiters FROM gone"
 );
 
-/// The fast path's release: lock `$1`, if the live caller (`$2`, `$3` at
-/// `$4`) holds it from tab `$5` and it is in force (active after `$6`).
+/// The fast path's release: lock `$1`, if the live caller (`$2`, `$3`) holds
+/// it from tab `$4`, it is in force at the database's clock (active within
+/// the last `$5` microseconds) and nobody joined its line (a hand-off is the
+/// general path's). A tab joining the line sets `has_waiters` on the lock's
+/// row in its own transaction, so this DELETE either waits for it and
+/// re-checks the flag, or goes first.
 pub const FAST_RELEASE: &str = concat!(
     "WITH caller AS (",
-    live_caller!("$2", "$3", "$4"),
+    live_caller!("$2", "$3", crate::db_now!()),
     "), changed AS ( \
        DELETE FROM locks l USING caller \
-       WHERE l.id = $1 AND l.user_id = caller.id AND ",
-    held_by_tab!("$5"),
+       WHERE l.id = $1 AND l.user_id = caller.id AND NOT l.has_waiters AND ",
+    held_by_tab!("$4"),
     " AND ",
-    in_force!("$4", "$6"),
+    in_force!(crate::db_now!(), db_now_minus!("$5")),
     " RETURNING l.*), audited AS (",
-    audit_rows!("changed", "user_id", "released", "$4"),
+    audit_rows!("changed", "user_id", "released", crate::db_now!()),
     "), published AS (",
-    outbox_lock_row!("released", "$5::text", "$4"),
+    outbox_lock_row!("released", "$4::text", crate::db_now!()),
     ") SELECT changed.*, caller.name, caller.color FROM changed, caller"
 );
 
@@ -189,8 +228,12 @@ mod tests {
     #[test]
     fn statements_name_what_they_bind() {
         assert!(Card::FAST_ACQUIRE.contains("SELECT case_id AS case_id FROM cards WHERE id = $1"));
-        assert!(super::FAST_RELEASE.contains("l.session_id = $5)"));
-        assert!(super::FAST_RELEASE.contains("l.last_activity_at > $6"));
+        assert!(super::FAST_RELEASE.contains("l.session_id = $4)"));
+        assert!(super::FAST_RELEASE.contains(
+            "l.last_activity_at > ((now() AT TIME ZONE 'UTC') - $5 * interval '1 microsecond')"
+        ));
+        assert!(Card::FAST_ACQUIRE
+            .contains("((now() AT TIME ZONE 'UTC') + $4 * interval '1 microsecond')"));
         assert!(super::INSERT_IF_FREE_AUDITED.contains("case_id, $10, user_id, 'acquired'"));
     }
 }

@@ -15,12 +15,15 @@ pub mod page;
 pub mod presence;
 pub mod role;
 pub mod user;
+pub mod waiter;
 
 pub use auth_token::AuthToken;
 pub use card::Card;
 pub use case::Case;
 pub use edgenote::Edgenote;
-pub use ids::{CardId, CaseId, EdgenoteId, LockEventId, LockId, MembershipId, PageId, UserId};
+pub use ids::{
+    CardId, CaseId, EdgenoteId, LockEventId, LockId, MembershipId, PageId, UserId, WaiterId,
+};
 pub use lock::{HeldLock, Lock};
 pub use lock_event::{LockAction, LockEvent};
 pub use membership::Membership;
@@ -28,6 +31,7 @@ pub use page::Page;
 pub use presence::Presence;
 pub use role::Role;
 pub use user::{User, UserChanges, UserRef};
+pub use waiter::{QueuedWaiter, Waiter, WaiterEnd};
 
 /// What identifies a record on the wire: its type name, its table and its id
 /// (`{type, table, param, id}`), so clients can key anything by

@@ -19,9 +19,10 @@ use crate::db::Frame;
 use crate::error::AppResult;
 use crate::locks::engine::active_locks;
 use crate::locks::lease;
-use crate::locks::render::lock_views;
+use crate::locks::line::waiters_of_case;
+use crate::locks::render::{lock_views, waiter_views};
 use crate::models::presence::NewPresence;
-use crate::models::{Case, Lock, Presence};
+use crate::models::{Case, Lock, Presence, Waiter};
 use crate::views::ServerFrame;
 
 /// Largest frame a tab may send; the channel is server → client, so small.
@@ -129,6 +130,7 @@ async fn join(
             let welcome = ServerFrame::Welcome {
                 online_users: online_users(tx.conn, case_id, rt_.timing.presence_ttl())?,
                 active_locks: lock_views(&active_locks(tx.conn, case_id, &rt_.policy)?),
+                waiters: waiter_views(&waiters_of_case(tx.conn, case_id, tx.now)?),
                 session_id,
             };
             Ok::<_, crate::error::AppError>((presence.id, welcome.text()))
@@ -233,10 +235,11 @@ async fn leave(
     let kicked = matches!(end, End::Kicked);
     rt.db
         .write(Some(session_id.clone()), move |tx| {
-            // The tab's lock rows first (the row-lock order of `crate::locks`),
+            // The tab's lock and waiter rows first (the row-lock order of `crate::locks`),
             // and only then count its other connections: a reconnect that
             // commits meanwhile is counted rather than cut off.
             Lock::lock_rows_of_sessions(tx.conn, std::slice::from_ref(&session_id))?;
+            Waiter::lock_rows_of_sessions(tx.conn, std::slice::from_ref(&session_id))?;
             let seen_since = clock::before(tx.now, timing.presence_ttl());
             let elsewhere =
                 Presence::live_of_session(tx.conn, &session_id, Some(presence_id), seen_since)?;

@@ -26,10 +26,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Text, Timestamp};
+use diesel::sql_types::{Array, Text};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
-use tokio_postgres::{AsyncMessage, Client, NoTls};
+#[cfg(not(feature = "postgres-tls"))]
+use tokio_postgres::NoTls;
+use tokio_postgres::{AsyncMessage, Client};
 
 use super::hub::Hub;
 use crate::clock;
@@ -87,8 +89,9 @@ pub enum OutboxPayload<'a> {
         session: Cow<'a, str>,
         reason: Cow<'a, str>,
     },
-    /// A lock written by the fast path, rendered by the listener.
-    Lock(LockNotice),
+    /// A lock written by the fast path, rendered by the listener (boxed: it
+    /// is much larger than the others).
+    Lock(Box<LockNotice>),
 }
 
 impl OutboxPayload<'_> {
@@ -160,12 +163,12 @@ impl EventBus for PgBus {
             .collect();
         // One statement for all of them; ids follow the order given.
         Prepared::new(
-            "INSERT INTO event_outbox (payload, created_at) \
-             SELECT p, $2 FROM unnest($1::text[]) WITH ORDINALITY AS o(p, n) ORDER BY n",
-            |q| {
-                q.bind::<Array<Text>, _>(payloads)
-                    .bind::<Timestamp, _>(clock::now())
-            },
+            concat!(
+                "INSERT INTO event_outbox (payload, created_at) SELECT p, ",
+                crate::db_now!(),
+                " FROM unnest($1::text[]) WITH ORDINALITY AS o(p, n) ORDER BY n"
+            ),
+            |q| q.bind::<Array<Text>, _>(payloads),
         )
         .execute(pg)?;
         if self.wakeups.is_none() {
@@ -277,15 +280,65 @@ pub async fn listen(url: String, hub: Arc<Hub>, wakeups: Arc<Wakeups>) {
     }
 }
 
+/// Refuses, with what to do instead, a `DATABASE_URL` the event listener
+/// cannot use: one tokio-postgres cannot read, or `sslmode=require` in a
+/// build without TLS (feature `postgres-tls`). Checked before the server
+/// starts, so that the listener never retries a hopeless connection.
+pub fn check_listener_url(url: &str) -> Result<(), String> {
+    let config: tokio_postgres::Config = url.parse().map_err(|e| {
+        format!(
+            "DATABASE_URL cannot be used for the event listener ({e}); it takes \
+             postgres:// URLs with sslmode disable, prefer or require."
+        )
+    })?;
+    if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require
+        && !cfg!(feature = "postgres-tls")
+    {
+        return Err(
+            "DATABASE_URL asks for sslmode=require, but this baton was built without \
+             TLS for PostgreSQL: build it with `cargo build --release --features postgres-tls` \
+             (needs OpenSSL headers), or drop sslmode=require."
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The listener's TLS connector (feature `postgres-tls`). Like libpq's
+/// `sslmode=require`, it encrypts without verifying the server's
+/// certificate; `prefer` uses it when the server offers TLS.
+#[cfg(feature = "postgres-tls")]
+fn tls() -> Result<postgres_native_tls::MakeTlsConnector, ListenError> {
+    let connector = native_tls::TlsConnector::builder()
+        .danger_accept_invalid_certs(true)
+        .danger_accept_invalid_hostnames(true)
+        .build()
+        .map_err(|e| ListenError::Tls(e.to_string()))?;
+    Ok(postgres_native_tls::MakeTlsConnector::new(connector))
+}
+
+/// Why the listener's connection ended.
+#[derive(Debug, thiserror::Error)]
+enum ListenError {
+    #[error(transparent)]
+    Postgres(#[from] tokio_postgres::Error),
+    #[cfg(feature = "postgres-tls")]
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
+}
+
 async fn listen_once(
     url: &str,
     hub: &Hub,
     wakeups: &Arc<Wakeups>,
     cursor: &mut Option<Cursor>,
-) -> Result<(), tokio_postgres::Error> {
+) -> Result<(), ListenError> {
     let mut config: tokio_postgres::Config = url.parse()?;
     // So operators (and tests) can tell this connection apart in pg_stat_activity.
     config.application_name(LISTENER_NAME);
+    #[cfg(feature = "postgres-tls")]
+    let (client, mut connection) = config.connect(tls()?).await?;
+    #[cfg(not(feature = "postgres-tls"))]
     let (client, mut connection) = config.connect(NoTls).await?;
     // Other instances' NOTIFYs wake the reader; this connection's own do not
     // (its instance woke the reader directly).
@@ -316,7 +369,7 @@ async fn listen_once(
     let client = Arc::new(client);
     let outcome = read_until_closed(&client, hub, wakeups, &heard, &own_pid, cursor).await;
     driver.abort();
-    outcome
+    Ok(outcome?)
 }
 
 async fn read_until_closed(
@@ -430,7 +483,7 @@ fn deliver(hub: &Hub, payload: &str) {
         }
         Ok(OutboxPayload::Lock(notice)) => {
             record_delay(notice.at);
-            hub.publish(render::notice_frame(notice))
+            hub.publish(render::notice_frame(*notice))
         }
         Ok(OutboxPayload::Kick { session, reason }) => hub.kick(&session, &reason),
         Err(e) => tracing::warn!(error = %e, "unreadable outbox row"),

@@ -25,7 +25,7 @@ pub fn online_users(
     case_id: CaseId,
     presence_ttl: Duration,
 ) -> AppResult<Vec<OnlineUserView>> {
-    let since = clock::before(clock::now(), presence_ttl);
+    let since = clock::before(crate::db::now(conn)?, presence_ttl);
     let mut users: Vec<(UserRef, u32)> = Vec::new();
     for (_, user) in Presence::of_case(conn, case_id, since)? {
         match users.last_mut() {

@@ -6,7 +6,9 @@ use utoipa::openapi::schema::{AnyOfBuilder, Schema};
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
-use super::{EndedLockView, Identity, LockView, OnlineUserView, RecordView};
+use super::{
+    EndedLockView, EndedWaiterView, Identity, LockView, OnlineUserView, RecordView, WaiterView,
+};
 use crate::db::{Frame, Outgoing, Tx};
 use crate::models::CaseId;
 
@@ -18,8 +20,9 @@ pub enum Change {
     Destroy,
 }
 
-/// What a change frame is about: a record, a lock, or — once destroyed — a
-/// record's identity, or a lock with the reason it ended. (Its schema is
+/// What a change frame is about: a record, a lock, a waiter, or — once
+/// destroyed — a record's identity, or a lock or waiter with the reason it
+/// ended. (Its schema is
 /// `anyOf`, written below: an ended lock is also a lock, and every record
 /// has an identity, so `oneOf` would never match exactly one.)
 #[derive(Clone, Debug, Serialize)]
@@ -28,6 +31,8 @@ pub enum Watchable {
     Record(RecordView),
     EndedLock(EndedLockView),
     Lock(LockView),
+    EndedWaiter(EndedWaiterView),
+    Waiter(WaiterView),
     Gone(Identity),
 }
 
@@ -45,11 +50,13 @@ pub struct ChangeFrame {
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ServerFrame {
     /// First frame after connecting: the tab's session id and the case's
-    /// locks and online users right now.
+    /// locks, waiting lines and online users right now.
     #[serde(rename_all = "camelCase")]
     Welcome {
         session_id: String,
         active_locks: Vec<LockView>,
+        /// Every live waiter of the case, line by line, first first.
+        waiters: Vec<WaiterView>,
         online_users: Vec<OnlineUserView>,
     },
     Create(ChangeFrame),
@@ -122,10 +129,12 @@ impl utoipa::PartialSchema for Watchable {
             .item(Ref::from_schema_name(RecordView::name()))
             .item(Ref::from_schema_name(EndedLockView::name()))
             .item(Ref::from_schema_name(LockView::name()))
+            .item(Ref::from_schema_name(EndedWaiterView::name()))
+            .item(Ref::from_schema_name(WaiterView::name()))
             .item(Ref::from_schema_name(Identity::name()))
             .description(Some(
-                "A record, a lock, an ended lock (destroy, with `reason`), or a destroyed \
-                 record's identity.",
+                "A record, a lock, a waiter, an ended lock or waiter (destroy, with \
+                 `reason`), or a destroyed record's identity.",
             ))
             .into()
     }
@@ -137,11 +146,15 @@ impl ToSchema for Watchable {
             (RecordView::name().into(), RecordView::schema()),
             (EndedLockView::name().into(), EndedLockView::schema()),
             (LockView::name().into(), LockView::schema()),
+            (EndedWaiterView::name().into(), EndedWaiterView::schema()),
+            (WaiterView::name().into(), WaiterView::schema()),
             (Identity::name().into(), Identity::schema()),
         ]);
         RecordView::schemas(schemas);
         EndedLockView::schemas(schemas);
         LockView::schemas(schemas);
+        EndedWaiterView::schemas(schemas);
+        WaiterView::schemas(schemas);
     }
 }
 
@@ -154,5 +167,11 @@ impl From<RecordView> for Watchable {
 impl From<LockView> for Watchable {
     fn from(lock: LockView) -> Watchable {
         Watchable::Lock(lock)
+    }
+}
+
+impl From<WaiterView> for Watchable {
+    fn from(waiter: WaiterView) -> Watchable {
+        Watchable::Waiter(waiter)
     }
 }

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use super::{Identity, RecordKey, UserView};
 use crate::clock::utc;
-use crate::models::{HeldLock, LockAction, LockEvent};
+use crate::models::{HeldLock, LockAction, LockEvent, QueuedWaiter, WaiterEnd};
 
 /// A lock: who holds which record, from which tab, until when. Its `token`
 /// (also its id) names this one holding: send it as `Lock-Token` when saving.
@@ -112,6 +112,60 @@ impl LockEventView {
     }
 }
 
+/// A tab's place in the line for a locked record (`position` 1 = next):
+/// the record is handed to it when the lock ends, unless taken over.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Waiter)]
+pub struct WaiterView {
+    #[serde(flatten)]
+    pub identity: Identity,
+    /// The record waited for.
+    pub lockable: RecordKey,
+    pub case_id: i64,
+    /// Who waits.
+    pub user: UserView,
+    /// The waiting tab: the lock handed over carries it.
+    pub session_id: String,
+    /// 1 = next. As of this response or frame: a client that follows the
+    /// channel counts the earlier waiters of the same record still in line.
+    #[schema(minimum = 1)]
+    pub position: i64,
+    pub created_at: DateTime<Utc>,
+    /// The waiter leaves the line then, unless its tab renews it.
+    pub expires_at: DateTime<Utc>,
+}
+
+impl WaiterView {
+    pub fn new(queued: &QueuedWaiter, lockable_table: &str) -> WaiterView {
+        let waiter = &queued.waiter;
+        WaiterView {
+            identity: Identity::of(waiter),
+            lockable: RecordKey {
+                type_name: waiter.lockable_type.clone(),
+                table: lockable_table.to_owned(),
+                param: waiter.lockable_id.to_string(),
+            },
+            case_id: waiter.case_id.get(),
+            user: UserView::public(&queued.user),
+            session_id: waiter.session_id.clone(),
+            position: queued.position,
+            created_at: utc(waiter.created_at),
+            expires_at: utc(waiter.expires_at),
+        }
+    }
+}
+
+/// A waiter that left its line, as its `destroy` frame carries it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = EndedWaiter)]
+pub struct EndedWaiterView {
+    #[serde(flatten)]
+    pub waiter: WaiterView,
+    pub reason: WaiterEnd,
+}
+
 /// `owned`: the caller's tab holds it; `locked`: someone else does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -130,4 +184,6 @@ pub struct LockStatusView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false, nullable = false)]
     pub lock: Option<LockView>,
+    /// The record's waiting line, first first.
+    pub waiters: Vec<WaiterView>,
 }

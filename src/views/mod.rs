@@ -21,7 +21,9 @@ use crate::models::Record;
 
 pub use errors::{ErrorBody, ErrorCode, ErrorDetail};
 pub use frames::{Change, ServerFrame, Watchable};
-pub use locks::{EndedLockView, LockEventView, LockStatusView, LockView};
+pub use locks::{
+    EndedLockView, EndedWaiterView, LockEventView, LockStatusView, LockView, WaiterView,
+};
 pub use people::{LoginView, MembershipView, OnlineUserView, RoleView, SessionView, UserView};
 pub use records::{
     CardView, CaseDetailView, CaseView, EdgenoteView, PageView, PageWithCardsView, RecordView,

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Identity, LockView, OnlineUserView};
+use super::{Identity, LockView, OnlineUserView, WaiterView};
 use crate::clock::utc;
 use crate::models::{Card, Case, Edgenote, Page};
 
@@ -108,6 +108,8 @@ pub struct CaseDetailView {
     pub pages: Vec<PageWithCardsView>,
     pub edgenotes: Vec<EdgenoteView>,
     pub active_locks: Vec<LockView>,
+    /// Every live waiter of the case, line by line, first first.
+    pub waiters: Vec<WaiterView>,
     pub online_users: Vec<OnlineUserView>,
     /// The caller's rank on the case: `reader`, `editor`, `manager` or `site admin`.
     #[schema(example = "editor")]

@@ -3,6 +3,7 @@
 //! helpers to make users, cases and requests.
 #![allow(dead_code)]
 
+pub mod line;
 pub mod storm;
 
 use std::net::TcpListener;
@@ -99,6 +100,16 @@ pub fn test_settings(url: &str) -> Settings {
     settings.workers = Some(2);
     settings.database.db_pool_size = 8;
     settings
+}
+
+/// Short lock lifetimes for tests that watch leases run out: a lease of
+/// 1.2 s, a beat every 250 ms (room for a loaded machine: two missed pongs
+/// mean a dead tab), a grace of 500 ms, the reaper every 50 ms.
+pub fn short_lifetimes(s: &mut Settings) {
+    s.lock_ttl = Duration::from_millis(1200);
+    s.heartbeat_interval = Duration::from_millis(250);
+    s.disconnect_grace = Duration::from_millis(500);
+    s.reaper_interval = Duration::from_millis(50);
 }
 
 pub struct TestApp {

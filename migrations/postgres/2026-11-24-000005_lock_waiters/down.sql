@@ -1,0 +1,2 @@
+ALTER TABLE locks DROP COLUMN has_waiters;
+DROP TABLE lock_waiters;
