@@ -12,6 +12,8 @@ const ACTION: Record<LockAction, string> = {
   idle: 'released (idle)',
   disconnected: 'released (tab closed)',
   kicked: 'released (tab kicked)',
+  queued: 'joined the line',
+  handed_off: 'got it from the line',
 };
 
 /** A case's audit trail (managers): who locked, released, overrode, what expired. Refreshed as locks change. */

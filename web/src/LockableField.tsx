@@ -76,13 +76,22 @@ function FieldView<R extends EditableRecord>({
 
   // tell assistive tech (and everyone) what happened to the lock
   const previous = useRef(lock.state);
-  const { holder, lostTo } = lock;
+  const previousPlace = useRef(lock.position);
+  const { holder, lostTo, position } = lock;
   useEffect(() => {
     const before = previous.current;
+    const placeBefore = previousPlace.current;
     previous.current = lock.state;
-    const text = lockAnnouncement(before, { state: lock.state, holder, lostTo }, { label, noun }, me);
+    previousPlace.current = position;
+    const text = lockAnnouncement(before, { state: lock.state, holder, lostTo, position }, { label, noun }, me, placeBefore);
     if (text) announce(text);
-  }, [lock.state, holder, lostTo, announce, label, noun, me]);
+    // the button pressed went away: keep the focus in the field (unless the person is busy elsewhere)
+    const active = document.activeElement;
+    const here = !active || active === document.body || wrapperRef.current?.contains(active);
+    // in line: on "Leave the line"; handed over from the line: in the text, as asked for
+    if (here && lock.state === 'waiting') wrapperRef.current?.querySelector<HTMLButtonElement>('[data-leave-line]')?.focus();
+    if (here && before === 'waiting' && lock.state === 'mine') inputRef.current?.focus();
+  }, [lock.state, holder, lostTo, position, announce, label, noun, me]);
 
   // a lock of this tab (taken here, by "Edit anyway", or found again after a reload) opens the editor
   useEffect(() => {
@@ -100,6 +109,11 @@ function FieldView<R extends EditableRecord>({
     const took = await lock.startEditing();
     if (took) inputRef.current?.focus();
     return took;
+  }
+
+  async function waitForIt(): Promise<void> {
+    dispatch({ type: 'notice', notice: null });
+    await lock.waitForIt();
   }
 
   async function editAnyway(): Promise<void> {
@@ -206,6 +220,28 @@ function FieldView<R extends EditableRecord>({
             Edit anyway
           </button>
         ) : null}
+        {view.canWait ? (
+          <button type="button" className="secondary" onClick={() => void waitForIt()} disabled={view.busy} aria-label={`Notify me / wait for ${label}`}>
+            Notify me / wait
+          </button>
+        ) : null}
+        {view.place !== null ? (
+          <>
+            <span className="line-place" data-testid="line-place">
+              {view.place}
+            </span>
+            <button
+              type="button"
+              className="secondary"
+              data-leave-line
+              onClick={() => void lock.leaveLine()}
+              disabled={view.busy}
+              aria-label={`Leave the line for ${label}`}
+            >
+              Leave the line
+            </button>
+          </>
+        ) : null}
         {editable && view.outranked !== null ? (
           <span className="muted" data-testid="outranked">
             {view.outranked} outranks you: only someone with at least their role can take over.
@@ -223,6 +259,23 @@ function FieldView<R extends EditableRecord>({
           </>
         ) : null}
       </div>
+
+      {view.line.length > 0 ? (
+        <ul className="waiters" aria-label={`Waiting for ${label}`} data-testid="waiters">
+          {view.line.map((waiter) => (
+            <li key={waiter.param} data-testid="waiter">
+              <Avatar name={waiter.user.name} color={waiter.user.color} size="small" decorative />
+              {waiter.user.id === me.id ? 'You are waiting in another tab' : `${waiter.user.name} is waiting`}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+
+      {view.lineNote !== null ? (
+        <p className="muted" data-testid="line-note">
+          {view.lineNote}
+        </p>
+      ) : null}
 
       {editable ? (
         multiline ? (

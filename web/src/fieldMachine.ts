@@ -13,8 +13,10 @@ import {
   type Role,
   type UpdateFields,
   type User,
+  type Waiter,
 } from '@baton/client';
 import type { LockableRenderProps } from '@baton/react';
+import { ordinal } from './format';
 
 /** The attribute a field edits: a card's `content`, a page's `title`, an edgenote's `caption`. */
 export type FieldName = 'content' | 'title' | 'caption';
@@ -141,7 +143,13 @@ export function refusal(error: unknown, words: Words, message: string): { text: 
 export type LockView = Pick<
   LockableRenderProps,
   'state' | 'holder' | 'lock' | 'lostTo' | 'lostReason' | 'outrankedBy' | 'busy'
->;
+> &
+  Partial<Pick<LockableRenderProps, 'position' | 'waiters' | 'lineEnded'>>;
+
+/** A place in a waiting line, for people: "You are next", "2nd in line". */
+export function placeInLine(position: number): string {
+  return position <= 1 ? 'You are next' : `${ordinal(position)} in line`;
+}
 
 export interface FieldContext {
   field: FieldName;
@@ -170,6 +178,14 @@ export interface FieldView {
   badge: string | null;
   canEdit: boolean;
   canEditAnyway: boolean;
+  /** Someone else holds it: the person may wait for it ("Notify me / wait"). */
+  canWait: boolean;
+  /** This tab's place in the line, for people ("You are next", "2nd in line"), while it waits. */
+  place: string | null;
+  /** Who else is waiting for the record, in line order (the holder sees who is next). */
+  line: Waiter[];
+  /** This tab's place in the line ended without it asking. */
+  lineNote: string | null;
   /** Nobody holds the record now: the person may lock it again and carry on with their text. */
   canContinue: boolean;
   /** The banner of a lost lock. */
@@ -185,7 +201,9 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
   const editing = editable && lock.state === 'mine' && state.draft !== null;
   const baseText = state.base ? textOf(state.base, field) : '';
   const dirty = editing && state.draft !== baseText;
-  const theirs = lock.state === 'theirs' && lock.lock !== null;
+  // someone else holds it (this tab may be waiting for it)
+  const theirs = (lock.state === 'theirs' || lock.state === 'waiting') && lock.lock !== null;
+  const waiting = lock.state === 'waiting';
   // a site admin outranks every case role (managers see the holder's `admin` flag; editors learn it from a refusal)
   const outranked = !theirs
     ? null
@@ -201,13 +219,20 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
     lostDraft,
     outranked,
     badge:
-      (lock.state === 'theirs' || lock.state === 'lost') && holder && lock.lock
-        ? holder.id === me.id && lock.state === 'theirs'
+      (theirs || lock.state === 'lost') && holder && lock.lock
+        ? holder.id === me.id && lock.state !== 'lost'
           ? 'You are editing this in another tab'
           : `${holder.name} is editing`
         : null,
     canEdit: editable && lock.state === 'free',
     canEditAnyway: editable && theirs && outranked === null,
+    canWait: editable && theirs && !waiting,
+    place: waiting ? placeInLine(lock.position ?? 1) : null,
+    line: waiting ? [] : (lock.waiters ?? []),
+    lineNote:
+      lock.lineEnded && lock.lineEnded !== 'granted' && !waiting && lock.state !== 'mine'
+        ? `Your place in line for ${words.label} ended (${lock.lineEnded}).`
+        : null,
     canContinue: editable && lock.lock === null,
     lostBanner:
       lock.state !== 'lost'
@@ -221,17 +246,26 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
 
 /** Whether a click, Enter or "Edit" may take the lock now; after a loss only "Edit again with my text" may. */
 export function canStart(state: LockState, editable: boolean, busy: boolean, afterLoss = false): boolean {
-  return editable && !busy && state !== 'mine' && (state !== 'lost' || afterLoss);
+  return editable && !busy && state !== 'mine' && state !== 'waiting' && (state !== 'lost' || afterLoss);
 }
 
 /** What to announce when the field's lock goes from `before` to `lock.state` (null: nothing). */
 export function lockAnnouncement(
   before: LockState,
-  lock: Pick<LockView, 'state' | 'holder' | 'lostTo'>,
+  lock: Pick<LockView, 'state' | 'holder' | 'lostTo' | 'position'>,
   words: Words,
   me: User,
+  /** The place in line before, when it was waiting: moving up is news too. */
+  positionBefore: number | null = null,
 ): string | null {
+  if (before === 'waiting' && lock.state === 'waiting' && lock.position != null && positionBefore !== lock.position) {
+    return `${placeInLine(lock.position)} for ${words.label}`;
+  }
   if (before === lock.state) return null;
+  // the line handed the record over: the field is editable now
+  if (lock.state === 'mine' && before === 'waiting') return `It's yours: ${words.label}`;
+  if (lock.state === 'waiting') return `${placeInLine(lock.position ?? 1)} for ${words.label}`;
+  if (before === 'waiting') return lock.state === 'free' ? `${words.label} is free` : null;
   if (lock.state === 'theirs' && lock.holder) {
     return lock.holder.id === me.id ? `You are editing ${words.label} in another tab` : `${lock.holder.name} is editing ${words.label}`;
   }

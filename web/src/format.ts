@@ -27,3 +27,10 @@ export function canEdit(role: Role | null): boolean {
 export function isManager(role: Role | null): boolean {
   return role !== null && RANK[role] >= RANK.manager;
 }
+
+/** 1 → "1st", 2 → "2nd", 3 → "3rd", 11 → "11th", 22 → "22nd". */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}

@@ -3,12 +3,14 @@
  * server: its transitions and what the view shows for each lock state.
  */
 import { expect, test } from '@playwright/test';
-import { LockedError, StaleVersionError, type Card, type Lock, type User } from '@baton/client';
+import { LockedError, StaleVersionError, type Card, type Lock, type User, type Waiter } from '@baton/client';
+import { ordinal } from '../src/format';
 import {
   canStart,
   fieldReducer,
   initialField,
   lockAnnouncement,
+  placeInLine,
   refusal,
   textOf,
   viewOf,
@@ -173,4 +175,58 @@ test('when the lock may be taken, and what is announced', () => {
   expect(lockAnnouncement('theirs', { state: 'free', holder: null, lostTo: null }, words, bob)).toBe('Card 1 is free');
   expect(lockAnnouncement('mine', { state: 'free', holder: null, lostTo: null }, words, bob)).toBeNull();
   expect(lockAnnouncement('theirs', { state: 'theirs', holder: carol, lostTo: null }, words, bob)).toBeNull();
+});
+
+const waiterOf = (user: User, id: number): Waiter => ({
+  type: 'Waiter',
+  table: 'lock_waiters',
+  param: String(id),
+  id,
+  lockable: { type: 'Card', table: 'cards', param: '12' },
+  caseId: 1,
+  user,
+  sessionId: `tab-${user.id}`,
+  position: id,
+  createdAt: '2025-01-01T00:00:00Z',
+  expiresAt: '2025-01-01T00:01:00Z',
+});
+
+test('waiting lines: ordinals, "Notify me / wait", the place in line, and who the holder sees waiting', () => {
+  expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111].map(ordinal)).toEqual([
+    '1st', '2nd', '3rd', '4th', '11th', '12th', '13th', '21st', '22nd', '23rd', '101st', '111th',
+  ]);
+  expect(placeInLine(1)).toBe('You are next');
+  expect(placeInLine(2)).toBe('2nd in line');
+
+  const state = initialField;
+  // someone else holds it: wait, or edit anyway
+  expect(viewOf(state, theirs(bob), context(carol, ''), words)).toMatchObject({ canWait: true, canEditAnyway: true, place: null });
+  expect(viewOf(state, theirs(bob), context(carol, '', false), words).canWait).toBe(false);
+  expect(viewOf(state, free, context(carol, ''), words).canWait).toBe(false);
+  // in line: the holder's badge stays, "Edit anyway" is still there, the place is shown
+  const waiting: LockView = { ...theirs(bob), state: 'waiting', position: 2, waiters: [waiterOf(carol, 1), waiterOf(alice, 2)] };
+  expect(viewOf(state, waiting, context(alice, ''), words)).toMatchObject({
+    canWait: false,
+    canEditAnyway: true,
+    canEdit: false,
+    badge: 'Bob is editing',
+    place: '2nd in line',
+    line: [],
+  });
+  expect(canStart('waiting', true, false)).toBe(false);
+  // the holder sees who waits, in line order
+  const held: LockView = { ...mine(bob), waiters: [waiterOf(carol, 1), waiterOf(alice, 2)] };
+  expect(viewOf(state, held, context(bob, ''), words).line.map((w) => w.user.name)).toEqual(['Carol', 'Alice']);
+  // a place that ended without asking is said; a granted one is not
+  expect(viewOf(state, { ...theirs(bob), lineEnded: 'expired' }, context(carol, ''), words).lineNote).toBe(
+    'Your place in line for Card 1 ended (expired).',
+  );
+
+  expect(lockAnnouncement('theirs', { state: 'waiting', holder: bob, lostTo: null, position: 1 }, words, carol)).toBe('You are next for Card 1');
+  expect(lockAnnouncement('theirs', { state: 'waiting', holder: bob, lostTo: null, position: 2 }, words, alice)).toBe('2nd in line for Card 1');
+  expect(lockAnnouncement('waiting', { state: 'mine', holder: carol, lostTo: null }, words, carol)).toBe("It's yours: Card 1");
+  expect(lockAnnouncement('waiting', { state: 'theirs', holder: bob, lostTo: null }, words, carol)).toBeNull();
+  expect(lockAnnouncement('waiting', { state: 'waiting', holder: carol, lostTo: null, position: 1 }, words, alice, 1)).toBeNull();
+  // moving up the line is said too
+  expect(lockAnnouncement('waiting', { state: 'waiting', holder: carol, lostTo: null, position: 1 }, words, alice, 2)).toBe('You are next for Card 1');
 });

@@ -21,6 +21,7 @@ import type {
   LockStatus,
   LockableType,
   Login,
+  Waiter,
   Membership,
   NewCardFields,
   NewCaseFields,
@@ -208,7 +209,24 @@ export class Api {
   /** POST /locks: 201 new, 200 already this tab's; `takeover` is "Edit anyway". */
   async acquireLock(record: LockableRef, takeover = false): Promise<Reply<Lock>> {
     const lock = { lockableType: lockable(record), lockableParam: record.param };
-    return this.call('post', '/locks', { body: { lock: takeover ? { ...lock, takeover } : lock } });
+    const reply = await this.call('post', '/locks', { body: { lock: takeover ? { ...lock, takeover } : lock } });
+    // only a request with `wait` is answered with a waiter
+    const { data } = reply;
+    if (data.type !== 'Lock') throw new InvalidError('invalid', reply.status, `baton answered a lock request with a ${data.type}`);
+    return { ...reply, data };
+  }
+  /** POST /locks with `wait: true`: a Lock (201 free, 200 already this tab's) or this tab's Waiter (202 joined, 200 already waiting). */
+  waitForLock(record: LockableRef): Promise<Reply<Lock | Waiter>> {
+    const lock = { lockableType: lockable(record), lockableParam: record.param, wait: true };
+    return this.call('post', '/locks', { body: { lock } });
+  }
+  /** DELETE /waiters/:id: leaves the line. */
+  leaveLine(id: number | string): Promise<Reply<null>> {
+    return this.call('delete', '/waiters/{id}', { path: { id } });
+  }
+  /** POST /waiters/:id/refresh: renews a waiter of this tab (its channel's pongs do it while it is open). */
+  refreshWaiter(id: number | string): Promise<Waiter> {
+    return this.data('post', '/waiters/{id}/refresh', { path: { id } });
   }
   releaseLock(token: string): Promise<Reply<null>> {
     return this.call('delete', '/locks/{id}', { path: { id: token } });
@@ -227,7 +245,7 @@ export class Api {
       query: { lockableType: lockable(record), lockableParam: record.param },
     });
   }
-  /** Releases every lock of this tab; `keepalive` lets it outlive the page. */
+  /** Releases every lock of this tab and leaves its lines; `keepalive` lets it outlive the page. */
   releaseSessionLocks(keepalive = false): Promise<Reply<null>> {
     return this.call('delete', '/locks', { query: { session: 'mine' }, keepalive });
   }

@@ -34,7 +34,7 @@ export interface BatonClientOptions {
   token?: string | null;
   /** Reconnect delays of the edits channel. */
   backoff?: Backoff;
-  /** Release the tab's locks on `pagehide` (default: true where there is a window). */
+  /** Release the tab's locks and leave its lines on `pagehide` (default: true where there is a window). */
   releaseOnPageHide?: boolean;
 }
 
@@ -96,6 +96,16 @@ export class BatonClient {
       onLock: (lock) => this.storesOf(lock.caseId).forEach((s) => s.store.upsert(lock)),
       onUnlock: (lock) => this.storesOf(lock.caseId).forEach((s) => s.store.remove(lock)),
       isOpen: (caseId) => this.storesOf(caseId).some((live) => live.status !== 'stopped'),
+      findLine: (key) => {
+        for (const { live } of this.cases.values()) {
+          const line = live.store.getView().lineOn[key];
+          if (line) return line;
+        }
+        return [];
+      },
+      onWaiter: (waiter, gone) =>
+        this.storesOf(waiter.caseId).forEach((s) => (gone ? s.store.remove(waiter) : s.store.upsert(waiter))),
+      hasChannel: (caseId) => this.storesOf(caseId).some((live) => live.status === 'live'),
     });
     if (options.releaseOnPageHide ?? true) this.locks.releaseOnPageHide();
   }

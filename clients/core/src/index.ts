@@ -41,6 +41,7 @@ export {
 export { Transport, type FetchLike, type Reply, type RequestOptions, type TransportOptions } from './http.js';
 export { LiveCase, type LiveState, type LiveStatus } from './live.js';
 export { LockManager, endReason, type LockInfo, type LockState } from './locks.js';
+export { inLine, positionIn, waiterEnd, waiterIn } from './line.js';
 export { SESSION_KEY, tabSessionId, type SessionStore } from './session.js';
 export { CaseStore, keyOf, lockIn, type CaseView, type Listener, type PageView, type RecordKinds } from './store.js';
 export type * from './types.js';

@@ -1,6 +1,7 @@
 import type { Api } from './api.js';
 import { EditsChannel, type Backoff, type ChannelStatus, type WebSocketConstructor } from './channel.js';
 import { BatonError, NetworkError, NotFoundError, isFatal } from './errors.js';
+import { waiterIn } from './line.js';
 import { endReason, type LockManager } from './locks.js';
 import { CaseStore, lockIn, type CaseView, type Listener } from './store.js';
 import type { ChangeFrame, ServerFrame } from './types.js';
@@ -158,7 +159,7 @@ export class LiveCase {
         const since = this.options.locks.mark();
         const detail = await this.options.api.case(this.slug);
         this.store.reset(detail);
-        this.options.locks.reconcile(detail.id, detail.activeLocks, since);
+        this.options.locks.reconcile(detail.id, detail.activeLocks, since, detail.waiters);
         const pending = this.pending ?? [];
         this.pending = null;
         for (const frame of pending) this.applyChange(frame);
@@ -180,7 +181,7 @@ export class LiveCase {
   private onFrame = (frame: ServerFrame): void => {
     switch (frame.type) {
       case 'welcome':
-        this.store.setLocks(frame.activeLocks);
+        this.store.setLocks(frame.activeLocks, frame.waiters);
         this.store.setOnlineUsers(frame.onlineUsers);
         void this.refetch().catch(() => this.channel?.reconnect());
         return;
@@ -201,16 +202,26 @@ export class LiveCase {
 
   private applyChange(frame: ChangeFrame): void {
     const record = frame.watchable;
-    const ended = frame.type === 'destroy' ? lockIn(record) : null;
-    const ownLockEnded =
-      ended !== null &&
-      endReason(ended) !== 'released' &&
-      this.options.locks.tokenFor(ended.lockable) === ended.token;
-    // the tab's own edits are applied from their responses already
-    if (frame.editorSessionId === this.options.sessionId && !ownLockEnded) return;
-    if (ended) this.options.locks.ended(ended);
+    const { locks, sessionId } = this.options;
+    const lock = lockIn(record);
+    const ended = frame.type === 'destroy' ? lock : null;
+    const waiter = waiterIn(record);
+    const ownLockEnded = ended !== null && endReason(ended) !== 'released' && locks.tokenFor(ended.lockable) === ended.token;
+    // a lock created for this tab that it did not take itself: handed over from the line
+    const granted =
+      frame.type === 'create' && lock !== null && lock.sessionId === sessionId && locks.tokenFor(lock.lockable) !== lock.token;
+    // The tab's own edits are applied from their responses already. What its
+    // action did to other tabs is news to it: the lock it released handed to
+    // the next waiter (that waiter's `destroy`, the new lock's `create`).
+    const about = lock ?? waiter;
+    const aboutOthers = about !== null && (about.sessionId !== sessionId || (waiter !== null && frame.type === 'destroy'));
+    const echo = frame.editorSessionId === sessionId && !ownLockEnded;
+    if (echo && !aboutOthers && !(granted && locks.isWaiting(lock.lockable))) return;
+    if (ended) locks.ended(ended);
+    if (waiter && frame.type === 'destroy') locks.waiterEnded(waiter);
+    if (granted) locks.adopt(lock);
     this.store.apply(frame);
-    for (const listener of [...this.changeListeners]) listener(frame);
+    if (!echo) for (const listener of [...this.changeListeners]) listener(frame);
     if (record.type === 'Case' && frame.type === 'destroy') {
       this.stop(new NotFoundError('not_found', 404, `The case ${this.slug} was deleted`));
     }

@@ -1,13 +1,16 @@
 import type { Api, LockableRef } from './api.js';
 import { LockHeldError, NotFoundError, OutrankedError } from './errors.js';
+import { positionIn, waiterEnd } from './line.js';
 import { keyOf, type Listener } from './store.js';
-import type { EndedLock, Lock, LockEndReason, User } from './types.js';
+import type { EndedLock, EndedWaiter, Lock, LockEndReason, User, Waiter, WaiterEndReason } from './types.js';
 
-export type LockState = 'free' | 'mine' | 'theirs' | 'lost';
+/** `waiting`: this tab is in the record's line, and gets the lock when its turn comes. */
+export type LockState = 'free' | 'mine' | 'theirs' | 'waiting' | 'lost';
 
 /** Why a lock ended, from its `destroy` frame; `expired` when the frame does not say. */
 export function endReason(lock: Lock | EndedLock): LockEndReason {
-  return 'reason' in lock && lock.reason !== 'acquired' ? lock.reason : 'expired';
+  const reason = 'reason' in lock ? lock.reason : 'expired';
+  return reason === 'acquired' || reason === 'queued' || reason === 'handed_off' ? 'expired' : reason;
 }
 
 /** What a tab knows about the lock on one record. */
@@ -21,7 +24,18 @@ export interface LockInfo {
   lostTo: User | null;
   /** Why this tab's lock ended, when state is `lost`. */
   lostReason: LockEndReason | null;
+  /** This tab's place in the line (1 = next), when state is `waiting`. */
+  position: number | null;
+  /** This tab's waiter, when state is `waiting`. */
+  waiter: Waiter | null;
+  /** Everyone waiting for the record, in line order (as the open cases know it). */
+  waiters: Waiter[];
+  /** Why this tab's place in the line ended without it asking (`expired`, `disconnected`, `kicked`, `left` when the record went). */
+  lineEnded: WaiterEndReason | null;
 }
+
+const NO_WAITERS: Waiter[] = [];
+const sameList = <T>(a: T[], b: T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 interface Lost {
   lock: Lock;
@@ -38,8 +52,14 @@ export interface LockManagerOptions {
   onLock: (lock: Lock) => void;
   /** Takes a lock out of the open cases. */
   onUnlock: (lock: Lock) => void;
-  /** Whether a case is open (then its store knows its locks). */
+  /** Whether a case is open (then its store knows its locks and lines). */
   isOpen: (caseId: number) => boolean;
+  /** A record's waiting line as the open cases know it, in line order. */
+  findLine?: (key: string) => Waiter[];
+  /** Puts a waiter into the open cases, or takes one out. */
+  onWaiter?: (waiter: Waiter, gone: boolean) => void;
+  /** Whether an open case has its edits channel up (its pongs keep this tab's waiters alive). */
+  hasChannel?: (caseId: number) => boolean;
 }
 
 /** This tab's locks: acquire, release, "Edit anyway", and noticing when one is lost. */
@@ -49,6 +69,11 @@ export class LockManager {
   private heldAt = new Map<string, number>();
   private clock = 0;
   private lost = new Map<string, Lost>();
+  /** This tab's places in waiting lines, by the record's key. */
+  private waiting = new Map<string, Waiter>();
+  private lineEnded = new Map<string, WaiterEndReason>();
+  private refreshTimer: ReturnType<typeof setTimeout> | null = null;
+  private disposed = false;
   /** Others' locks learned from refusals (409, 403), for records whose case is not open. */
   private refused = new Map<string, Lock>();
   private listeners = new Set<Listener>();
@@ -92,16 +117,24 @@ export class LockManager {
     const mine = this.held.get(key);
     const lock = mine ?? seen ?? null;
     const lost = this.lost.get(key);
+    const waiter = mine ? undefined : this.waiting.get(key);
     let state: LockState = 'free';
     if (mine) state = 'mine';
+    else if (waiter) state = 'waiting';
     else if (lost) state = 'lost';
     else if (lock) state = this.isMine(lock) ? 'mine' : 'theirs';
+    const line = this.options.findLine?.(key) ?? NO_WAITERS;
     const info: LockInfo = {
       state,
       lock,
       holder: lock?.user ?? null,
       lostTo: state === 'lost' ? (lost?.lostTo ?? null) : null,
       lostReason: state === 'lost' ? (lost?.reason ?? null) : null,
+      // the open case knows the whole line; without it, the position baton gave
+      position: waiter ? (this.options.isOpen(waiter.caseId) ? positionIn(line, waiter) : waiter.position) : null,
+      waiter: waiter ?? null,
+      waiters: line,
+      lineEnded: state === 'waiting' || state === 'mine' ? null : (this.lineEnded.get(key) ?? null),
     };
     // unchanged → the same object, so React skips the re-render
     const prev = this.last.get(key);
@@ -110,7 +143,11 @@ export class LockManager {
       prev.state === info.state &&
       prev.lock === info.lock &&
       prev.lostTo === info.lostTo &&
-      prev.lostReason === info.lostReason;
+      prev.lostReason === info.lostReason &&
+      prev.position === info.position &&
+      prev.waiter === info.waiter &&
+      prev.lineEnded === info.lineEnded &&
+      sameList(prev.waiters, info.waiters);
     const result = same ? prev : info;
     this.last.set(key, result);
     this.cache.set(key, result);
@@ -131,9 +168,110 @@ export class LockManager {
     return this.take(record, true);
   }
 
+  /**
+   * "Wait for it": takes the lock when the record is free (or renews this
+   * tab's), else joins the record's line and resolves to the tab's waiter
+   * (state `waiting`). The lock comes over the edits channel when the tab's
+   * turn comes: state becomes `mine` by itself. Asking again keeps the place.
+   */
+  async wait(record: LockableRef): Promise<Lock | Waiter> {
+    const { data } = await this.options.api.waitForLock(record);
+    if (data.type === 'Lock') this.adopt(data);
+    else this.join(data);
+    return data;
+  }
+
+  /** Leaves the record's line (`DELETE /waiters/:id`); a place already gone counts as left. */
+  async leave(record: LockableRef): Promise<void> {
+    const key = keyOf(record);
+    const waiter = this.waiting.get(key);
+    this.lineEnded.delete(key);
+    if (!waiter) return this.changed();
+    this.drop(key, waiter);
+    try {
+      await this.options.api.leaveLine(waiter.id);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+  }
+
+  /** Records this tab's place in a line (from a response, or found again after a reload). */
+  join(waiter: Waiter): void {
+    const key = keyOf(waiter.lockable);
+    // the lock came over the channel before the answer that joined the line did
+    if (this.held.has(key)) return;
+    this.waiting.set(key, waiter);
+    this.heldAt.set(key, ++this.clock);
+    this.lineEnded.delete(key);
+    this.lost.delete(key);
+    this.options.onWaiter?.(waiter, false);
+    this.changed();
+    this.keepWaiting();
+  }
+
+  private drop(key: string, waiter: Waiter): void {
+    this.waiting.delete(key);
+    this.options.onWaiter?.(waiter, true);
+    this.changed();
+  }
+
+  /** Whether this tab waits for the record. */
+  isWaiting(record: LockableRef): boolean {
+    return this.waiting.has(keyOf(record));
+  }
+
+  /**
+   * A waiter left a line (its `destroy` frame). For this tab's own: `granted`
+   * waits for the lock's `create`, which comes next in the same commit; any
+   * other reason it did not ask for is kept as `lineEnded`.
+   */
+  waiterEnded(waiter: Waiter | EndedWaiter): void {
+    const key = keyOf(waiter.lockable);
+    const mine = this.waiting.get(key);
+    if (!mine || mine.id !== waiter.id) return;
+    const reason = waiterEnd(waiter);
+    if (reason === 'granted') return;
+    this.lineEnded.set(key, reason);
+    this.drop(key, mine);
+  }
+
+  /**
+   * Without an edits channel nothing renews this tab's waiters: refresh them
+   * (`POST /waiters/:id/refresh`) while their case has none. A waiter that
+   * is gone (404) was granted or ended: the record's status says which.
+   */
+  private keepWaiting(): void {
+    if (this.refreshTimer || this.disposed || this.waiting.size === 0) return;
+    const leases = [...this.waiting.values()].map((w) => Date.parse(w.expiresAt) - Date.now());
+    const delay = Math.max(500, Math.min(...leases) / 3);
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = null;
+      void Promise.all([...this.waiting.values()].map((w) => this.renew(w))).finally(() => this.keepWaiting());
+    }, delay);
+  }
+
+  private async renew(waiter: Waiter): Promise<void> {
+    const key = keyOf(waiter.lockable);
+    if (this.options.hasChannel?.(waiter.caseId)) return;
+    try {
+      const renewed = await this.options.api.refreshWaiter(waiter.id);
+      if (this.waiting.get(key)?.id === waiter.id) this.waiting.set(key, renewed);
+    } catch (error) {
+      if (!(error instanceof NotFoundError) || this.waiting.get(key)?.id !== waiter.id) return;
+      const status = await this.options.api.lockStatus(waiter.lockable).catch(() => null);
+      if (this.waiting.get(key)?.id !== waiter.id) return;
+      if (status?.lock && status.lock.sessionId === this.options.sessionId) return this.adopt(status.lock);
+      this.lineEnded.set(key, 'expired');
+      this.drop(key, waiter);
+    }
+  }
+
   private async take(record: LockableRef, takeover: boolean): Promise<Lock> {
     try {
       const { data: lock } = await this.options.api.acquireLock(record, takeover);
+      // "Edit anyway" skips the line: the tab's own place in it ended
+      const waiter = this.waiting.get(keyOf(record));
+      if (waiter) this.options.onWaiter?.(waiter, true);
       this.adopt(lock);
       return lock;
     } catch (error) {
@@ -168,12 +306,15 @@ export class LockManager {
     }
   }
 
-  /** Releases every lock of this tab (`DELETE /locks?session=mine`). */
+  /** Releases every lock of this tab and leaves every line it is in (`DELETE /locks?session=mine`). */
   async releaseAll(keepalive = false): Promise<void> {
     const locks = [...this.held.values()];
+    const waiters = [...this.waiting.values()];
     this.held.clear();
     this.lost.clear();
+    this.waiting.clear();
     for (const lock of locks) this.options.onUnlock(lock);
+    for (const waiter of waiters) this.options.onWaiter?.(waiter, true);
     this.changed();
     await this.options.api.releaseSessionLocks(keepalive);
   }
@@ -182,16 +323,21 @@ export class LockManager {
   forget(record: LockableRef): void {
     const key = keyOf(record);
     const lock = this.held.get(key);
+    const waiter = this.waiting.get(key);
     this.held.delete(key);
     this.lost.delete(key);
     this.refused.delete(key);
+    this.waiting.delete(key);
+    this.lineEnded.delete(key);
     if (lock) this.options.onUnlock(lock);
+    if (waiter) this.options.onWaiter?.(waiter, true);
     this.changed();
   }
 
   /** Forgets that a lock was lost (the app has told the person). */
   dismiss(record: LockableRef): void {
-    if (this.lost.delete(keyOf(record))) this.changed();
+    const key = keyOf(record);
+    if (this.lost.delete(key) || this.lineEnded.delete(key)) this.changed();
   }
 
   /** Records a lock this tab holds (from a response, or found again after a reload). */
@@ -201,6 +347,8 @@ export class LockManager {
     this.held.set(key, lock);
     this.heldAt.set(key, ++this.clock);
     this.lost.delete(key);
+    this.waiting.delete(key);
+    this.lineEnded.delete(key);
     this.options.onLock(lock);
     this.changed();
   }
@@ -244,8 +392,24 @@ export class LockManager {
    * tab's session are adopted (a reload within the grace keeps them); held
    * locks of that case that are gone are lost.
    */
-  reconcile(caseId: number, active: Lock[], since: number): void {
+  reconcile(caseId: number, active: Lock[], since: number, waiters: Waiter[] = []): void {
     const tokens = new Set(active.map((l) => l.token));
+    const ids = new Set(waiters.map((w) => w.id));
+    for (const [key, waiter] of this.waiting) {
+      // gone from the line: granted (its lock is adopted below) or ended while the tab was away
+      if (waiter.caseId !== caseId || ids.has(waiter.id) || (this.heldAt.get(key) ?? 0) > since) continue;
+      this.waiting.delete(key);
+      const now = active.find((l) => keyOf(l.lockable) === key);
+      if (now?.sessionId !== this.options.sessionId) this.lineEnded.set(key, 'expired');
+    }
+    for (const waiter of waiters) {
+      const key = keyOf(waiter.lockable);
+      if (waiter.sessionId === this.options.sessionId && !this.waiting.has(key) && !this.held.has(key)) {
+        this.waiting.set(key, waiter);
+        this.heldAt.set(key, since);
+        this.keepWaiting();
+      }
+    }
     for (const [key, lock] of this.held) {
       // a lock taken while the snapshot was on its way is not in it
       if (lock.caseId !== caseId || tokens.has(lock.token) || (this.heldAt.get(key) ?? 0) > since) continue;
@@ -258,6 +422,7 @@ export class LockManager {
       if (lock.sessionId === this.options.sessionId && !this.held.has(key)) {
         this.held.set(key, lock);
         this.lost.delete(key);
+        this.waiting.delete(key);
         this.heldAt.set(key, since);
       }
     }
@@ -265,7 +430,7 @@ export class LockManager {
   }
 
   /**
-   * Releases the tab's locks when the page goes away for good (`pagehide`
+   * Releases the tab's locks and leaves its lines when the page goes away for good (`pagehide`
    * without the back/forward cache), with `keepalive` so the request outlives
    * the page. Returns a function that removes the listener.
    */
@@ -274,7 +439,7 @@ export class LockManager {
     const handler = (event: Event) => {
       // going into the back/forward cache: the page may come back with its locks
       if ('persisted' in event && event.persisted) return;
-      if (this.held.size === 0) return;
+      if (this.held.size === 0 && this.waiting.size === 0) return;
       void this.releaseAll(true).catch(() => {});
     };
     target.addEventListener('pagehide', handler);
@@ -285,8 +450,11 @@ export class LockManager {
     return this.pageHide;
   }
 
-  /** Stops listening for `pagehide`. */
+  /** Stops listening for `pagehide` and refreshing waiters. */
   dispose(): void {
     this.pageHide?.();
+    this.disposed = true;
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    this.refreshTimer = null;
   }
 }

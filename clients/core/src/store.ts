@@ -10,8 +10,10 @@ import type {
   Page,
   RecordKey,
   Role,
+  Waiter,
   Watchable,
 } from './types.js';
+import { inLine, waiterIn } from './line.js';
 
 /** `${type}/${param}`: how every record is keyed. */
 export const keyOf = (record: Pick<RecordKey, 'type' | 'param'>): string => `${record.type}/${record.param}`;
@@ -31,10 +33,14 @@ export interface CaseView {
   locks: Lock[];
   /** The lock on each locked record, by the record's key. */
   lockOn: Record<string, Lock>;
+  /** Every tab waiting for a record of the case, in line order. */
+  waiters: Waiter[];
+  /** Each record's waiting line, in line order, by the record's key. */
+  lineOn: Record<string, Waiter[]>;
   onlineUsers: OnlineUser[];
 }
 
-/** What the store keeps: the document's watchables (records and locks). */
+/** What the store keeps: the document's watchables (records, locks and waiters). */
 type Stored = Watchable;
 
 /** The kinds of record the store hands out, by their `type` tag. */
@@ -44,12 +50,19 @@ export interface RecordKinds {
   Card: Card;
   Edgenote: Edgenote;
   Lock: Lock;
+  Waiter: Waiter;
 }
 
 /** The watchable as a lock (a held one, or an ended one from a `destroy` frame), or null. */
-export function lockIn(record: Watchable): Lock | EndedLock | null {
+export function lockIn(record: Stored): Lock | EndedLock | null {
   return record.type === 'Lock' && 'token' in record && 'lockable' in record && record.lockable ? record : null;
 }
+
+/** The record a lock or a waiter is about, by its key; null for anything else. */
+const holdsOn = (record: Stored): string | null => {
+  const on = lockIn(record) ?? waiterIn(record);
+  return on ? keyOf(on.lockable) : null;
+};
 
 /**
  * Each kind, narrowed from a watchable on its `type` tag; the fields checked
@@ -62,6 +75,7 @@ const KINDS: { [K in keyof RecordKinds]: (record: Stored) => RecordKinds[K] | nu
   Card: (r) => (r.type === 'Card' && 'pageId' in r ? r : null),
   Edgenote: (r) => (r.type === 'Edgenote' && 'caption' in r ? r : null),
   Lock: (r) => lockIn(r),
+  Waiter: (r) => waiterIn(r),
 };
 
 const ROLES: { readonly [R in Role]: R } = {
@@ -132,7 +146,7 @@ export class CaseStore {
   /** Replaces everything with a fresh `GET /cases/:slug`. */
   reset(detail: CaseDetail): void {
     this.records.clear();
-    const { pages, edgenotes, activeLocks, onlineUsers, role, ...kase } = detail;
+    const { pages, edgenotes, activeLocks, waiters, onlineUsers, role, ...kase } = detail;
     this.put(kase);
     for (const { cards, ...page } of pages) {
       this.put(page);
@@ -140,15 +154,17 @@ export class CaseStore {
     }
     for (const note of edgenotes) this.put(note);
     for (const lock of activeLocks) this.put(lock);
+    for (const waiter of waiters) this.put(waiter);
     this.onlineUsers = onlineUsers;
     this.role = roleOf(role);
     this.changed();
   }
 
-  /** Replaces the case's locks (the welcome frame carries them). */
-  setLocks(locks: Lock[]): void {
-    for (const [key, r] of this.records) if (r.type === 'Lock') this.records.delete(key);
+  /** Replaces the case's locks and waiters (the welcome frame carries them). */
+  setLocks(locks: Lock[], waiters: Waiter[] = []): void {
+    for (const [key, r] of this.records) if (holdsOn(r) !== null) this.records.delete(key);
     for (const lock of locks) this.put(lock);
+    for (const waiter of waiters) this.put(waiter);
     this.changed();
   }
 
@@ -198,12 +214,11 @@ export class CaseStore {
     const record = this.records.get(key);
     if (!record) return false;
     this.records.delete(key);
-    // what hangs off it goes too: a page's cards, a record's lock
+    // what hangs off it goes too: a page's cards, a record's lock and line
     const page = KINDS.Page(record);
     for (const [k, r] of this.records) {
-      const lock = lockIn(r);
       const card = page && KINDS.Card(r);
-      if ((lock && keyOf(lock.lockable) === key) || (page && card && card.pageId === page.id)) this.records.delete(k);
+      if (holdsOn(r) === key || (page && card && card.pageId === page.id)) this.records.delete(k);
     }
     return true;
   }
@@ -215,6 +230,9 @@ export class CaseStore {
     const locks = this.all('Lock');
     const lockOn: Record<string, Lock> = {};
     for (const lock of locks) lockOn[keyOf(lock.lockable)] = lock;
+    const waiters = inLine(this.all('Waiter'));
+    const lineOn: Record<string, Waiter[]> = {};
+    for (const waiter of waiters) (lineOn[keyOf(waiter.lockable)] ??= []).push(waiter);
     this.view = {
       case: this.all('Case')[0] ?? null,
       role: this.role,
@@ -224,6 +242,8 @@ export class CaseStore {
       edgenotes: this.all('Edgenote').sort((a, b) => a.id - b.id),
       locks,
       lockOn,
+      waiters,
+      lineOn,
       onlineUsers: this.onlineUsers,
     };
     return this.view;

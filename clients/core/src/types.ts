@@ -16,8 +16,8 @@ export type Lock = Schemas['Lock'];
 /** A lock as its `destroy` frame carries it: with `reason` and, for an override, `overriddenBy`. */
 export type EndedLock = Schemas['EndedLock'];
 export type LockAction = Schemas['LockAction'];
-/** Why a lock ended. */
-export type LockEndReason = Exclude<LockAction, 'acquired'>;
+/** Why a lock ended (the audit's other actions start a lock or a place in line). */
+export type LockEndReason = Exclude<LockAction, 'acquired' | 'queued' | 'handed_off'>;
 export type LockEvent = Schemas['LockEvent'];
 export type LockStatus = Schemas['LockStatus'];
 export type Card = Schemas['Card'];
@@ -61,3 +61,13 @@ export type ChangeFrame = Extract<ServerFrame, { type: 'create' | 'update' | 'de
 export type PresenceFrame = Extract<ServerFrame, { type: 'presence' }>;
 export type ResyncFrame = Extract<ServerFrame, { type: 'resync' }>;
 export type KickedFrame = Extract<ServerFrame, { type: 'kicked' }>;
+
+/** Why a tab's place in a waiting line ended: it got the record, left, or its tab went away. */
+export type WaiterEndReason = Schemas['WaiterEnd'];
+/**
+ * A tab waiting for a record (`POST /locks` with `wait: true` answered 202):
+ * `position` 1 is next, as of when baton sent it.
+ */
+export type Waiter = Schemas['Waiter'];
+/** A waiter as its `destroy` frame carries it, with `reason`. */
+export type EndedWaiter = Schemas['EndedWaiter'];

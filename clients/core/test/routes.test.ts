@@ -8,6 +8,7 @@ import {
   type Api,
   type CaseDetail,
   type Lock,
+  type Waiter,
   type RouteData,
   type Operation,
 } from '../src/index.js';
@@ -25,7 +26,8 @@ describe('routes typed from the OpenAPI document', () => {
 
   it('types params, bodies and answers from `paths`; what the document does not define does not compile', () => {
     expectTypeOf<RouteData<Operation<'/cases/{slug}', 'get'>>>().toEqualTypeOf<CaseDetail>();
-    expectTypeOf<RouteData<Operation<'/locks', 'post'>>>().toEqualTypeOf<Lock>();
+    // a lock, or with `wait` the tab's place in the record's line
+    expectTypeOf<RouteData<Operation<'/locks', 'post'>>>().toEqualTypeOf<Lock | Waiter>();
     expectTypeOf<RouteData<Operation<'/locks/{id}', 'delete'>>>().toEqualTypeOf<null>();
     const compileOnly = (api: Api) => {
       // @ts-expect-error a path the document does not have
@@ -63,12 +65,14 @@ describe.each(servers())('typed routes on $backend', (server) => {
     const taken = await a.api.call('post', '/locks', { body: { lock: { lockableType: 'Card', lockableParam: card.param } } });
     expect(taken.status).toBe(201);
     expect(taken.data.sessionId).toBe(a.sessionId);
+    const lock = taken.data;
+    if (lock.type !== 'Lock') throw new Error(`a lock request without wait was answered with a ${lock.type}`);
 
     const saved = await a.api.call('patch', '/cards/{id}', {
       path: { id: card.param },
       body: { card: { content: 'typed' } },
       ifMatch: card.version,
-      lockToken: taken.data.token,
+      lockToken: lock.token,
     });
     expect(saved.data.content).toBe('typed');
     expect(saved.version).toBe(card.version + 1);
@@ -76,7 +80,7 @@ describe.each(servers())('typed routes on $backend', (server) => {
     const [latest] = await a.api.lockEvents(kase.slug, { limit: 1 });
     expect(latest).toMatchObject({ action: 'acquired', lockable: { type: 'Card', param: card.param } });
 
-    expect((await a.api.call('delete', '/locks/{id}', { path: { id: taken.data.token } })).status).toBe(204);
+    expect((await a.api.call('delete', '/locks/{id}', { path: { id: lock.token } })).status).toBe(204);
     expect((await a.api.lockStatus(card)).state).toBe('unlocked');
   });
 

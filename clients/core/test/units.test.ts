@@ -6,7 +6,9 @@ import {
   backoffDelay,
   errorFromResponse,
   parseFrame,
+  positionIn,
   tabSessionId,
+  type Waiter,
 } from '../src/index.js';
 import { MemoryStorage } from '../../test/support.js';
 
@@ -55,5 +57,42 @@ describe('session id', () => {
     const id = tabSessionId(storage);
     expect(tabSessionId(storage)).toBe(id);
     expect(tabSessionId(new MemoryStorage())).not.toBe(id);
+  });
+});
+
+describe('waiting lines', () => {
+  const user = { type: 'User' as const, table: 'users' as const, param: '1', id: 1, name: 'Carol', color: '#000000' };
+  const waiter = (id: number, card: string, position = 1): Waiter => ({
+    type: 'Waiter',
+    table: 'lock_waiters',
+    param: String(id),
+    id,
+    lockable: { type: 'Card', table: 'cards', param: card },
+    caseId: 1,
+    user,
+    sessionId: `tab-${id}`,
+    position,
+    createdAt: '2026-11-24T10:00:00Z',
+    expiresAt: '2026-11-24T10:00:30Z',
+  });
+
+  it('keeps each record in line order and counts positions itself', () => {
+    const store = new CaseStore();
+    const card = { type: 'Card', table: 'cards', param: '2', id: 2, caseId: 1, pageId: 1, position: 1, content: 'x', version: 1 };
+    store.apply({ type: 'create', watchable: card as never, editorSessionId: null });
+    for (const w of [waiter(9, '1', 2), waiter(4, '1'), waiter(5, '2')]) {
+      store.apply({ type: 'create', watchable: w as never, editorSessionId: null });
+    }
+    const line = store.getView().lineOn['Card/1']!;
+    expect(line.map((w) => w.id)).toEqual([4, 9]);
+    expect(store.getView().lineOn['Card/2']!.map((w) => w.id)).toEqual([5]);
+    expect(positionIn(line, waiter(9, '1'))).toBe(2);
+    // the first leaves: no frame says so to the second, who is next now
+    store.apply({ type: 'destroy', watchable: { ...waiter(4, '1'), reason: 'left' } as never, editorSessionId: null });
+    const after = store.getView().lineOn['Card/1']!;
+    expect(positionIn(after, after[0]!)).toBe(1);
+    // a deleted record takes its line with it
+    store.apply({ type: 'destroy', watchable: { type: 'Card', table: 'cards', param: '2', id: 2 } as never, editorSessionId: null });
+    expect(store.getView().lineOn['Card/2']).toBeUndefined();
   });
 });

@@ -7,6 +7,8 @@ import {
   type LockableRef,
   type LockState,
   type User,
+  type Waiter,
+  type WaiterEndReason,
 } from '@baton/client';
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { useBaton } from './context.js';
@@ -29,12 +31,26 @@ export interface LockableRenderProps {
    * they outrank you (403 `outranked`): don't offer it again for this lock.
    */
   outrankedBy: User | null;
+  /** This tab's place in the line (1 = next), when `state` is `waiting`. */
+  position: number | null;
+  /** Everyone waiting for the record, in line order: the holder sees who is next. */
+  waiters: Waiter[];
+  /** Why this tab's place in the line ended without it asking (`expired`, `disconnected`, `kicked`, `left`). */
+  lineEnded: WaiterEndReason | null;
   /** Takes the lock; resolves to false (and sets `error`) when someone else holds it. */
   startEditing: () => Promise<boolean>;
   /** Releases the lock (or forgets a lost one). */
   stopEditing: () => Promise<void>;
   /** "Edit anyway": takes the lock over; false (and `error`) when the holder outranks you. */
   editAnyway: () => Promise<boolean>;
+  /**
+   * "Wait for it": joins the record's line (or takes the lock if it is free
+   * now); when this tab's turn comes the lock is handed over and `editing`
+   * becomes true by itself. False (and `error`) when refused.
+   */
+  waitForIt: () => Promise<boolean>;
+  /** Leaves the line. */
+  leaveLine: () => Promise<void>;
   /** The last refusal (LockHeldError, OutrankedError, NetworkError …), cleared by the next success. */
   error: BatonError | null;
   busy: boolean;
@@ -42,7 +58,7 @@ export interface LockableRenderProps {
 
 export interface LockableProps {
   record: LockableRef;
-  /** Release this tab's lock on the record when the component unmounts (e.g. the person goes to another screen). */
+  /** Release this tab's lock on the record (or leave its line) when the component unmounts (e.g. the person goes to another screen). */
   releaseOnUnmount?: boolean;
   children: (props: LockableRenderProps) => ReactNode;
 }
@@ -76,7 +92,7 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
       setBusy(false);
     }
   }, []);
-  const { acquire, release, editAnyway } = lock;
+  const { acquire, release, editAnyway, wait, leave } = lock;
   const startEditing = useCallback(() => run(acquire), [run, acquire]);
   const stopEditing = useCallback(async () => {
     await run(release);
@@ -87,14 +103,20 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
     return took;
   }, [run, editAnyway]);
 
-  // leaving (unmounting) releases the lock this tab holds, when asked to
-  const held = useRef(false);
-  held.current = lock.state === 'mine';
+  const waitForIt = useCallback(() => run(wait), [run, wait]);
+  const leaveLine = useCallback(async () => {
+    await run(leave);
+  }, [run, leave]);
+
+  // leaving (unmounting) releases the lock this tab holds, or its place in the line, when asked to
+  const held = useRef<LockState>('free');
+  held.current = lock.state;
   const { type, param } = record;
   useEffect(() => {
     if (!releaseOnUnmount) return;
     return () => {
-      if (held.current) void client.locks.release({ type, param }).catch(() => {});
+      if (held.current === 'mine') void client.locks.release({ type, param }).catch(() => {});
+      if (held.current === 'waiting') void client.locks.leave({ type, param }).catch(() => {});
     };
   }, [releaseOnUnmount, client, type, param]);
 
@@ -109,9 +131,14 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
         lostTo: lock.lostTo,
         lostReason: lock.lostReason,
         outrankedBy: outranked && current && outranked.token === current.token ? current.user : null,
+        position: lock.position,
+        waiters: lock.waiters,
+        lineEnded: lock.lineEnded,
         startEditing,
         stopEditing,
         editAnyway: takeOver,
+        waitForIt,
+        leaveLine,
         error,
         busy,
       })}

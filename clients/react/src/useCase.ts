@@ -9,6 +9,8 @@ const LOADING: LiveState = Object.freeze({
   edgenotes: [],
   locks: [],
   lockOn: {},
+  waiters: [],
+  lineOn: {},
   onlineUsers: [],
   status: 'loading',
   error: null,

@@ -1,11 +1,25 @@
-import type { Lock, LockInfo, LockState, LockableRef, LockEndReason, User } from '@baton/client';
+import type { Lock, LockInfo, LockState, LockableRef, LockEndReason, User, Waiter, WaiterEndReason } from '@baton/client';
 import { useCallback, useSyncExternalStore } from 'react';
 import { useBaton } from './context.js';
 
-const FREE: LockInfo = Object.freeze({ state: 'free', lock: null, holder: null, lostTo: null, lostReason: null });
+const FREE: LockInfo = Object.freeze({
+  state: 'free',
+  lock: null,
+  holder: null,
+  lostTo: null,
+  lostReason: null,
+  position: null,
+  waiter: null,
+  waiters: [],
+  lineEnded: null,
+});
 
 export interface UseLock {
-  /** `free`, `mine` (this tab holds it), `theirs` (someone else does), `lost` (this tab's lock was taken or ended). */
+  /**
+   * `free`, `mine` (this tab holds it), `theirs` (someone else does),
+   * `waiting` (this tab is in the line for it), `lost` (this tab's lock was
+   * taken or ended).
+   */
   state: LockState;
   /** Who holds the lock now. */
   holder: User | null;
@@ -13,17 +27,29 @@ export interface UseLock {
   /** Who took this tab's lock ("Edit anyway"), when `state` is `lost`. */
   lostTo: User | null;
   lostReason: LockEndReason | null;
+  /** This tab's place in the line (1 = next), when `state` is `waiting`. */
+  position: number | null;
+  /** This tab's waiter, when `state` is `waiting`. */
+  waiter: Waiter | null;
+  /** Everyone waiting for the record, in line order (known through an open case). */
+  waiters: Waiter[];
+  /** Why this tab's place in the line ended without it asking (`expired`, `disconnected`, `kicked`, `left`). */
+  lineEnded: WaiterEndReason | null;
   /** Takes the lock; rejects with LockHeldError when someone else has it. */
   acquire: () => Promise<Lock>;
   /** Releases this tab's lock (or forgets a lost one). */
   release: () => Promise<void>;
   /** Takes the lock over from its holder; rejects with OutrankedError when the holder outranks you. */
   editAnyway: () => Promise<Lock>;
+  /** "Wait for it": takes the lock if it is free, else joins the line; the lock comes by itself when it is this tab's turn. */
+  wait: () => Promise<Lock | Waiter>;
+  /** Leaves the line. */
+  leave: () => Promise<void>;
 }
 
 /**
- * The lock on a record, live. Others' locks are seen through the open cases
- * (`useCase`), this tab's own always.
+ * The lock on a record, live. Others' locks and the record's line are seen
+ * through the open cases (`useCase`), this tab's own always.
  */
 export function useLock(record: LockableRef | null): UseLock {
   const client = useBaton();
@@ -41,5 +67,7 @@ export function useLock(record: LockableRef | null): UseLock {
   const acquire = useCallback(() => client.locks.acquire(need()), [client, need]);
   const release = useCallback(() => client.locks.release(need()), [client, need]);
   const editAnyway = useCallback(() => client.locks.editAnyway(need()), [client, need]);
-  return { ...info, acquire, release, editAnyway };
+  const wait = useCallback(() => client.locks.wait(need()), [client, need]);
+  const leave = useCallback(() => client.locks.leave(need()), [client, need]);
+  return { ...info, acquire, release, editAnyway, wait, leave };
 }

@@ -179,6 +179,54 @@ describe.each(servers())('React bindings on $backend', (server) => {
     open.close();
   });
 
+  it('useLock and <Lockable> wait in line, and the lock comes by itself', async () => {
+    const bob = await person(server, 'Bob');
+    const carol = await person(server, 'Carol');
+    const { kase, cards } = await caseFor(server, await person(server, 'Owner'), [bob, carol]);
+    const card: Card = cards[0]!;
+    const cb = track(tab(server, bob));
+    const cc = track(tab(server, carol));
+    const b = renderHook(() => ({ kase: useCase(kase.slug), lock: useLock(card) }), { wrapper: wrapperFor(cb) });
+    function Carol() {
+      const { status } = useCase(kase.slug);
+      return (
+        <Lockable record={card}>
+          {({ state, position, editing, holder, waitForIt, leaveLine }) => (
+            <div>
+              <span>{`carol: ${status} ${state} ${position ?? '-'} ${holder?.name ?? '-'}`}</span>
+              {state === 'theirs' && <button onClick={() => void waitForIt()}>wait for it</button>}
+              {state === 'waiting' && <button onClick={() => void leaveLine()}>leave the line</button>}
+              {editing && <em>carol edits</em>}
+            </div>
+          )}
+        </Lockable>
+      );
+    }
+    render(
+      <BatonProvider client={cc}>
+        <Carol />
+      </BatonProvider>,
+    );
+    await waitFor(() => expect(b.result.current.kase.status).toBe('live'));
+    await screen.findByText('carol: live free - -');
+    await act(() => b.result.current.lock.acquire());
+    fireEvent.click(await screen.findByText('wait for it'));
+    await screen.findByText('carol: live waiting 1 Bob');
+    await waitFor(() => expect(b.result.current.lock.waiters.map((w) => w.user.name)).toEqual(['Carol']));
+    expect(b.result.current.lock).toMatchObject({ state: 'mine', position: null });
+
+    fireEvent.click(screen.getByText('leave the line'));
+    await screen.findByText('carol: live theirs - Bob');
+    await waitFor(() => expect(b.result.current.lock.waiters).toEqual([]));
+
+    fireEvent.click(screen.getByText('wait for it'));
+    await screen.findByText('carol: live waiting 1 Bob');
+    await act(() => b.result.current.lock.release());
+    await screen.findByText('carol edits');
+    screen.getByText('carol: live mine - Carol');
+    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'theirs', holder: { name: 'Carol' } }));
+  });
+
   it('releases the tab locks on pagehide', async () => {
     const alice = await person(server, 'Alice');
     const { cards } = await caseFor(server, alice, []);

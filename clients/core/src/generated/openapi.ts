@@ -2319,7 +2319,8 @@ export interface paths {
         put?: never;
         /**
          * `POST /locks`: 201 new lock, 200 when the caller already holds it, 409
-         *     when someone else does; with `takeover: true`, "Edit anyway".
+         *     when someone else does; with `takeover: true`, "Edit anyway"; with
+         *     `wait: true`, 202 and a place in the record's waiting line.
          */
         post: {
             parameters: {
@@ -2337,13 +2338,13 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description You (this tab) held it already: lease renewed */
+                /** @description You (this tab) held it already: lease renewed. Or, with `wait`, this tab was in its line already: that waiter, renewed */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Lock"];
+                        "application/json": components["schemas"]["LockOrWaiter"];
                     };
                 };
                 /** @description A new lock (or, with `takeover`, the holder's revoked and this one granted) */
@@ -2353,6 +2354,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Lock"];
+                    };
+                };
+                /** @description With `wait`: someone else holds it and this tab joined its line; the record is handed over when their lock ends */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Waiter"];
                     };
                 };
                 /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
@@ -2418,7 +2428,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description A field is missing or invalid; the message names it. */
+                /** @description `lockableType` or `lockableParam` is missing or invalid, or `wait` without `X-Session-ID` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2438,7 +2448,10 @@ export interface paths {
                 };
             };
         };
-        /** `DELETE /locks?session=mine`: releases every lock of the calling tab. */
+        /**
+         * `DELETE /locks?session=mine`: releases every lock of the calling tab and
+         *     takes it out of every waiting line.
+         */
         delete: {
             parameters: {
                 query: {
@@ -2453,7 +2466,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Every lock of the calling tab is released */
+                /** @description Every lock of the calling tab is released, and it left every waiting line */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -2531,7 +2544,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description `owned` (your tab holds it), `locked` (someone else does) or `unlocked` */
+                /** @description `owned` (your tab holds it), `locked` (someone else does) or `unlocked`, with the record's waiting line */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3820,6 +3833,181 @@ export interface paths {
         };
         trace?: never;
     };
+    "/waiters/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** `DELETE /waiters/:id`: its tab (or its user) leaves the line. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The waiter's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Out of the line; everyone after it moves up */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description It is someone else's place in line */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description It is no longer in line (granted, left or expired) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/waiters/{id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `POST /waiters/:id/refresh`: its tab renews its place's lease (a tab
+         *     with an open edits channel needs not: its pongs do).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The waiter's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Its lease renewed, with its place in line now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Waiter"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Only the waiting tab can refresh it */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description It is no longer in line (granted, left or expired) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3875,6 +4063,8 @@ export interface components {
             pages: components["schemas"]["PageWithCards"][];
             edgenotes: components["schemas"]["Edgenote"][];
             activeLocks: components["schemas"]["Lock"][];
+            /** @description Every live waiter of the case, line by line, first first. */
+            waiters: components["schemas"]["Waiter"][];
             onlineUsers: components["schemas"]["OnlineUser"][];
             /**
              * @description The caller's rank on the case: `reader`, `editor`, `manager` or `site admin`.
@@ -3937,6 +4127,10 @@ export interface components {
             reason: components["schemas"]["LockAction"];
             /** @description Who took it over or broke it (reason `overridden`). */
             overriddenBy?: components["schemas"]["User"];
+        };
+        /** @description A waiter that left its line, as its `destroy` frame carries it. */
+        EndedWaiter: components["schemas"]["Waiter"] & {
+            reason: components["schemas"]["WaiterEnd"];
         };
         /** @description Every error response's body. */
         ErrorBody: {
@@ -4021,11 +4215,13 @@ export interface components {
         };
         /**
          * @description What happened to a lock, in the audit trail and on the wire. Every
-         *     action but `acquired` ends a lock, and is then also the `reason` of its
-         *     `destroy` frame.
+         *     action but `acquired`, `queued` and `handed_off` ends a lock, and is then
+         *     also the `reason` of its `destroy` frame. `queued`: a tab joined the line
+         *     for the lock's record (the actor is the waiting user); `handed_off`: the
+         *     first row of a lock the line gave to its next waiter.
          * @enum {string}
          */
-        LockAction: "acquired" | "released" | "overridden" | "expired" | "idle" | "disconnected" | "kicked";
+        LockAction: "acquired" | "released" | "overridden" | "expired" | "idle" | "disconnected" | "kicked" | "queued" | "handed_off";
         LockBody: {
             lock: components["schemas"]["LockFields"];
         };
@@ -4054,10 +4250,18 @@ export interface components {
         LockFields: components["schemas"]["LockableRef"] & {
             /**
              * @description "Edit anyway": revoke the holder's lock and take it, if your role on
-             *     the case is at least theirs.
+             *     the case is at least theirs. It skips the waiting line.
              */
             takeover?: boolean;
+            /**
+             * @description When someone else holds it, join its waiting line (202 with your
+             *     tab's waiter) instead of a 409: the record is handed to your tab when
+             *     their lock ends. Needs `X-Session-ID`.
+             */
+            wait?: boolean;
         };
+        /** @description The lock this tab holds, or (with `wait`) its place in line; `type` says which. */
+        LockOrWaiter: components["schemas"]["Lock"] | components["schemas"]["Waiter"];
         /**
          * @description `owned`: the caller's tab holds it; `locked`: someone else does.
          * @enum {string}
@@ -4067,6 +4271,8 @@ export interface components {
         LockStatus: {
             state: components["schemas"]["LockState"];
             lock?: components["schemas"]["Lock"];
+            /** @description The record's waiting line, first first. */
+            waiters: components["schemas"]["Waiter"][];
         };
         /** @description Which record: `lockableType` + `lockableParam` (snake_case accepted too). */
         LockableRef: {
@@ -4226,6 +4432,8 @@ export interface components {
         ServerFrame: {
             sessionId: string;
             activeLocks: components["schemas"]["Lock"][];
+            /** @description Every live waiter of the case, line by line, first first. */
+            waiters: components["schemas"]["Waiter"][];
             onlineUsers: components["schemas"]["OnlineUser"][];
             /** @enum {string} */
             type: "welcome";
@@ -4304,8 +4512,45 @@ export interface components {
             /** @description Only a site admin may change this. */
             admin?: boolean;
         };
-        /** @description A record, a lock, an ended lock (destroy, with `reason`), or a destroyed record's identity. */
-        Watchable: components["schemas"]["Record"] | components["schemas"]["EndedLock"] | components["schemas"]["Lock"] | components["schemas"]["Identity"];
+        /**
+         * @description A tab's place in the line for a locked record (`position` 1 = next):
+         *     the record is handed to it when the lock ends, unless taken over.
+         */
+        Waiter: components["schemas"]["Identity"] & {
+            /** @enum {string} */
+            type: "Waiter";
+            /** @enum {string} */
+            table: "lock_waiters";
+        } & {
+            /** @description The record waited for. */
+            lockable: components["schemas"]["RecordKey"];
+            /** Format: int64 */
+            caseId: number;
+            /** @description Who waits. */
+            user: components["schemas"]["User"];
+            /** @description The waiting tab: the lock handed over carries it. */
+            sessionId: string;
+            /**
+             * Format: int64
+             * @description 1 = next. As of this response or frame: a client that follows the
+             *     channel counts the earlier waiters of the same record still in line.
+             */
+            position: number;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The waiter leaves the line then, unless its tab renews it.
+             */
+            expiresAt: string;
+        };
+        /**
+         * @description Why a waiter left its line: the `reason` of its `destroy` frame.
+         * @enum {string}
+         */
+        WaiterEnd: "granted" | "left" | "expired" | "disconnected" | "kicked";
+        /** @description A record, a lock, a waiter, an ended lock or waiter (destroy, with `reason`), or a destroyed record's identity. */
+        Watchable: components["schemas"]["Record"] | components["schemas"]["EndedLock"] | components["schemas"]["Lock"] | components["schemas"]["EndedWaiter"] | components["schemas"]["Waiter"] | components["schemas"]["Identity"];
     };
     responses: never;
     parameters: never;
