@@ -15,6 +15,7 @@ use baton::models::Role;
 use common::line::{wait_body, LineHistory};
 use common::storm::Storm;
 use common::{lock_body, takeover_body, Backend, TestApp, TestUser};
+use reqwest::Method;
 use serde_json::{json, Value};
 
 on_both_backends!(
@@ -560,6 +561,90 @@ async fn a_released_record_goes_to_its_waiter_before_any_racer(backend: Backend)
 /// Rounds of the leave-or-grant race.
 const LEAVE_ROUNDS: usize = 40;
 
+/// The leave-or-grant races: Hal holds the case's card, Wes's tab waits for
+/// it, and Mia (manager) watches.
+struct LineRace {
+    app: TestApp,
+    mia: TestUser,
+    hal: TestUser,
+    wes: TestUser,
+    card: i64,
+    slug: String,
+}
+
+impl LineRace {
+    async fn start(backend: Backend, slug: &str) -> Option<LineRace> {
+        let app = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await?;
+        let mia = app.user("Mia").await;
+        let hal = app.user("Hal").await.tab("holding");
+        let wes = app.user("Wes").await.tab("waiting");
+        let f = app
+            .case(
+                slug,
+                &[
+                    (&mia, Role::Manager),
+                    (&hal, Role::Editor),
+                    (&wes, Role::Editor),
+                ],
+            )
+            .await;
+        Some(LineRace {
+            app,
+            mia,
+            hal,
+            wes,
+            card: f.card_id,
+            slug: f.slug,
+        })
+    }
+
+    /// One round: Hal locks, Wes waits, then Hal releases while Wes's tab
+    /// sends `request` to its waiter (`/waiters/:id…`), a little later each
+    /// round. Returns the waiter's id and the answer to `request`.
+    async fn round(&self, round: usize, method: Method, path: &str) -> (i64, common::Resp) {
+        let held = common::id(&self.app.lock(&self.hal, "Card", self.card).await);
+        let waiter = self
+            .app
+            .lock_expect(&self.wes, wait_body("Card", self.card), 202)
+            .await
+            .body;
+        let waiter_id = common::id(&waiter);
+        let release = async {
+            self.app
+                .delete(&format!("/locks/{held}"))
+                .by(&self.hal)
+                .send()
+                .await
+                .expect(204)
+        };
+        let request = async {
+            actix_web::rt::time::sleep(Duration::from_micros(500 * (round % 4) as u64)).await;
+            self.app
+                .req(method, &path.replace(":id", &waiter_id.to_string()))
+                .by(&self.wes)
+                .send()
+                .await
+        };
+        let (_, answer) = futures_util::future::join(release, request).await;
+        (waiter_id, answer)
+    }
+
+    /// What `GET /locks/status` says of the card, for Wes.
+    async fn status(&self) -> Value {
+        let path = format!(
+            "/locks/status?lockableType=Card&lockableParam={}",
+            self.card
+        );
+        self.app
+            .get(&path)
+            .by(&self.wes)
+            .send()
+            .await
+            .expect(200)
+            .body
+    }
+}
+
 /// A waiter's tab leaves the line (`DELETE /waiters/:id`) just as the holder
 /// releases. Either the leave comes first — 204, its waiter ends `left`, and
 /// the record is free — or the grant does — the waiter is gone, so 404, and
@@ -567,65 +652,28 @@ const LEAVE_ROUNDS: usize = 40;
 /// tab would believe it left while it holds the record, kept alive by its
 /// channel's pongs, and nobody else could have it.
 async fn a_waiter_leaving_as_it_is_granted_is_told_which_happened(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
+    let Some(race) = LineRace::start(backend, "leaving").await else {
         return;
     };
-    let mia = app.user("Mia").await;
-    let hal = app.user("Hal").await.tab("holding");
-    let wes = app.user("Wes").await.tab("waiting");
-    let f = app
-        .case(
-            "leaving",
-            &[
-                (&mia, Role::Manager),
-                (&hal, Role::Editor),
-                (&wes, Role::Editor),
-            ],
-        )
-        .await;
-    let card = f.card_id;
-    let status_path = format!("/locks/status?lockableType=Card&lockableParam={card}");
     let (mut left, mut granted) = (0, 0);
     for round in 0..LEAVE_ROUNDS {
-        let held = common::id(&app.lock(&hal, "Card", card).await);
-        let waiter = app
-            .lock_expect(&wes, wait_body("Card", card), 202)
-            .await
-            .body;
-        let waiter_id = common::id(&waiter);
-        let release = async {
-            app.delete(&format!("/locks/{held}"))
-                .by(&hal)
-                .send()
-                .await
-                .expect(204)
-        };
-        let leave = async {
-            actix_web::rt::time::sleep(Duration::from_micros(500 * (round % 4) as u64)).await;
-            app.delete(&format!("/waiters/{waiter_id}"))
-                .by(&wes)
-                .send()
-                .await
-        };
-        let (_, leave) = futures_util::future::join(release, leave).await;
-        let status = app.get(&status_path).by(&wes).send().await.expect(200);
+        let (waiter_id, leave) = race.round(round, Method::DELETE, "/waiters/:id").await;
+        let status = race.status().await;
         match leave.status {
             204 => {
                 left += 1;
                 assert_eq!(
-                    status.body["state"], "unlocked",
+                    status["state"], "unlocked",
                     "round {round}: DELETE /waiters/{waiter_id} answered 204 (left the line), \
-                     yet the record was handed to that waiter's tab: {}",
-                    status.body
+                     yet the record was handed to that waiter's tab: {status}"
                 );
             }
             404 => {
                 granted += 1;
                 assert_eq!(
-                    status.body["state"], "owned",
+                    status["state"], "owned",
                     "round {round}: DELETE /waiters/{waiter_id} answered 404 (no longer in \
-                     line), yet the tab does not hold the record: {}",
-                    status.body
+                     line), yet the tab does not hold the record: {status}"
                 );
             }
             other => panic!(
@@ -633,16 +681,19 @@ async fn a_waiter_leaving_as_it_is_granted_is_told_which_happened(backend: Backe
                 leave.body
             ),
         }
-        if status.body["state"] == "owned" {
-            app.release(&wes, common::id(&status.body["lock"])).await;
+        if status["state"] == "owned" {
+            race.app
+                .release(&race.wes, common::id(&status["lock"]))
+                .await;
         }
     }
     eprintln!("{backend:?}: {left} left first, {granted} granted first");
 
     // The audit trail agrees with the answers: one hand-off per 404.
-    let events = app
-        .get(&format!("/cases/{}/lock_events?limit=1000", f.slug))
-        .by(&mia)
+    let events = race
+        .app
+        .get(&format!("/cases/{}/lock_events?limit=1000", race.slug))
+        .by(&race.mia)
         .send()
         .await
         .expect(200);
@@ -661,48 +712,18 @@ async fn a_waiter_leaving_as_it_is_granted_is_told_which_happened(backend: Backe
 /// waiter's `update` reaches the watchers before its grant — or the grant
 /// does — 404. Never a 200 and an `update` for a waiter already granted.
 async fn a_waiter_refreshing_as_it_is_granted_is_told_which_happened(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
+    let Some(race) = LineRace::start(backend, "refreshing").await else {
         return;
     };
-    let mia = app.user("Mia").await;
-    let hal = app.user("Hal").await.tab("holding");
-    let wes = app.user("Wes").await.tab("waiting");
-    let f = app
-        .case(
-            "refreshing",
-            &[
-                (&mia, Role::Manager),
-                (&hal, Role::Editor),
-                (&wes, Role::Editor),
-            ],
-        )
+    let (mut watcher, _) = race
+        .app
+        .open_tab(&race.slug, &race.mia.tab("watcher"))
         .await;
-    let card = f.card_id;
-    let (mut watcher, _) = app.open_tab(&f.slug, &mia.tab("watcher")).await;
-    let status_path = format!("/locks/status?lockableType=Card&lockableParam={card}");
     let (mut refreshed, mut gone) = (Vec::new(), Vec::new());
     for round in 0..LEAVE_ROUNDS {
-        let held = common::id(&app.lock(&hal, "Card", card).await);
-        let waiter = app
-            .lock_expect(&wes, wait_body("Card", card), 202)
-            .await
-            .body;
-        let waiter_id = common::id(&waiter);
-        let release = async {
-            app.delete(&format!("/locks/{held}"))
-                .by(&hal)
-                .send()
-                .await
-                .expect(204)
-        };
-        let refresh = async {
-            actix_web::rt::time::sleep(Duration::from_micros(500 * (round % 4) as u64)).await;
-            app.post(&format!("/waiters/{waiter_id}/refresh"))
-                .by(&wes)
-                .send()
-                .await
-        };
-        let (_, refresh) = futures_util::future::join(release, refresh).await;
+        let (waiter_id, refresh) = race
+            .round(round, Method::POST, "/waiters/:id/refresh")
+            .await;
         match refresh.status {
             200 => {
                 assert_eq!(refresh.body["id"], waiter_id, "{}", refresh.body);
@@ -715,13 +736,11 @@ async fn a_waiter_refreshing_as_it_is_granted_is_told_which_happened(backend: Ba
             ),
         }
         // Either way the record is the waiter's now.
-        let status = app.get(&status_path).by(&wes).send().await.expect(200);
-        assert_eq!(
-            status.body["state"], "owned",
-            "round {round}: {}",
-            status.body
-        );
-        app.release(&wes, common::id(&status.body["lock"])).await;
+        let status = race.status().await;
+        assert_eq!(status["state"], "owned", "round {round}: {status}");
+        race.app
+            .release(&race.wes, common::id(&status["lock"]))
+            .await;
     }
     eprintln!(
         "{backend:?}: {} refreshed before their grant, {} after (404)",
