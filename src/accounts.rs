@@ -39,7 +39,10 @@ pub fn remove_user(
     let user = active_user(tx, user_id)?;
     User::deactivate(tx.conn, user_id, tx.now)?;
     AuthToken::revoke_all_of_user(tx.conn, user_id, None, tx.now)?;
-    // Out of every line first, so that none of their locks goes back to them.
+    // Their locks' rows first (locks before waiters, the row-lock order in
+    // `crate::locks`), then out of every line, so that none of their locks
+    // goes back to them.
+    Lock::lock_rows_of_user(tx.conn, user_id)?;
     line::remove_user(tx, user_id)?;
     for held in Lock::of_user(tx.conn, user_id)? {
         end(tx, &held, LockAction::Kicked, by, Line::HandOff(policy))?;

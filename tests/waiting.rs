@@ -7,6 +7,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::line::wait_body;
 use common::{id, lock_body, short_lifetimes, Backend, Cast, Tab, TestApp, TestUser};
 use serde_json::{json, Value};
 
@@ -27,6 +28,9 @@ on_both_backends!(
     a_waiter_leaves_the_line,
     a_waiter_refreshes_its_place,
     deleting_the_record_empties_its_line,
+    a_takeover_of_an_overdue_lock_skips_the_line_too,
+    deleting_a_page_ends_the_line_of_an_overdue_card_lock,
+    another_users_tab_with_the_same_session_id_waits_in_its_own_place,
 );
 
 /// Short lifetimes, with a lease of 2 s renewed every 500 ms: a waiter's or
@@ -36,10 +40,6 @@ fn lifetimes(s: &mut baton::config::Settings) {
     short_lifetimes(s);
     s.lock_ttl = Duration::from_secs(2);
     s.heartbeat_interval = Duration::from_millis(500);
-}
-
-fn wait_body(lockable_type: &str, id: i64) -> Value {
-    json!({ "lock": { "lockableType": lockable_type, "lockableParam": id.to_string(), "wait": true } })
 }
 
 /// `user`'s tab joins the line for the case's card: 202, its waiter.
@@ -165,6 +165,17 @@ async fn waiting_needs_a_tab_and_an_editor(backend: Backend) {
         .await;
     let message = refused.body["error"]["message"].as_str().unwrap();
     assert!(message.contains("X-Session-ID"), "{message}");
+    // Even for a free record (a wait that finds it free would lock it).
+    app.lock_error(
+        &c.carol,
+        wait_body("Edgenote", c.case.edgenote_id),
+        422,
+        "invalid",
+    )
+    .await;
+    // Who may not lock hears that first, tab or not.
+    app.lock_error(&c.rita, wait_body("Card", card), 403, "forbidden")
+        .await;
     // A reader may not lock, so may not wait.
     app.lock_error(
         &c.rita.tab("rita-tab"),
@@ -640,4 +651,95 @@ async fn deleting_the_record_empties_its_line(backend: Backend) {
     let case = app.get("/cases/c").by(&c.rita).send().await.expect(200);
     assert_eq!(case.body["waiters"], json!([]));
     assert_eq!(case.body["activeLocks"], json!([]));
+}
+
+/// Short leases, and a reaper that does not come by during the test: a lock
+/// past its lease is found overdue by the request that meets it.
+fn lifetimes_without_reaper(s: &mut baton::config::Settings) {
+    lifetimes(s);
+    s.reaper_interval = Duration::from_secs(600);
+}
+
+/// Bob's lock (no tab renews it) is past its lease, not yet reaped, and
+/// Carol waits. Mia's "Edit anyway" skips the line: Carol is not handed the
+/// record only to be overridden at once; she keeps her place.
+async fn a_takeover_of_an_overdue_lock_skips_the_line_too(backend: Backend) {
+    let Some(app) = TestApp::start_with(backend, lifetimes_without_reaper).await else {
+        return;
+    };
+    let c = app.cast().await;
+    let card = c.case.card_id;
+    let (mut carol, held, waiter) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let mia = c.mia.tab("mia-tab");
+    let taken = app
+        .lock_expect(&mia, common::takeover_body("Card", card), 201)
+        .await
+        .body;
+    assert_eq!(taken["user"]["name"], "Mia", "{taken}");
+    let old = carol
+        .next_where("Bob's lock's destroy", |f| {
+            is_destroy_of(f, "Lock", &held["id"])
+        })
+        .await;
+    assert_eq!(old["watchable"]["reason"], "expired");
+    let created = carol.next_change().await;
+    assert_eq!(created["type"], "create", "{created}");
+    assert_eq!(
+        created["watchable"]["id"], taken["id"],
+        "no hand-off: {created}"
+    );
+    assert_eq!(line_of(&app, &c).await, vec![id(&waiter)]);
+
+    app.release(&mia, id(&taken)).await;
+    expect_hand_off(&mut carol, &taken, "released", &waiter).await;
+}
+
+/// A page is deleted while a card on it has an overdue lock with a line:
+/// the lock ends with its line, and nobody is handed a card that is going.
+async fn deleting_a_page_ends_the_line_of_an_overdue_card_lock(backend: Backend) {
+    let Some(app) = TestApp::start_with(backend, lifetimes_without_reaper).await else {
+        return;
+    };
+    let c = app.cast().await;
+    let (mut carol, _held, waiter) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    app.delete(&format!("/pages/{}", c.case.page_id))
+        .by(&c.mia.tab("mia-tab"))
+        .send()
+        .await
+        .expect(204);
+    let left = carol
+        .next_where("Carol's waiter's destroy", |f| {
+            is_destroy_of(f, "Waiter", &waiter["id"])
+        })
+        .await;
+    assert_eq!(left["watchable"]["reason"], "left", "{left}");
+    let case = app.get("/cases/c").by(&c.rita).send().await.expect(200);
+    assert_eq!(case.body["activeLocks"], json!([]), "{}", case.body);
+    assert_eq!(case.body["waiters"], json!([]), "{}", case.body);
+}
+
+/// Session ids are not secret (every lock and waiter shows its tab's). A tab
+/// is a user and a session id: Mia sending Carol's session id waits in a
+/// place of her own, and Carol's stays hers.
+async fn another_users_tab_with_the_same_session_id_waits_in_its_own_place(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let card = c.case.card_id;
+    let (_carol_tab, _held, carols) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
+    let mias = app
+        .lock_expect(&c.mia.tab("carol-tab"), wait_body("Card", card), 202)
+        .await
+        .body;
+    assert_ne!(mias["id"], carols["id"]);
+    assert_eq!(mias["user"]["name"], "Mia", "{mias}");
+    assert_eq!(line_of(&app, &c).await, vec![id(&carols), id(&mias)]);
+    let again = app
+        .lock_expect(&c.carol.tab("carol-tab"), wait_body("Card", card), 200)
+        .await
+        .body;
+    assert_eq!(again["id"], carols["id"]);
+    assert_eq!(again["user"]["name"], "Carol", "{again}");
 }

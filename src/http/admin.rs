@@ -71,6 +71,9 @@ pub async fn kick(
     state
         .db
         .write(actor.session_id.clone(), move |tx| {
+            // Its locks' rows first (locks before waiters, the row-lock
+            // order in `crate::locks`).
+            Lock::lock_rows_of_sessions(tx.conn, std::slice::from_ref(&session_id))?;
             let locks = Lock::of_session(tx.conn, &session_id)?;
             let seen_since = clock::before(tx.now, presence_ttl);
             let connected = Presence::live_of_session(tx.conn, &session_id, None, seen_since)?;

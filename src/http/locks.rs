@@ -204,13 +204,11 @@ pub async fn create(
         takeover,
         wait,
     } = body.into_inner().lock;
-    if wait && caller.session_id().is_none() {
-        return Err(AppError::invalid(
-            "Send X-Session-ID to wait for a lock: the waiting line is kept per browser tab.",
-        ));
-    }
     let policy = state.policy;
-    let fast = state.settings.lock_fast_path && !takeover;
+    // A wait without a tab is refused (422) by the engine, after the caller
+    // and their role are checked: not by the fast path, which would lock.
+    let fast =
+        state.settings.lock_fast_path && !takeover && !(wait && caller.session_id().is_none());
     if let (true, Ok((kind, id))) = (fast, target.parse()) {
         if let Some(held) = fast_path::acquire(&state.db, &caller, kind, id, &policy).await? {
             return Ok(HttpResponse::Created().json(lock_view(&held)));

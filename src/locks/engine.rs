@@ -122,15 +122,27 @@ pub fn count_event(action: LockAction) {
     metrics::counter!("baton_lock_events_total", "action" => action.as_str()).increment(1)
 }
 
-/// Ends the lock if its lease or activity ran out; otherwise returns it.
+/// Ends the lock if its lease or activity ran out, handing the record to
+/// its line; otherwise returns it.
 pub fn live_or_end(
     tx: &mut Tx,
     held: HeldLock,
     policy: &LockPolicy,
 ) -> AppResult<Option<HeldLock>> {
+    live_or_end_then(tx, held, policy, Line::HandOff(policy))
+}
+
+/// [`live_or_end`], with what becomes of the line when the lock ends: kept
+/// for a takeover about to happen, dropped with a record about to go.
+pub fn live_or_end_then(
+    tx: &mut Tx,
+    held: HeldLock,
+    policy: &LockPolicy,
+    then: Line,
+) -> AppResult<Option<HeldLock>> {
     match overdue(&held.lock, tx.now, policy) {
         Some(reason) => {
-            end(tx, &held, reason, None, Line::HandOff(policy))?;
+            end(tx, &held, reason, None, then)?;
             Ok(None)
         }
         None => Ok(Some(held)),
@@ -148,6 +160,9 @@ pub fn acquire(
     mode: AcquireMode,
     policy: &LockPolicy,
 ) -> AppResult<Acquired> {
+    if mode.wait {
+        line::waiting_tab(actor)?;
+    }
     let mut took_over = false;
     for _ in 0..ACQUIRE_ATTEMPTS {
         let new = NewLock {
@@ -180,7 +195,16 @@ pub fn acquire(
         let Some(held) = Lock::on(tx.conn, target.identity.type_name, target.identity.id)? else {
             continue;
         };
-        let Some(held) = live_or_end(tx, held, policy)? else {
+        // "Edit anyway" skips the line even when the lock it meets is
+        // overdue: serving the first waiter here would only have the
+        // takeover override them next.
+        let then = if mode.takeover {
+            Line::Keep
+        } else {
+            Line::HandOff(policy)
+        };
+        let Some(held) = live_or_end_then(tx, held, policy, then)? else {
+            took_over |= mode.takeover;
             continue;
         };
         if is_held_by(&held.lock, actor) {
@@ -335,8 +359,10 @@ pub fn release_session(
     policy: &LockPolicy,
 ) -> AppResult<usize> {
     let me = actor.user.to_ref();
-    // Out of the lines first: a lock released below must not be handed
-    // back to this same tab.
+    // The tab's locks are row-locked first (locks before waiters, the
+    // row-lock order in `crate::locks`); then the tab leaves its lines, so
+    // that a lock released below is not handed back to this same tab.
+    Lock::lock_rows_of_sessions(tx.conn, &[session_id.to_owned()])?;
     for (waiter, user) in Waiter::of_session(tx.conn, session_id)? {
         if waiter.user_id == actor.user.id {
             line::leave(tx, &waiter, &user, WaiterEnd::Left)?;

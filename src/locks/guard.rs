@@ -1,7 +1,7 @@
 //! The guard (verify_lock_on): every update and delete of a lockable goes
 //! through [`guarded_write`], inside the write's transaction.
 
-use super::engine::{end, is_held_by, live_or_end, touch, Line};
+use super::engine::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
 use super::lockable::{kind_named, Lockable};
 use super::render::{held_message, lock_view};
 use super::LockPolicy;
@@ -160,7 +160,8 @@ fn locked(held: &HeldLock, lockable: RecordView) -> AppError {
 pub fn clear_child_locks(tx: &mut Tx, ctx: &WriteContext, locks: Vec<HeldLock>) -> AppResult<()> {
     let mut mine = Vec::new();
     for held in locks {
-        let Some(held) = live_or_end(tx, held, ctx.policy)? else {
+        // An overdue child lock ends with its line: the record is going.
+        let Some(held) = live_or_end_then(tx, held, ctx.policy, Line::Drop)? else {
             continue;
         };
         if !is_held_by(&held.lock, ctx.actor) {

@@ -36,6 +36,16 @@ pub enum Joined {
     Again(QueuedWaiter),
 }
 
+/// The tab that would wait: 422 without `X-Session-ID`, since a place in
+/// line lives as long as its tab.
+pub fn waiting_tab(actor: &Actor) -> AppResult<&str> {
+    actor.session_id.as_deref().ok_or_else(|| {
+        AppError::invalid(
+            "Send X-Session-ID to wait for a lock: the waiting line is kept per browser tab.",
+        )
+    })
+}
+
 /// Puts the actor's tab in the line for `target`, which `held` holds. `None`
 /// when that lock ended meanwhile: the caller asks for the record again.
 pub fn join(
@@ -45,11 +55,7 @@ pub fn join(
     held: &HeldLock,
     policy: &LockPolicy,
 ) -> AppResult<Option<Joined>> {
-    let Some(session_id) = actor.session_id.as_deref() else {
-        return Err(AppError::invalid(
-            "Send X-Session-ID to wait: the line is kept per browser tab.",
-        ));
-    };
+    let session_id = waiting_tab(actor)?;
     // Locks the holder's row until commit: a release of it waits for this
     // join and then hands the record over to this line.
     if Lock::mark_waited_on(tx.conn, held.lock.id)?.is_none() {
@@ -57,7 +63,7 @@ pub fn join(
     }
     let (type_name, id) = (target.identity.type_name, target.identity.id);
     let expires_at = clock::after(tx.now, policy.ttl);
-    if let Some(mine) = Waiter::of_tab_on(tx.conn, type_name, id, session_id)? {
+    if let Some(mine) = Waiter::of_tab_on(tx.conn, type_name, id, actor.user.id, session_id)? {
         let renewed = if mine.is_live(tx.now) {
             Waiter::renew(tx.conn, mine.id, expires_at)?
         } else {
@@ -245,7 +251,7 @@ pub fn leave_for_takeover(tx: &mut Tx, actor: &Actor, target: &Target) -> AppRes
         return Ok(());
     };
     let (type_name, id) = (target.identity.type_name, target.identity.id);
-    if let Some(mine) = Waiter::of_tab_on(tx.conn, type_name, id, session_id)? {
+    if let Some(mine) = Waiter::of_tab_on(tx.conn, type_name, id, actor.user.id, session_id)? {
         leave(tx, &mine, &actor.user.to_ref(), WaiterEnd::Left)?;
     }
     Ok(())

@@ -6,7 +6,7 @@
 //! rows takes them as record (`FOR NO KEY UPDATE`, which lets the foreign-key
 //! checks of inserts into the case go by; a case or page delete then takes
 //! the record's strongest lock so that nothing new is cascaded away
-//! unaudited), then `locks` rows, then
+//! unaudited), then `locks` rows, then `lock_waiters` rows, then
 //! `presences` rows, each in id order. Paths that end several locks walk
 //! them by id (a delete's own record lock, read by the guard, comes first);
 //! multi-row UPDATEs first lock their rows with [`crate::lock_rows_in_order`].

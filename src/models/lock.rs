@@ -284,6 +284,13 @@ impl Lock {
         crate::lock_rows_for_update_in_order!(conn, locks, locks::session_id.eq_any(sessions))
     }
 
+    /// Row-locks a user's locks in id order (PostgreSQL), before their
+    /// places in line are touched: locks come before waiters in the row-lock
+    /// order.
+    pub fn lock_rows_of_user(conn: &mut DbConn, user_id: UserId) -> QueryResult<()> {
+        crate::lock_rows_for_update_in_order!(conn, locks, locks::user_id.eq(user_id))
+    }
+
     /// Locks whose lease ran out or that saw no activity since `idle_before`.
     pub fn due(
         conn: &mut DbConn,

@@ -99,16 +99,19 @@ impl Waiter {
             .optional()
     }
 
-    /// This tab's place in a record's line, if it has one.
+    /// This tab's (this user's, with this session id) place in a record's
+    /// line, if it has one.
     pub fn of_tab_on(
         conn: &mut DbConn,
         lockable_type: &str,
         lockable_id: i64,
+        user_id: UserId,
         session_id: &str,
     ) -> QueryResult<Option<Waiter>> {
         lock_waiters::table
             .filter(lock_waiters::lockable_type.eq(lockable_type))
             .filter(lock_waiters::lockable_id.eq(lockable_id))
+            .filter(lock_waiters::user_id.eq(user_id))
             .filter(lock_waiters::session_id.eq(session_id))
             .select(Waiter::as_select())
             .get_result(conn)

@@ -129,7 +129,8 @@ pub struct WaiterView {
     pub session_id: String,
     /// 1 = next. As of this response or frame: a client that follows the
     /// channel counts the earlier waiters of the same record still in line.
-    #[schema(minimum = 1)]
+    /// 0 in a `destroy` frame: the waiter is no longer in line.
+    #[schema(minimum = 0)]
     pub position: i64,
     pub created_at: DateTime<Utc>,
     /// The waiter leaves the line then, unless its tab renews it.

@@ -10,7 +10,8 @@ CREATE TABLE lock_waiters (
   created_at TIMESTAMP NOT NULL,
   expires_at TIMESTAMP NOT NULL,
   disconnected_at TIMESTAMP,
-  UNIQUE (lockable_type, lockable_id, session_id)
+  -- A tab is a user and a session id (session ids are not secret), as for locks.
+  UNIQUE (lockable_type, lockable_id, user_id, session_id)
 );
 CREATE INDEX index_lock_waiters_on_case_id ON lock_waiters (case_id);
 CREATE INDEX index_lock_waiters_on_user_id ON lock_waiters (user_id);

@@ -4534,6 +4534,7 @@ export interface components {
              * Format: int64
              * @description 1 = next. As of this response or frame: a client that follows the
              *     channel counts the earlier waiters of the same record still in line.
+             *     0 in a `destroy` frame: the waiter is no longer in line.
              */
             position: number;
             /** Format: date-time */
