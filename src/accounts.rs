@@ -7,7 +7,9 @@ use crate::db::{Outgoing, Tx};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::{end, Line};
 use crate::locks::{line, LockPolicy};
-use crate::models::{AuthToken, Lock, LockAction, Presence, User, UserChanges, UserId, UserRef};
+use crate::models::{
+    AuthToken, Lock, LockAction, Presence, User, UserChanges, UserId, UserRef, Waiter,
+};
 
 /// Applies `changes` to an active user. With a new password hash, every
 /// token of the user but `keep_token` ends at once.
@@ -39,10 +41,13 @@ pub fn remove_user(
     let user = active_user(tx, user_id)?;
     User::deactivate(tx.conn, user_id, tx.now)?;
     AuthToken::revoke_all_of_user(tx.conn, user_id, None, tx.now)?;
-    // Their locks' rows first (locks before waiters, the row-lock order in
-    // `crate::locks`), then out of every line, so that none of their locks
-    // goes back to them.
+    // Rows in the row-lock order of `crate::locks`: their locks, then every
+    // place in line this touches. Then out of every line, so that none of
+    // their locks goes back to them.
     Lock::lock_rows_of_user(tx.conn, user_id)?;
+    let places = Waiter::of_user(tx.conn, user_id)?;
+    let held = Lock::of_user(tx.conn, user_id)?;
+    line::lock_places_for_leaving(tx, &places, &held)?;
     line::remove_user(tx, user_id)?;
     for held in Lock::of_user(tx.conn, user_id)? {
         end(tx, &held, LockAction::Kicked, by, Line::HandOff(policy))?;

@@ -294,7 +294,7 @@ async fn user_remove(args: UserRemoveArgs) -> Result<(), String> {
         idle_timeout: args.lock_ttl,
     };
     let user = db
-        .write(None, move |tx| {
+        .write_retrying(None, move |tx| {
             let id = user_id_by_email(tx, &email)?;
             accounts::remove_user(tx, id, None, &policy)
         })

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use baton::models::Role;
 use common::line::{wait_body, LineHistory};
 use common::storm::Storm;
-use common::{lock_body, takeover_body, Backend, TestApp, TestUser};
+use common::{lock_body, takeover_body, Backend, Fixture, TestApp, TestUser};
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -24,7 +24,8 @@ on_both_backends!(
     waiting_clients_take_turns_once_each_in_join_order,
     a_released_record_goes_to_its_waiter_before_any_racer,
     a_waiter_leaving_as_it_is_granted_is_told_which_happened,
-    a_waiter_refreshing_as_it_is_granted_is_told_which_happened
+    a_waiter_refreshing_as_it_is_granted_is_told_which_happened,
+    tabs_waiting_crosswise_leave_everything_at_once
 );
 
 async fn racing_clients_never_share_a_record(backend: Backend) {
@@ -568,8 +569,7 @@ struct LineRace {
     mia: TestUser,
     hal: TestUser,
     wes: TestUser,
-    card: i64,
-    slug: String,
+    f: Fixture,
 }
 
 impl LineRace {
@@ -593,8 +593,7 @@ impl LineRace {
             mia,
             hal,
             wes,
-            card: f.card_id,
-            slug: f.slug,
+            f,
         })
     }
 
@@ -602,10 +601,10 @@ impl LineRace {
     /// sends `request` to its waiter (`/waiters/:id…`), a little later each
     /// round. Returns the waiter's id and the answer to `request`.
     async fn round(&self, round: usize, method: Method, path: &str) -> (i64, common::Resp) {
-        let held = common::id(&self.app.lock(&self.hal, "Card", self.card).await);
+        let held = common::id(&self.app.lock(&self.hal, "Card", self.f.card_id).await);
         let waiter = self
             .app
-            .lock_expect(&self.wes, wait_body("Card", self.card), 202)
+            .lock_expect(&self.wes, wait_body("Card", self.f.card_id), 202)
             .await
             .body;
         let waiter_id = common::id(&waiter);
@@ -633,7 +632,7 @@ impl LineRace {
     async fn status(&self) -> Value {
         let path = format!(
             "/locks/status?lockableType=Card&lockableParam={}",
-            self.card
+            self.f.card_id
         );
         self.app
             .get(&path)
@@ -692,7 +691,7 @@ async fn a_waiter_leaving_as_it_is_granted_is_told_which_happened(backend: Backe
     // The audit trail agrees with the answers: one hand-off per 404.
     let events = race
         .app
-        .get(&format!("/cases/{}/lock_events?limit=1000", race.slug))
+        .get(&format!("/cases/{}/lock_events?limit=1000", race.f.slug))
         .by(&race.mia)
         .send()
         .await
@@ -717,7 +716,7 @@ async fn a_waiter_refreshing_as_it_is_granted_is_told_which_happened(backend: Ba
     };
     let (mut watcher, _) = race
         .app
-        .open_tab(&race.slug, &race.mia.tab("watcher"))
+        .open_tab(&race.f.slug, &race.mia.tab("watcher"))
         .await;
     let (mut refreshed, mut gone) = (Vec::new(), Vec::new());
     for round in 0..LEAVE_ROUNDS {
@@ -762,4 +761,42 @@ async fn a_waiter_refreshing_as_it_is_granted_is_told_which_happened(backend: Ba
         history.refreshed, refreshed,
         "waiters whose refresh answered 200, as updates the watcher saw"
     );
+}
+
+/// Rounds of the crosswise leave.
+const CROSSWISE_ROUNDS: usize = 30;
+
+/// Hal holds card 1 and waits for card 2; Wes holds card 2 and waits for
+/// card 1. Both tabs close at once (`DELETE /locks?session=mine`): each
+/// release hands a record to the other tab's place, which that tab is
+/// leaving. On PostgreSQL the two transactions take the same rows in
+/// opposite orders; whichever way it goes, both answer 204 and nothing is
+/// left held or waiting.
+async fn tabs_waiting_crosswise_leave_everything_at_once(backend: Backend) {
+    let Some(race) = LineRace::start(backend, "crosswise").await else {
+        return;
+    };
+    let (app, hal, wes) = (&race.app, &race.hal, &race.wes);
+    let (one, two) = (race.f.card_id, app.card(&race.f, "the second card").await);
+    for round in 0..CROSSWISE_ROUNDS {
+        app.lock(hal, "Card", one).await;
+        app.lock(wes, "Card", two).await;
+        app.lock_expect(hal, wait_body("Card", two), 202).await;
+        app.lock_expect(wes, wait_body("Card", one), 202).await;
+        let leave = |who: &TestUser| app.delete("/locks?session=mine").by(who).send();
+        let (by_hal, by_wes) = futures_util::future::join(leave(hal), leave(wes)).await;
+        for (name, answer) in [("Hal", by_hal), ("Wes", by_wes)] {
+            assert_eq!(
+                answer.status, 204,
+                "round {round}: {name}'s DELETE /locks?session=mine: {}",
+                answer.body
+            );
+        }
+        for card in [one, two] {
+            let path = format!("/locks/status?lockableType=Card&lockableParam={card}");
+            let status = app.get(&path).by(&race.mia).send().await.expect(200).body;
+            assert_eq!(status["state"], "unlocked", "round {round}: {status}");
+            assert_eq!(status["waiters"], json!([]), "round {round}: {status}");
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod outbox;
 pub mod prepared;
+mod retry;
 pub mod schema;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -9,7 +9,7 @@ use crate::error::{AppError, AppResult};
 use crate::locks::engine::{end, Line};
 use crate::locks::line;
 use crate::locks::render::lock_views;
-use crate::models::{Lock, LockAction, Presence, WaiterEnd};
+use crate::models::{Lock, LockAction, Presence, Waiter, WaiterEnd};
 use crate::state::AppState;
 use crate::views::SessionView;
 
@@ -70,11 +70,13 @@ pub async fn kick(
     let policy = state.policy;
     state
         .db
-        .write(actor.session_id.clone(), move |tx| {
-            // Its locks' rows first (locks before waiters, the row-lock
-            // order in `crate::locks`).
+        .write_retrying(actor.session_id.clone(), move |tx| {
+            // Rows in the row-lock order of `crate::locks`: its locks, then
+            // every place in line this touches.
             Lock::lock_rows_of_sessions(tx.conn, std::slice::from_ref(&session_id))?;
             let locks = Lock::of_session(tx.conn, &session_id)?;
+            let places = Waiter::of_session(tx.conn, &session_id)?;
+            line::lock_places_for_leaving(tx, &places, &locks)?;
             let seen_since = clock::before(tx.now, presence_ttl);
             let connected = Presence::live_of_session(tx.conn, &session_id, None, seen_since)?;
             let admin = actor.user.to_ref();
@@ -85,7 +87,8 @@ pub async fn kick(
                     "No open tab, lock or place in line has session id {session_id}."
                 )));
             }
-            for held in &locks {
+            // Read again: a grant to this tab may have committed meanwhile.
+            for held in &Lock::of_session(tx.conn, &session_id)? {
                 end(
                     tx,
                     held,
@@ -94,7 +97,10 @@ pub async fn kick(
                     Line::HandOff(&policy),
                 )?;
             }
-            tx.publish(Outgoing::Kick { session_id, reason });
+            tx.publish(Outgoing::Kick {
+                session_id: session_id.clone(),
+                reason: reason.clone(),
+            });
             Ok(())
         })
         .await?;

@@ -483,7 +483,7 @@ pub async fn destroy_mine(
     let policy = state.policy;
     state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write_retrying(actor.session_id.clone(), move |tx| {
             engine::release_session(tx, &actor, &session_id, &policy)
         })
         .await?;

@@ -71,6 +71,10 @@ fn describe() {
         "From joining a waiting line to being handed the record"
     );
     describe_counter!(
+        "baton_write_retries_total",
+        "Write transactions PostgreSQL aborted as a deadlock victim or serialization failure and baton ran again"
+    );
+    describe_counter!(
         "baton_lock_fast_path_total",
         "Lock acquires and releases by whether the one-statement fast path took them (taken) or left them to the general path (declined); PostgreSQL only"
     );

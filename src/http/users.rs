@@ -214,7 +214,7 @@ pub async fn remove_user(
     let policy = state.policy;
     state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write_retrying(actor.session_id.clone(), move |tx| {
             accounts::remove_user(tx, user_id, Some(&admin), &policy)
         })
         .await?;

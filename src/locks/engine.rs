@@ -359,15 +359,24 @@ pub fn release_session(
     policy: &LockPolicy,
 ) -> AppResult<usize> {
     let me = actor.user.to_ref();
-    // The tab's locks are row-locked first (locks before waiters, the
-    // row-lock order in `crate::locks`); then the tab leaves its lines, so
+    // Rows in the row-lock order of `crate::locks`: the tab's locks, then
+    // every place in line this touches. Then the tab leaves its lines, so
     // that a lock released below is not handed back to this same tab.
     Lock::lock_rows_of_sessions(tx.conn, &[session_id.to_owned()])?;
-    for (waiter, user) in Waiter::of_session(tx.conn, session_id)? {
-        if waiter.user_id == actor.user.id {
-            line::leave(tx, &waiter, &user, WaiterEnd::Left)?;
-        }
+    let mine = |user_id| user_id == actor.user.id;
+    let places: Vec<_> = Waiter::of_session(tx.conn, session_id)?
+        .into_iter()
+        .filter(|(waiter, _)| mine(waiter.user_id))
+        .collect();
+    let held: Vec<_> = Lock::of_session(tx.conn, session_id)?
+        .into_iter()
+        .filter(|held| mine(held.lock.user_id))
+        .collect();
+    line::lock_places_for_leaving(tx, &places, &held)?;
+    for (waiter, user) in &places {
+        line::leave(tx, waiter, user, WaiterEnd::Left)?;
     }
+    // Read again: a grant to this tab may have committed meanwhile.
     let mut released = 0;
     for held in Lock::of_session(tx.conn, session_id)? {
         if held.lock.user_id == actor.user.id

@@ -244,6 +244,32 @@ pub fn drop_line(tx: &mut Tx, lockable_type: &str, lockable_id: i64) -> AppResul
     Ok(())
 }
 
+/// Before a tab (or a user) leaves its lines and ends its locks in one
+/// transaction: row-locks, in id order, every place in line that this will
+/// touch — its own `places`, and the lines of the records it holds, which
+/// its releases hand over (PostgreSQL; the caller has row-locked `held`, so
+/// nobody joins those lines meanwhile). Two tabs that wait for each other's
+/// records and close at once then queue on the same rows in one order,
+/// instead of deadlocking.
+pub fn lock_places_for_leaving(
+    tx: &mut Tx,
+    places: &[(Waiter, UserRef)],
+    held: &[HeldLock],
+) -> AppResult<()> {
+    let mut ids: Vec<WaiterId> = places.iter().map(|(waiter, _)| waiter.id).collect();
+    for holding in held {
+        let line = Waiter::line(
+            tx.conn,
+            &holding.lock.lockable_type,
+            holding.lock.lockable_id,
+        )?;
+        ids.extend(line.into_iter().map(|(waiter, _)| waiter.id));
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(Waiter::lock_rows(tx.conn, &ids)?)
+}
+
 /// The actor's tab leaves the line for `target` if it is in it (a takeover:
 /// "Edit anyway" skips the line).
 pub fn leave_for_takeover(tx: &mut Tx, actor: &Actor, target: &Target) -> AppResult<()> {

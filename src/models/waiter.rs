@@ -250,6 +250,11 @@ impl Waiter {
             .optional()
     }
 
+    /// Row-locks these places in line in id order (PostgreSQL).
+    pub fn lock_rows(conn: &mut DbConn, ids: &[WaiterId]) -> QueryResult<()> {
+        crate::lock_rows_for_update_in_order!(conn, lock_waiters, lock_waiters::id.eq_any(ids))
+    }
+
     /// Row-locks these tabs' waiters in id order before a multi-row UPDATE
     /// of them (PostgreSQL; see [`crate::lock_rows_for_update_in_order`]).
     pub fn lock_rows_of_sessions(conn: &mut DbConn, sessions: &[String]) -> QueryResult<()> {
