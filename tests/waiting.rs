@@ -553,6 +553,15 @@ async fn a_waiter_leaves_the_line(backend: Backend) {
         .send()
         .await
         .expect_error(403, "forbidden");
+    // Someone outside the case is not told whose place it is.
+    let refused = app
+        .delete(&path)
+        .by(&c.eve)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    let message = refused.body["error"]["message"].as_str().unwrap();
+    assert!(!message.contains("Carol"), "{message}");
     app.delete(&path).by(&carol).send().await.expect(204);
     let left = watcher.next_change().await;
     assert!(

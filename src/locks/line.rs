@@ -16,7 +16,7 @@ use chrono::NaiveDateTime;
 use super::lockable::Target;
 use super::render::{ended_waiter, lock_view, waiter_view};
 use super::LockPolicy;
-use crate::auth::access::rank_of_user_id;
+use crate::auth::access::{rank_of_user_id, rank_on};
 use crate::auth::Actor;
 use crate::clock;
 use crate::db::{DbConn, Tx};
@@ -291,6 +291,20 @@ fn gone_waiter(id: WaiterId) -> AppError {
     ))
 }
 
+/// Someone else's place in line: 403, with `message` (which may name who
+/// waits) for a member of its case, who sees the line anyway; a non-member
+/// is told only that.
+fn not_yours(tx: &mut Tx, actor: &Actor, waiter: &Waiter, message: String) -> AppError {
+    match rank_on(tx.conn, &actor.user, waiter.case_id) {
+        Ok(Some(_)) => AppError::forbidden(message),
+        Ok(None) => AppError::forbidden(format!(
+            "Waiter {} waits in a case you are not a member of.",
+            waiter.id
+        )),
+        Err(e) => e.into(),
+    }
+}
+
 /// Loads a waiter that still waits, or 404.
 fn find_live(tx: &mut Tx, id: WaiterId) -> AppResult<(Waiter, UserRef)> {
     let (waiter, user) = Waiter::find(tx.conn, id)?.ok_or_else(|| gone_waiter(id))?;
@@ -320,9 +334,12 @@ pub fn refresh(
 ) -> AppResult<QueuedWaiter> {
     let (waiter, user) = find_live(tx, id)?;
     if !is_waiting_tab(&waiter, actor) {
-        return Err(AppError::forbidden(format!(
-            "Only the tab waiting as waiter {id} can refresh it."
-        )));
+        return Err(not_yours(
+            tx,
+            actor,
+            &waiter,
+            format!("Only the tab waiting as waiter {id} can refresh it."),
+        ));
     }
     // Gone meanwhile (granted or left in a transaction that committed while
     // this one waited for the row): 404, and no frame for a gone waiter.
@@ -341,10 +358,15 @@ pub fn refresh(
 pub fn leave_line(tx: &mut Tx, actor: &Actor, id: WaiterId) -> AppResult<()> {
     let (waiter, user) = find_live(tx, id)?;
     if waiter.user_id != actor.user.id {
-        return Err(AppError::forbidden(format!(
-            "Waiter {id} is {}'s place in line; only they can leave it.",
-            user.name
-        )));
+        return Err(not_yours(
+            tx,
+            actor,
+            &waiter,
+            format!(
+                "Waiter {id} is {}'s place in line; only they can leave it.",
+                user.name
+            ),
+        ));
     }
     // Granted (or left) by a transaction that committed while this one
     // waited for the row: the tab did not leave, and is told so.
