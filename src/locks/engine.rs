@@ -78,7 +78,7 @@ pub enum Line<'a> {
 }
 
 /// Ends a lock: deletes it, writes the audit row, queues its `destroy`, then
-/// does with the record's waiting line what `line` says (a hand-off's
+/// does with the record's waiting line what `then` says (a hand-off's
 /// frames follow the `destroy`). Returns `false` (and does nothing else)
 /// when another transaction ended it first, so each lock is released,
 /// audited and broadcast once.
@@ -87,7 +87,7 @@ pub fn end(
     held: &HeldLock,
     reason: LockAction,
     actor: Option<&UserRef>,
-    line: Line,
+    then: Line,
 ) -> AppResult<bool> {
     let lock = &held.lock;
     let Some(has_waiters) =
@@ -102,12 +102,12 @@ pub fn end(
         Change::Destroy,
         ended_lock(held, reason, overridden_by),
     );
-    match line {
+    match then {
         Line::HandOff(policy) if has_waiters => {
-            super::line::hand_off(tx, lock, reason, policy)?;
+            line::hand_off(tx, lock, reason, policy)?;
         }
         Line::HandOff(_) | Line::Keep => {}
-        Line::Drop => super::line::drop_line(tx, &lock.lockable_type, lock.lockable_id)?,
+        Line::Drop => line::drop_line(tx, &lock.lockable_type, lock.lockable_id)?,
     }
     Ok(true)
 }
@@ -338,14 +338,14 @@ pub fn release(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> A
 
 /// Ends someone else's lock on the actor's authority ("Edit anyway" or a
 /// break): 403 `outranked` unless the actor's rank is at least the holder's.
-fn override_lock(tx: &mut Tx, actor: &Actor, held: &HeldLock, line: Line) -> AppResult<()> {
+fn override_lock(tx: &mut Tx, actor: &Actor, held: &HeldLock, then: Line) -> AppResult<()> {
     ensure_outranks(tx, actor, held)?;
     end(
         tx,
         held,
         LockAction::Overridden,
         Some(&actor.user.to_ref()),
-        line,
+        then,
     )?;
     Ok(())
 }
