@@ -132,6 +132,19 @@ impl AppError {
     }
 }
 
+/// What PostgreSQL says when it cancels a statement (`statement_timeout`,
+/// an operator) or ends the session (`idle_in_transaction_session_timeout`,
+/// a shutdown or restart): the database is unavailable for this request,
+/// which a client retries.
+const UNAVAILABLE_MESSAGES: [&str; 6] = [
+    "canceling statement due to",
+    "terminating connection",
+    "server closed the connection",
+    "the database system is",
+    "no connection to the server",
+    "could not receive data from server",
+];
+
 /// Database failures: the ones a client can cause or retry get their own
 /// status; anything else is a 500 whose details stay in the log.
 fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
@@ -160,6 +173,25 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
             ErrorCode::Unavailable,
             "The database is not answering; try again in a moment.",
         ),
+        DbError::Query(DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        )) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "The connection to the database was lost; try again in a moment.",
+        ),
+        DbError::Query(DieselError::DatabaseError(_, info))
+            if UNAVAILABLE_MESSAGES
+                .iter()
+                .any(|m| info.message().contains(m)) =>
+        {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::Unavailable,
+                "The database stopped this request (restarting, or too slow); try again in a moment.",
+            )
+        }
         _ => (
             StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::Internal,
