@@ -148,6 +148,13 @@ const UNAVAILABLE_MESSAGES: [&str; 6] = [
 /// Database failures: the ones a client can cause or retry get their own
 /// status; anything else is a 500 whose details stay in the log.
 fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
+    if let DbError::Timeout { .. } = e {
+        // The message says how long baton waited and whether anything changed.
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorBody::new(ErrorCode::Unavailable, e.to_string()),
+        );
+    }
     let (status, code, message) = match e {
         DbError::Query(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => (
             StatusCode::CONFLICT,
@@ -172,6 +179,18 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Unavailable,
             "The database is not answering; try again in a moment.",
+        ),
+        DbError::Lost(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "The connection to the database was lost; nothing was changed. Try again in a moment.",
+        ),
+        DbError::CommitUnknown(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "The connection to the database was lost while saving; the change may have been \
+             saved. Reload before you try again (a retry with If-Match or Lock-Token is refused \
+             with 412 if it was).",
         ),
         DbError::Query(DieselError::DatabaseError(
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
