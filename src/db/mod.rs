@@ -576,13 +576,17 @@ impl Database {
         }
     }
 
-    /// A pooled connection, counted as waiting until it is handed over
-    /// (at most `BATON_DB_TIMEOUT`, then [`DbError::Pool`]).
+    /// A pooled connection, counted as waiting until it is handed over. At
+    /// most `BATON_DB_TIMEOUT`: then (no connection free, or none could be
+    /// made) [`DbError::Timeout`], the reason in the log.
     fn checkout(&self) -> Result<r2d2::PooledConnection<ConnectionManager>, DbError> {
         self.waiting.fetch_add(1, Ordering::Relaxed);
         let conn = self.pool.get();
         self.waiting.fetch_sub(1, Ordering::Relaxed);
-        Ok(conn?)
+        conn.map_err(|e| {
+            tracing::warn!(error = %e, "no database connection within {:?}", self.timeout);
+            self.not_applied()
+        })
     }
 
     /// [`Database::checkout`] for a call that may have been given up on
@@ -659,7 +663,11 @@ impl Database {
                     }
                     Ok(value)
                 }
-                Err(e) => Err(lost_or(&mut conn, DbError::from(e))),
+                // The statement may have committed before the connection died.
+                Err(e) => Err(match lost_or(&mut conn, DbError::from(e)) {
+                    DbError::Lost(e) => DbError::CommitUnknown(e),
+                    other => other,
+                }),
             };
             conn.lost |= state.abandoned();
             outcome
