@@ -271,14 +271,21 @@ impl Cursor {
 /// listener whose connection stalls gives it up and reconnects, as after a
 /// cut.
 pub async fn listen(url: String, hub: Arc<Hub>, wakeups: Arc<Wakeups>, timeout: Duration) {
-    let mut backoff = Duration::from_millis(100);
-    let mut cursor = None;
+    const FIRST_RETRY: Duration = Duration::from_millis(100);
+    let mut backoff = FIRST_RETRY;
+    let mut cursor: Option<Cursor> = None;
     loop {
+        let started = Instant::now();
         match listen_once(&url, &hub, &wakeups, &mut cursor, timeout).await {
             Ok(()) => tracing::warn!("event listener connection closed; reconnecting"),
             Err(e) => tracing::warn!(error = %e, "event listener failed; reconnecting"),
         }
         metrics::counter!("baton_bus_reconnects_total").increment(1);
+        // Back off while connecting fails; a connection that served (read
+        // the outbox) starts the backoff over.
+        if cursor.as_ref().is_some_and(|c| c.read_at >= started) {
+            backoff = FIRST_RETRY;
+        }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(5));
     }
