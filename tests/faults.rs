@@ -560,7 +560,8 @@ async fn consistent(app: &TestApp, case_id: i64, frames: &[Value], answers: &Ans
 
 // ---- The scenarios ----
 
-/// Every connection cut, three times, in the middle of a lock storm.
+/// Every connection cut, three times, in the middle of a lock storm; then
+/// cut once more with new connections refused for a while.
 #[actix_web::test]
 #[cfg_attr(
     not(baton_postgres_tests),
@@ -580,6 +581,19 @@ async fn connections_cut_in_a_lock_storm() {
         proxy.cut();
         load.progresses(5, RECOVERY).await;
     }
+    // Cut, and new connections refused for three timeouts: 503s, no hang.
+    let refused_before = answers.count("acquire", 503) + answers.count("save", 503);
+    proxy.refuse();
+    proxy.cut();
+    tokio::time::sleep(DB_TIMEOUT * 3).await;
+    proxy.heal();
+    let refused = answers.count("acquire", 503) + answers.count("save", 503) - refused_before;
+    eprintln!(
+        "connections refused for {:?}: {refused} answers 503",
+        DB_TIMEOUT * 3
+    );
+    assert!(refused > 0, "no 503 while connections were refused");
+    load.progresses(10, RECOVERY).await;
     let cycles = load.stop().await;
     answers.report("connections cut");
     assert!(cycles >= 35, "{cycles} cycles");
