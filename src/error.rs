@@ -172,13 +172,13 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
             (
                 StatusCode::SERVICE_UNAVAILABLE,
                 ErrorCode::Unavailable,
-                "The database is busy; try again in a moment.",
+                "The database is busy; nothing was changed. Try again in a moment.",
             )
         }
         DbError::Pool(_) | DbError::Connection(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Unavailable,
-            "The database is not answering; try again in a moment.",
+            "The database is not answering; nothing was changed. Try again in a moment.",
         ),
         DbError::Lost(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -198,7 +198,7 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
         )) => (
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Unavailable,
-            "The connection to the database was lost; try again in a moment.",
+            "The connection to the database was lost; nothing was changed. Try again in a moment.",
         ),
         DbError::Query(DieselError::DatabaseError(_, info))
             if UNAVAILABLE_MESSAGES
@@ -208,7 +208,8 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
             (
                 StatusCode::SERVICE_UNAVAILABLE,
                 ErrorCode::Unavailable,
-                "The database stopped this request (restarting, or too slow); try again in a moment.",
+                "The database stopped this request (restarting, or too slow); nothing was \
+                 changed. Try again in a moment.",
             )
         }
         _ => (
