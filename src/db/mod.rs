@@ -535,7 +535,11 @@ impl Database {
             Ok(done) => done.map_err(|_| DbError::Cancelled)?,
             Err(_) => {
                 let outcome = state.abandon();
-                metrics::counter!("baton_db_timeouts_total").increment(1);
+                let label = match outcome {
+                    TimeoutOutcome::NotApplied => "not_applied",
+                    TimeoutOutcome::Unknown => "unknown",
+                };
+                metrics::counter!("baton_db_timeouts_total", "outcome" => label).increment(1);
                 tracing::warn!(?outcome, "a database call gave up after {:?}", self.timeout);
                 Err(DbError::Timeout {
                     limit: self.timeout,
