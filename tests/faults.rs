@@ -1033,4 +1033,71 @@ async fn pool_exhausted(backend: Backend) {
         .expect(200);
 }
 
-on_both_backends!(pool_exhausted);
+/// A save queued behind a long write to the same record (SQLite: the one
+/// writer; PostgreSQL: another client's row lock) gives up after the
+/// timeout with 503 and is never applied later.
+async fn write_queued_behind_a_long_one(backend: Backend) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let Some(app) = TestApp::start_with(backend, |s| bounded(s, DB_TIMEOUT)).await else {
+        return eprintln!("{SKIP}");
+    };
+    let cast = app.cast().await;
+    let card = cast.case.card_id;
+    let hold = DB_TIMEOUT * 3;
+
+    // The long write: on SQLite baton's own (it holds the single writer),
+    // on PostgreSQL another client's transaction holding the card's row.
+    let (held_tx, held) = tokio::sync::oneshot::channel();
+    let holder = match backend {
+        Backend::Sqlite => {
+            let db = app.state.db.clone();
+            actix_web::rt::spawn(async move {
+                let _ = db
+                    .write(None, move |_tx| {
+                        let _ = held_tx.send(());
+                        std::thread::sleep(hold);
+                        Ok::<_, baton::error::AppError>(())
+                    })
+                    .await;
+            })
+        }
+        Backend::Postgres => {
+            let other = sql(&app.db_url).await;
+            actix_web::rt::spawn(async move {
+                other
+                    .batch_execute(&format!(
+                        "BEGIN; UPDATE cards SET position = position WHERE id = {card}"
+                    ))
+                    .await
+                    .unwrap();
+                let _ = held_tx.send(());
+                tokio::time::sleep(hold).await;
+                other.batch_execute("ROLLBACK").await.unwrap();
+            })
+        }
+    };
+    held.await.unwrap();
+
+    let answers = Answers::new(DB_TIMEOUT);
+    let save = answers
+        .send(
+            "queued save",
+            app.patch(&format!("/cards/{card}"))
+                .by(&cast.bob)
+                .json(json!({ "card": { "content": "given up on" } })),
+            &[],
+        )
+        .await;
+    assert!(!maybe_saved(&save), "{}", save.body);
+    answers.report("queued behind a long write");
+    holder.await.unwrap();
+
+    // Once the long write is over, the given-up save still has not happened.
+    tokio::time::sleep(DB_TIMEOUT).await;
+    let current = app.get("/cases/c").by(&cast.bob).send().await.expect(200);
+    let card_now = &current.body["pages"][0]["cards"][0];
+    assert_eq!(card_now["content"], "first draft", "{card_now}");
+    assert_eq!(card_now["version"], 1, "{card_now}");
+}
+
+on_both_backends!(pool_exhausted, write_queued_behind_a_long_one);
