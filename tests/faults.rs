@@ -735,12 +735,17 @@ impl Restarter {
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
+        // SAFETY: geteuid has no preconditions and touches no memory.
+        let root = unsafe { libc::geteuid() } == 0;
         match versions.as_slice() {
-            [version] if which("pg_ctlcluster") && which("pg_isready") => Some(Restarter {
+            [version] if root && which("pg_ctlcluster") && which("pg_isready") => Some(Restarter {
                 version: version.clone(),
             }),
             _ => {
-                eprintln!("skipped: no single Debian PostgreSQL cluster with pg_ctlcluster ({versions:?})");
+                eprintln!(
+                    "skipped: restarting PostgreSQL needs root and one Debian cluster with \
+                     pg_ctlcluster (clusters: {versions:?}, root: {root})"
+                );
                 None
             }
         }
@@ -796,7 +801,12 @@ fn which(program: &str) -> bool {
 )]
 async fn postgres_restarted_under_load() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let Some(restarter) = admin_url().and_then(|_| Restarter::find()) else {
+    // Only the local cluster on the default port can be restarted from here.
+    let local = |url: String| {
+        let (host, port) = common::fault_proxy::host_port(&url);
+        (["127.0.0.1", "localhost"].contains(&host.as_str()) && port == 5432).then_some(url)
+    };
+    let Some(restarter) = admin_url().and_then(local).and_then(|_| Restarter::find()) else {
         return eprintln!("{SKIP}, as root on a Debian PostgreSQL");
     };
     let timeout = Duration::from_secs(2);
