@@ -817,3 +817,59 @@ fn commit(conn: &mut DbConn) -> diesel::QueryResult<()> {
 fn rollback(conn: &mut DbConn) -> diesel::QueryResult<()> {
     <DbConn as Connection>::TransactionManager::rollback_transaction(conn)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libpq_limits_are_added_unless_the_url_sets_them() {
+        let url = with_libpq_limits("postgres://u@db:5432/baton", Duration::from_millis(1500));
+        assert_eq!(
+            url,
+            "postgres://u@db:5432/baton?connect_timeout=2&keepalives=1&keepalives_idle=2\
+             &keepalives_interval=2&keepalives_count=3&tcp_user_timeout=1500"
+        );
+        let url = with_libpq_limits(
+            "postgres://u@db/baton?sslmode=require&connect_timeout=30",
+            Duration::from_secs(5),
+        );
+        assert_eq!(
+            url,
+            "postgres://u@db/baton?sslmode=require&connect_timeout=30&keepalives=1\
+             &keepalives_idle=5&keepalives_interval=5&keepalives_count=3&tcp_user_timeout=5000"
+        );
+    }
+
+    #[test]
+    fn a_call_given_up_on_before_its_commit_never_commits() {
+        let state = CallState(AtomicU8::new(RUNNING));
+        assert_eq!(state.abandon(), TimeoutOutcome::NotApplied);
+        assert!(state.abandoned());
+        assert!(!state.may_commit());
+
+        let state = CallState(AtomicU8::new(RUNNING));
+        assert!(state.may_commit());
+        assert_eq!(state.abandon(), TimeoutOutcome::Unknown);
+        assert!(state.abandoned());
+    }
+
+    #[test]
+    fn timeout_messages_say_whether_anything_changed() {
+        let not_applied = DbError::Timeout {
+            limit: Duration::from_secs(5),
+            outcome: TimeoutOutcome::NotApplied,
+        };
+        assert_eq!(
+            not_applied.to_string(),
+            "The database did not answer within 5s; nothing was changed. Try again."
+        );
+        let unknown = DbError::Timeout {
+            limit: Duration::from_millis(1500),
+            outcome: TimeoutOutcome::Unknown,
+        };
+        assert!(unknown
+            .to_string()
+            .contains("within 1s 500ms; it may have been saved"));
+    }
+}
