@@ -814,7 +814,8 @@ fn open_db(url: &str) -> Result<Database, BoxError> {
     let bus = Arc::new(LocalBus {
         hub: Default::default(),
     });
-    Ok(Database::open(url, 2, bus)?)
+    // Seeding thousands of rows is no request: a generous limit.
+    Ok(Database::open(url, 2, Duration::from_secs(60), bus)?)
 }
 
 /// `cases` cases with a page and a card each, an editor who publishes, and

@@ -24,6 +24,13 @@ pub struct DatabaseSettings {
     /// Connections in the pool.
     #[arg(long, env = "BATON_DB_POOL_SIZE", default_value_t = 16)]
     pub db_pool_size: u32,
+
+    /// How long a request waits for the database (a pooled connection and
+    /// its statements, in total) before it gives up with 503. On
+    /// PostgreSQL also each statement's limit, and how long a transaction
+    /// may sit idle before the server aborts it.
+    #[arg(long, env = "BATON_DB_TIMEOUT", default_value = "5s", value_parser = duration)]
+    pub db_timeout: Duration,
 }
 
 /// Everything `baton serve` needs.
@@ -159,6 +166,7 @@ mod tests {
         let settings = Settings::defaults("some.sqlite3");
         assert_eq!(settings.database.database_url, "some.sqlite3");
         assert_eq!(settings.database.db_pool_size, 16);
+        assert_eq!(settings.database.db_timeout, Duration::from_secs(5));
         assert_eq!(settings.bind, "127.0.0.1:8080");
         assert_eq!(settings.token_ttl, Duration::from_secs(12 * 3600));
         assert_eq!(settings.lock_ttl, Duration::from_secs(30));
@@ -216,6 +224,7 @@ mod tests {
             assert_eq!(settings.lock_ttl, Duration::from_secs(30));
             assert_eq!(settings.bind, "127.0.0.1:8080");
             assert_eq!(settings.database.db_pool_size, 16);
+            assert_eq!(settings.database.db_timeout, Duration::from_secs(5));
             assert_eq!(settings.database.database_url, "mine.sqlite3");
             assert!(settings.cors_origins.is_empty());
             assert!(settings.jwt_secret.is_none());
@@ -232,6 +241,7 @@ mod tests {
             .env("BATON_LOCK_TTL", "1ms")
             .env("BATON_BIND", "0.0.0.0:1")
             .env("BATON_DB_POOL_SIZE", "1")
+            .env("BATON_DB_TIMEOUT", "1ms")
             .env("BATON_CORS_ORIGINS", "https://evil.example.com")
             .env("BATON_JWT_SECRET", "from-the-environment")
             .env("DATABASE_URL", "postgres://elsewhere/db")

@@ -145,9 +145,29 @@ impl AppError {
     }
 }
 
+/// What PostgreSQL says when it cancels a statement (`statement_timeout`,
+/// an operator) or ends the session (`idle_in_transaction_session_timeout`,
+/// a shutdown or restart): the database is unavailable for this request,
+/// which a client retries.
+const UNAVAILABLE_MESSAGES: [&str; 6] = [
+    "canceling statement due to",
+    "terminating connection",
+    "server closed the connection",
+    "the database system is",
+    "no connection to the server",
+    "could not receive data from server",
+];
+
 /// Database failures: the ones a client can cause or retry get their own
 /// status; anything else is a 500 whose details stay in the log.
 fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
+    if let DbError::Timeout { .. } = e {
+        // The message says how long baton waited and whether anything changed.
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorBody::new(ErrorCode::Unavailable, e.to_string()),
+        );
+    }
     let (status, code, message) = match e {
         DbError::Query(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => (
             StatusCode::CONFLICT,
@@ -165,14 +185,46 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
             (
                 StatusCode::SERVICE_UNAVAILABLE,
                 ErrorCode::Unavailable,
-                "The database is busy; try again in a moment.",
+                "The database is busy; nothing was changed. Try again in a moment.",
             )
         }
         DbError::Pool(_) | DbError::Connection(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Unavailable,
-            "The database is not answering; try again in a moment.",
+            "The database is not answering; nothing was changed. Try again in a moment.",
         ),
+        DbError::Lost(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "The connection to the database was lost; nothing was changed. Try again in a moment.",
+        ),
+        DbError::CommitUnknown(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "The connection to the database was lost while saving; the change may have been \
+             saved. Reload before you try again (a retry with If-Match or Lock-Token is refused \
+             with 412 if it was).",
+        ),
+        DbError::Query(DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        )) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "The connection to the database was lost; nothing was changed. Try again in a moment.",
+        ),
+        DbError::Query(DieselError::DatabaseError(_, info))
+            if UNAVAILABLE_MESSAGES
+                .iter()
+                .any(|m| info.message().contains(m)) =>
+        {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::Unavailable,
+                "The database stopped this request (restarting, or too slow); nothing was \
+                 changed. Try again in a moment.",
+            )
+        }
         _ => (
             StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::Internal,

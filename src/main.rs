@@ -218,7 +218,7 @@ fn open(database: &DatabaseSettings) -> Result<Database, String> {
             hub: Arc::new(Hub::default()),
         }),
     };
-    Database::open(&database.database_url, 2, bus).map_err(|e| e.to_string())
+    Database::open(&database.database_url, 2, database.db_timeout, bus).map_err(|e| e.to_string())
 }
 
 fn migrate(database: DatabaseSettings) -> Result<(), String> {

@@ -91,6 +91,7 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
     let db = Database::open(
         &settings.database.database_url,
         settings.database.db_pool_size,
+        settings.database.db_timeout,
         bus,
     )?;
     let policy = LockPolicy {
@@ -187,6 +188,7 @@ pub fn start(state: AppState, listener: TcpListener) -> Result<Server, StartErro
             state.settings.database.database_url.clone(),
             state.realtime.hub.clone(),
             wakeups.clone(),
+            state.settings.database.db_timeout,
         ));
     }
     let settings = state.settings.clone();

@@ -7,9 +7,11 @@ pub mod prepared;
 mod retry;
 pub mod schema;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::future::Future;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::NaiveDateTime;
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
@@ -104,6 +106,44 @@ pub enum DbError {
     Migration(String),
     #[error("the database worker was cancelled")]
     Cancelled,
+    /// The call did not finish within `BATON_DB_TIMEOUT`.
+    #[error("{}", timeout_message(*.limit, *.outcome))]
+    Timeout {
+        limit: Duration,
+        outcome: TimeoutOutcome,
+    },
+    /// The connection died under a statement (PostgreSQL restarted, the
+    /// network cut it). A transaction on it did not commit.
+    #[error("the connection to the database was lost: {0}")]
+    Lost(String),
+    /// The connection died while a COMMIT was in flight: it may have
+    /// committed or not.
+    #[error("the connection to the database was lost during a commit: {0}")]
+    CommitUnknown(String),
+}
+
+/// What a call that gave up left behind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutOutcome {
+    /// Nothing was changed: a read, or a write given up before its commit
+    /// (it is rolled back, or never starts).
+    NotApplied,
+    /// A commit had been sent and not yet confirmed: it may have happened.
+    Unknown,
+}
+
+fn timeout_message(limit: Duration, outcome: TimeoutOutcome) -> String {
+    let limit = humantime::format_duration(limit);
+    match outcome {
+        TimeoutOutcome::NotApplied => {
+            format!("The database did not answer within {limit}; nothing was changed. Try again.")
+        }
+        TimeoutOutcome::Unknown => format!(
+            "The database did not confirm the change within {limit}; it may have been saved. \
+             Reload before you try again (a retry with If-Match or Lock-Token is refused \
+             with 412 if it was)."
+        ),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,19 +197,77 @@ pub fn sqlite_path(url: &str) -> &str {
         .unwrap_or(url)
 }
 
-/// Opens one connection and applies the per-connection settings.
+/// Opens one connection and applies the per-connection settings. No
+/// statement limits: for migrations and tools (the pool's connections get
+/// theirs from [`connect_bounded`]).
 pub fn connect(url: &str) -> Result<DbConn, ConnectionError> {
     match Backend::of_url(url) {
         Backend::Postgres => Ok(DbConn::Postgresql(PgConnection::establish(url)?)),
-        Backend::Sqlite => {
-            let mut conn = SqliteConnection::establish(sqlite_path(url))?;
-            conn.batch_execute(
-                "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
-            )
+        Backend::Sqlite => sqlite_connect(url, Duration::from_secs(5)),
+    }
+}
+
+fn sqlite_connect(url: &str, busy: Duration) -> Result<DbConn, ConnectionError> {
+    let mut conn = SqliteConnection::establish(sqlite_path(url))?;
+    conn.batch_execute(&format!(
+        "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
+        busy.as_millis().max(1)
+    ))
+    .map_err(ConnectionError::CouldntSetupConfiguration)?;
+    Ok(DbConn::Sqlite(conn))
+}
+
+/// A pooled connection, bounded by `timeout` (`BATON_DB_TIMEOUT`).
+///
+/// On PostgreSQL the server enforces it too, so that nothing a request
+/// gave up on lingers: a statement running longer is cancelled
+/// (`statement_timeout`), and a transaction whose client went quiet in the
+/// middle of it (a stalled network, a stuck process) is aborted, its row
+/// locks freed (`idle_in_transaction_session_timeout`). libpq gives up
+/// connecting after the timeout (`connect_timeout`, whole seconds, at least
+/// 2) and drops a connection whose peer stopped acknowledging
+/// (`tcp_user_timeout`, TCP keepalives); options already in the URL win.
+/// On SQLite, a writer waits for the file's lock as long.
+pub fn connect_bounded(url: &str, timeout: Duration) -> Result<DbConn, ConnectionError> {
+    match Backend::of_url(url) {
+        Backend::Postgres => {
+            let mut conn = PgConnection::establish(&with_libpq_limits(url, timeout))?;
+            let ms = timeout.as_millis().max(1);
+            conn.batch_execute(&format!(
+                "SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {ms};"
+            ))
             .map_err(ConnectionError::CouldntSetupConfiguration)?;
-            Ok(DbConn::Sqlite(conn))
+            Ok(DbConn::Postgresql(conn))
+        }
+        Backend::Sqlite => sqlite_connect(url, timeout),
+    }
+}
+
+/// `url` with libpq's connection limits for `timeout` added, unless it
+/// sets them itself.
+pub fn with_libpq_limits(url: &str, timeout: Duration) -> String {
+    let secs = timeout.as_secs_f64().ceil().max(1.0) as u64;
+    let options = [
+        ("connect_timeout", secs.max(2).to_string()),
+        ("keepalives", "1".to_owned()),
+        ("keepalives_idle", secs.to_string()),
+        ("keepalives_interval", secs.to_string()),
+        ("keepalives_count", "3".to_owned()),
+        ("tcp_user_timeout", timeout.as_millis().max(1).to_string()),
+    ];
+    let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
+    let given: Vec<&str> = query
+        .split('&')
+        .filter_map(|pair| pair.split('=').next())
+        .collect();
+    let mut url = url.to_owned();
+    for (key, value) in options {
+        if !given.contains(&key) {
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str(&format!("{key}={value}"));
         }
     }
+    url
 }
 
 /// Applies the embedded migrations of the connection's backend.
@@ -190,6 +288,7 @@ pub fn migrate(conn: &mut DbConn) -> Result<(), DbError> {
 /// manager over the enum reports a dead PostgreSQL as an invalid URL.)
 pub struct ConnectionManager {
     url: String,
+    timeout: Duration,
 }
 
 /// A pooled connection, and whether it was found dead. The pool does not
@@ -223,12 +322,85 @@ impl PooledConn {
     }
 }
 
+/// `error`, or [`DbError::Lost`] when the connection it came from no
+/// longer answers (marked so the pool drops it).
+fn lost_or(conn: &mut PooledConn, error: DbError) -> DbError {
+    if conn.lost_after_error() {
+        DbError::Lost(error.to_string())
+    } else {
+        error
+    }
+}
+
+/// One database call's progress, shared by the request that waits for it
+/// and the blocking thread that runs it. The request gives up (after
+/// `BATON_DB_TIMEOUT`) only from `RUNNING`, which the thread then sees
+/// before it would commit, so a write given up on rolls back; once the
+/// thread is `COMMITTING`, giving up leaves the outcome unknown.
+struct CallState(AtomicU8);
+
+const RUNNING: u8 = 0;
+const COMMITTING: u8 = 1;
+const ABANDONED: u8 = 2;
+const ABANDONED_COMMITTING: u8 = 3;
+
+impl CallState {
+    /// The thread is about to commit (or to run a statement that commits on
+    /// its own); false if the request has given up already.
+    fn may_commit(&self) -> bool {
+        self.0
+            .compare_exchange(RUNNING, COMMITTING, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// The request gives up; what the call leaves behind.
+    fn abandon(&self) -> TimeoutOutcome {
+        match self
+            .0
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |s| match s {
+                RUNNING => Some(ABANDONED),
+                COMMITTING => Some(ABANDONED_COMMITTING),
+                _ => None,
+            }) {
+            Ok(COMMITTING) => TimeoutOutcome::Unknown,
+            _ => TimeoutOutcome::NotApplied,
+        }
+    }
+
+    fn abandoned(&self) -> bool {
+        self.0.load(Ordering::SeqCst) >= ABANDONED
+    }
+}
+
+tokio::task_local! {
+    /// How long the current request has waited for the database so far.
+    static DB_WAITED: Cell<Duration>;
+}
+
+/// Runs a request's future with its own database time budget: all its
+/// database calls together wait at most `BATON_DB_TIMEOUT`. (Outside such a
+/// scope, background tasks for instance, each call has the whole timeout.)
+pub async fn with_request_budget<F: Future>(future: F) -> F::Output {
+    DB_WAITED.scope(Cell::new(Duration::ZERO), future).await
+}
+
+fn budget_left(limit: Duration) -> Duration {
+    DB_WAITED
+        .try_with(|waited| limit.saturating_sub(waited.get()))
+        .unwrap_or(limit)
+}
+
+fn record_wait(elapsed: Duration) {
+    let _ = DB_WAITED.try_with(|waited| waited.set(waited.get() + elapsed));
+}
+
 impl ManageConnection for ConnectionManager {
     type Connection = PooledConn;
     type Error = diesel_r2d2::Error;
 
     fn connect(&self) -> Result<PooledConn, Self::Error> {
-        let conn = connect(&self.url).map_err(diesel_r2d2::Error::ConnectionError)?;
+        let conn = connect_bounded(&self.url, self.timeout)
+            .map_err(diesel_r2d2::Error::ConnectionError)?;
         Ok(PooledConn { conn, lost: false })
     }
 
@@ -289,6 +461,8 @@ pub struct Database {
     sqlite_writer: Arc<Mutex<()>>,
     /// Requests waiting for a pooled connection right now.
     waiting: Arc<AtomicUsize>,
+    /// `BATON_DB_TIMEOUT`.
+    timeout: Duration,
 }
 
 /// How the pool is used, for the metrics.
@@ -300,8 +474,14 @@ pub struct PoolStats {
 }
 
 impl Database {
-    /// Migrates the database, then builds the pool.
-    pub fn open(url: &str, pool_size: u32, bus: Arc<dyn EventBus>) -> Result<Database, DbError> {
+    /// Migrates the database, then builds the pool. `timeout`
+    /// (`BATON_DB_TIMEOUT`) bounds every call: see [`Database::read`].
+    pub fn open(
+        url: &str,
+        pool_size: u32,
+        timeout: Duration,
+        bus: Arc<dyn EventBus>,
+    ) -> Result<Database, DbError> {
         let mut conn = connect(url)?;
         migrate(&mut conn)?;
         drop(conn);
@@ -311,9 +491,10 @@ impl Database {
             // No `SELECT 1` before every request: a connection found broken
             // when used is discarded and the request retried once (below).
             .test_on_check_out(false)
-            .connection_timeout(Duration::from_secs(10))
+            .connection_timeout(timeout)
             .build(ConnectionManager {
                 url: url.to_owned(),
+                timeout,
             })?;
         Ok(Database {
             pool,
@@ -321,7 +502,61 @@ impl Database {
             bus,
             sqlite_writer: Arc::new(Mutex::new(())),
             waiting: Arc::new(AtomicUsize::new(0)),
+            timeout,
         })
+    }
+
+    /// `BATON_DB_TIMEOUT`.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Runs `job` on the blocking pool and waits for it at most what is
+    /// left of the request's budget (see [`with_request_budget`]). When the
+    /// wait ends first, the answer is [`DbError::Timeout`]; the thread,
+    /// which may be stuck in a statement, finishes on its own: it never
+    /// commits once given up on (see [`CallState`]), and drops its
+    /// connection instead of returning it to the pool.
+    async fn bounded<T, E, J>(&self, job: J) -> Result<T, E>
+    where
+        J: FnOnce(&CallState) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        let state = Arc::new(CallState(AtomicU8::new(RUNNING)));
+        let limit = budget_left(self.timeout);
+        let started = Instant::now();
+        let call = actix_web::web::block({
+            let state = state.clone();
+            move || job(&state)
+        });
+        let outcome = tokio::time::timeout(limit, call).await;
+        record_wait(started.elapsed());
+        match outcome {
+            Ok(done) => done.map_err(|_| DbError::Cancelled)?,
+            Err(_) => {
+                let outcome = state.abandon();
+                let label = match outcome {
+                    TimeoutOutcome::NotApplied => "not_applied",
+                    TimeoutOutcome::Unknown => "unknown",
+                };
+                metrics::counter!("baton_db_timeouts_total", "outcome" => label).increment(1);
+                tracing::warn!(?outcome, "a database call gave up after {:?}", self.timeout);
+                Err(DbError::Timeout {
+                    limit: self.timeout,
+                    outcome,
+                }
+                .into())
+            }
+        }
+    }
+
+    /// The timeout error for a call given up on before it changed anything.
+    fn not_applied(&self) -> DbError {
+        DbError::Timeout {
+            limit: self.timeout,
+            outcome: TimeoutOutcome::NotApplied,
+        }
     }
 
     pub fn backend(&self) -> Backend {
@@ -346,18 +581,40 @@ impl Database {
         }
     }
 
-    /// A pooled connection, counted as waiting until it is handed over.
+    /// A pooled connection, counted as waiting until it is handed over. At
+    /// most `BATON_DB_TIMEOUT`: then (no connection free, or none could be
+    /// made) [`DbError::Timeout`], the reason in the log.
     fn checkout(&self) -> Result<r2d2::PooledConnection<ConnectionManager>, DbError> {
         self.waiting.fetch_add(1, Ordering::Relaxed);
         let conn = self.pool.get();
         self.waiting.fetch_sub(1, Ordering::Relaxed);
-        Ok(conn?)
+        conn.map_err(|e| {
+            tracing::warn!(error = %e, "no database connection within {:?}", self.timeout);
+            self.not_applied()
+        })
+    }
+
+    /// [`Database::checkout`] for a call that may have been given up on
+    /// while it waited: then it does not start.
+    fn checkout_for(
+        &self,
+        state: &CallState,
+    ) -> Result<r2d2::PooledConnection<ConnectionManager>, DbError> {
+        let conn = self.checkout()?;
+        if state.abandoned() {
+            return Err(self.not_applied());
+        }
+        Ok(conn)
     }
 
     /// Runs `f` on a pooled connection on the blocking pool, outside any
     /// transaction. For reads. If the connection turns out to be dead (the
     /// pool does not test connections before handing them out), `f` runs
     /// once more on a fresh one.
+    ///
+    /// Like every call here, it waits for the database at most
+    /// `BATON_DB_TIMEOUT` (less what the request has waited already), then
+    /// answers [`DbError::Timeout`] (503).
     pub async fn read<T, E, F>(&self, mut f: F) -> Result<T, E>
     where
         F: FnMut(&mut DbConn) -> Result<T, E> + Send + 'static,
@@ -365,19 +622,26 @@ impl Database {
         E: From<DbError> + Send + 'static,
     {
         let db = self.clone();
-        actix_web::web::block(move || {
-            let mut conn = db.checkout()?;
-            match f(&mut conn) {
+        self.bounded(move |state| {
+            let mut conn = db.checkout_for(state)?;
+            let outcome = match f(&mut conn) {
                 Err(_) if conn.lost_after_error() => {
                     drop(conn);
-                    let mut fresh = db.checkout()?;
-                    f(&mut fresh)
+                    conn = db.checkout_for(state)?;
+                    match f(&mut conn) {
+                        Err(e) if conn.lost_after_error() => {
+                            drop(e);
+                            Err(DbError::Lost("twice in a row".into()).into())
+                        }
+                        outcome => outcome,
+                    }
                 }
                 outcome => outcome,
-            }
+            };
+            conn.lost |= state.abandoned();
+            outcome
         })
         .await
-        .map_err(|_| DbError::Cancelled)?
     }
 
     /// Runs `f` on a pooled connection outside any transaction, for a write
@@ -390,23 +654,30 @@ impl Database {
         T: Send + 'static,
     {
         let db = self.clone();
-        actix_web::web::block(move || {
-            let mut conn = db.checkout()?;
-            match f(&mut conn) {
+        self.bounded(move |state| {
+            let mut conn = db.checkout_for(state)?;
+            // The statement commits by itself: from here on, giving up
+            // leaves its outcome unknown.
+            if !state.may_commit() {
+                return Err(db.not_applied());
+            }
+            let outcome = match f(&mut conn) {
                 Ok(value) => {
                     if published(&value) {
                         db.bus.wake();
                     }
                     Ok(value)
                 }
-                Err(e) => {
-                    conn.lost_after_error();
-                    Err(DbError::from(e))
-                }
-            }
+                // The statement may have committed before the connection died.
+                Err(e) => Err(match lost_or(&mut conn, DbError::from(e)) {
+                    DbError::Lost(e) => DbError::CommitUnknown(e),
+                    other => other,
+                }),
+            };
+            conn.lost |= state.abandoned();
+            outcome
         })
         .await
-        .map_err(|_| DbError::Cancelled)?
     }
 
     /// Runs `f` in one write transaction (immediate on SQLite). On success the
@@ -419,13 +690,28 @@ impl Database {
         E: From<DbError> + Send + 'static,
     {
         let db = self.clone();
-        actix_web::web::block(move || db.write_blocking(editor_session_id, f))
+        self.bounded(move |state| db.write_on(state, editor_session_id, f))
             .await
-            .map_err(|_| DbError::Cancelled)?
     }
 
-    /// The body of [`Database::write`], for callers already on a blocking thread.
+    /// The body of [`Database::write`], for callers already on a blocking
+    /// thread (not bounded by `BATON_DB_TIMEOUT` beyond the pool's wait and,
+    /// on PostgreSQL, the statements' limits).
     pub fn write_blocking<T, E, F>(&self, editor_session_id: Option<String>, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut Tx) -> Result<T, E>,
+        E: From<DbError>,
+    {
+        let state = CallState(AtomicU8::new(RUNNING));
+        self.write_on(&state, editor_session_id, f)
+    }
+
+    fn write_on<T, E, F>(
+        &self,
+        state: &CallState,
+        editor_session_id: Option<String>,
+        f: F,
+    ) -> Result<T, E>
     where
         F: FnOnce(&mut Tx) -> Result<T, E>,
         E: From<DbError>,
@@ -436,25 +722,47 @@ impl Database {
             Backend::Sqlite => Some(self.sqlite_writer.lock().unwrap_or_else(|e| e.into_inner())),
             Backend::Postgres => None,
         };
-        let mut conn = self.checkout()?;
+        let mut conn = self.checkout_for(state)?;
         if let Err(e) = begin(&mut conn) {
             // A dead pooled connection shows here first: retry once.
             if !conn.lost_after_error() {
                 return Err(DbError::from(e).into());
             }
             drop(conn);
-            conn = self.checkout()?;
-            begin(&mut conn).map_err(DbError::from)?;
+            conn = self.checkout_for(state)?;
+            if let Err(e) = begin(&mut conn) {
+                return Err(lost_or(&mut conn, DbError::from(e)).into());
+            }
         }
-        let now = match now(&mut conn) {
+        // Given up on (or not) from here on, a connection that was used
+        // past the request's patience is not reused.
+        let outcome = self.in_transaction(state, &mut conn, editor_session_id, f);
+        conn.lost |= state.abandoned();
+        outcome
+    }
+
+    /// The transaction begun on `conn`: runs `f`, then commits (unless the
+    /// request has given up: then it rolls back) or rolls back.
+    fn in_transaction<T, E, F>(
+        &self,
+        state: &CallState,
+        conn: &mut PooledConn,
+        editor_session_id: Option<String>,
+        f: F,
+    ) -> Result<T, E>
+    where
+        F: FnOnce(&mut Tx) -> Result<T, E>,
+        E: From<DbError>,
+    {
+        let now = match now(conn) {
             Ok(now) => now,
             Err(e) => {
-                let _ = rollback(&mut conn);
-                return Err(DbError::from(e).into());
+                let _ = rollback(conn);
+                return Err(lost_or(conn, DbError::from(e)).into());
             }
         };
         let mut tx = Tx {
-            conn: &mut conn,
+            conn,
             now,
             editor_session_id,
             outgoing: Vec::new(),
@@ -465,19 +773,31 @@ impl Database {
         let after_commit = std::mem::take(&mut tx.after_commit);
         match outcome {
             Ok(value) => {
-                if let Err(e) = self.bus.stage(&mut conn, &outgoing) {
-                    let _ = rollback(&mut conn);
-                    return Err(DbError::from(e).into());
+                if let Err(e) = self.bus.stage(conn, &outgoing) {
+                    let _ = rollback(conn);
+                    return Err(lost_or(conn, DbError::from(e)).into());
                 }
-                commit(&mut conn).map_err(DbError::from)?;
+                if !state.may_commit() {
+                    // The request answered 503 already: nothing may change.
+                    let _ = rollback(conn);
+                    return Err(self.not_applied().into());
+                }
+                if let Err(e) = commit(conn) {
+                    return Err(match lost_or(conn, DbError::from(e)) {
+                        DbError::Lost(e) => DbError::CommitUnknown(e),
+                        other => other,
+                    }
+                    .into());
+                }
                 self.bus.committed(outgoing);
                 after_commit.into_iter().for_each(|f| f());
                 Ok(value)
             }
-            Err(e) => {
-                rollback(&mut conn).map_err(DbError::from)?;
-                Err(e)
-            }
+            Err(e) => match rollback(conn) {
+                Ok(()) => Err(e),
+                // The connection died under the transaction: it did not commit.
+                Err(rollback_error) => Err(lost_or(conn, DbError::from(rollback_error)).into()),
+            },
         }
     }
 }
@@ -497,4 +817,60 @@ fn commit(conn: &mut DbConn) -> diesel::QueryResult<()> {
 
 fn rollback(conn: &mut DbConn) -> diesel::QueryResult<()> {
     <DbConn as Connection>::TransactionManager::rollback_transaction(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libpq_limits_are_added_unless_the_url_sets_them() {
+        let url = with_libpq_limits("postgres://u@db:5432/baton", Duration::from_millis(1500));
+        assert_eq!(
+            url,
+            "postgres://u@db:5432/baton?connect_timeout=2&keepalives=1&keepalives_idle=2\
+             &keepalives_interval=2&keepalives_count=3&tcp_user_timeout=1500"
+        );
+        let url = with_libpq_limits(
+            "postgres://u@db/baton?sslmode=require&connect_timeout=30",
+            Duration::from_secs(5),
+        );
+        assert_eq!(
+            url,
+            "postgres://u@db/baton?sslmode=require&connect_timeout=30&keepalives=1\
+             &keepalives_idle=5&keepalives_interval=5&keepalives_count=3&tcp_user_timeout=5000"
+        );
+    }
+
+    #[test]
+    fn a_call_given_up_on_before_its_commit_never_commits() {
+        let state = CallState(AtomicU8::new(RUNNING));
+        assert_eq!(state.abandon(), TimeoutOutcome::NotApplied);
+        assert!(state.abandoned());
+        assert!(!state.may_commit());
+
+        let state = CallState(AtomicU8::new(RUNNING));
+        assert!(state.may_commit());
+        assert_eq!(state.abandon(), TimeoutOutcome::Unknown);
+        assert!(state.abandoned());
+    }
+
+    #[test]
+    fn timeout_messages_say_whether_anything_changed() {
+        let not_applied = DbError::Timeout {
+            limit: Duration::from_secs(5),
+            outcome: TimeoutOutcome::NotApplied,
+        };
+        assert_eq!(
+            not_applied.to_string(),
+            "The database did not answer within 5s; nothing was changed. Try again."
+        );
+        let unknown = DbError::Timeout {
+            limit: Duration::from_millis(1500),
+            outcome: TimeoutOutcome::Unknown,
+        };
+        assert!(unknown
+            .to_string()
+            .contains("within 1s 500ms; it may have been saved"));
+    }
 }

@@ -96,6 +96,10 @@ fn describe() {
         "baton_bus_reconnects_total",
         "Reconnects of the PostgreSQL event listener"
     );
+    describe_counter!(
+        "baton_db_timeouts_total",
+        "Database calls given up after BATON_DB_TIMEOUT (answered 503), by outcome: not_applied (nothing changed) or unknown (a commit was in flight)"
+    );
     describe_gauge!(
         "baton_db_pool_connections",
         "Pooled database connections by state (in_use, idle)"

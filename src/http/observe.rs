@@ -52,7 +52,11 @@ pub async fn observe(
     let method = req.method().to_string();
     let target = redacted_target(req.path(), req.query_string());
     let span = tracing::info_span!("request", request_id = %request_id);
-    let mut res = next.call(req).instrument(span.clone()).await?;
+    // Every database call of the request draws on one budget of
+    // BATON_DB_TIMEOUT.
+    let mut res = crate::db::with_request_budget(next.call(req))
+        .instrument(span.clone())
+        .await?;
 
     let elapsed = started.elapsed();
     // The route pattern, not the path: ids must not become metric labels.

@@ -266,15 +266,26 @@ impl Cursor {
 /// woken, delivers to the hub. When the connection drops it reconnects and
 /// resumes where it stopped; only after a gap too long for the outbox's
 /// retention does it tell every tab here to resync.
-pub async fn listen(url: String, hub: Arc<Hub>, wakeups: Arc<Wakeups>) {
-    let mut backoff = Duration::from_millis(100);
-    let mut cursor = None;
+///
+/// `timeout` (`BATON_DB_TIMEOUT`) bounds connecting and every read: a
+/// listener whose connection stalls gives it up and reconnects, as after a
+/// cut.
+pub async fn listen(url: String, hub: Arc<Hub>, wakeups: Arc<Wakeups>, timeout: Duration) {
+    const FIRST_RETRY: Duration = Duration::from_millis(100);
+    let mut backoff = FIRST_RETRY;
+    let mut cursor: Option<Cursor> = None;
     loop {
-        match listen_once(&url, &hub, &wakeups, &mut cursor).await {
+        let started = Instant::now();
+        match listen_once(&url, &hub, &wakeups, &mut cursor, timeout).await {
             Ok(()) => tracing::warn!("event listener connection closed; reconnecting"),
             Err(e) => tracing::warn!(error = %e, "event listener failed; reconnecting"),
         }
         metrics::counter!("baton_bus_reconnects_total").increment(1);
+        // Back off while connecting fails; a connection that served (read
+        // the outbox) starts the backoff over.
+        if cursor.as_ref().is_some_and(|c| c.read_at >= started) {
+            backoff = FIRST_RETRY;
+        }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(5));
     }
@@ -322,6 +333,8 @@ fn tls() -> Result<postgres_native_tls::MakeTlsConnector, ListenError> {
 enum ListenError {
     #[error(transparent)]
     Postgres(#[from] tokio_postgres::Error),
+    #[error("the database did not answer within {0:?}")]
+    Timeout(Duration),
     #[cfg(feature = "postgres-tls")]
     #[error("cannot set up TLS: {0}")]
     Tls(String),
@@ -332,10 +345,18 @@ async fn listen_once(
     hub: &Hub,
     wakeups: &Arc<Wakeups>,
     cursor: &mut Option<Cursor>,
+    timeout: Duration,
 ) -> Result<(), ListenError> {
     let mut config: tokio_postgres::Config = url.parse()?;
     // So operators (and tests) can tell this connection apart in pg_stat_activity.
     config.application_name(LISTENER_NAME);
+    // A peer that stops acknowledging is given up on like the pool's
+    // connections are (see `crate::db::connect_bounded`).
+    config.connect_timeout(timeout);
+    config.keepalives(true);
+    config.keepalives_idle(timeout.max(Duration::from_secs(1)));
+    #[cfg(target_os = "linux")]
+    config.tcp_user_timeout(timeout);
     #[cfg(feature = "postgres-tls")]
     let (client, mut connection) = config.connect(tls()?).await?;
     #[cfg(not(feature = "postgres-tls"))]
@@ -367,9 +388,20 @@ async fn listen_once(
         }
     });
     let client = Arc::new(client);
-    let outcome = read_until_closed(&client, hub, wakeups, &heard, &own_pid, cursor).await;
+    let outcome = read_until_closed(&client, hub, wakeups, &heard, &own_pid, cursor, timeout).await;
     driver.abort();
-    Ok(outcome?)
+    outcome
+}
+
+/// `call`, or [`ListenError::Timeout`] when it takes longer than `timeout`.
+async fn within<T>(
+    timeout: Duration,
+    call: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, ListenError> {
+    match tokio::time::timeout(timeout, call).await {
+        Ok(outcome) => Ok(outcome?),
+        Err(_) => Err(ListenError::Timeout(timeout)),
+    }
 }
 
 async fn read_until_closed(
@@ -379,14 +411,14 @@ async fn read_until_closed(
     heard: &Notify,
     own_pid: &AtomicI32,
     cursor: &mut Option<Cursor>,
-) -> Result<(), tokio_postgres::Error> {
-    client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
-    let pid: i32 = client
-        .query_one("SELECT pg_backend_pid()", &[])
+    timeout: Duration,
+) -> Result<(), ListenError> {
+    within(timeout, client.batch_execute(&format!("LISTEN {CHANNEL}"))).await?;
+    let pid: i32 = within(timeout, client.query_one("SELECT pg_backend_pid()", &[]))
         .await?
         .get(0);
     own_pid.store(pid, Ordering::Relaxed);
-    let read = client.prepare(READ_ROWS).await?;
+    let read = within(timeout, client.prepare(READ_ROWS)).await?;
     let resumed = match cursor.take() {
         Some(c) if c.read_at.elapsed() < OUTBOX_RETENTION / 2 => Some(c),
         gone => {
@@ -400,9 +432,11 @@ async fn read_until_closed(
         Some(c) => cursor.insert(c),
         None => {
             // From now on: whatever commits from here is delivered.
-            let row = client
-                .query_one("SELECT coalesce(max(id), 0) + 1 FROM event_outbox", &[])
-                .await?;
+            let row = within(
+                timeout,
+                client.query_one("SELECT coalesce(max(id), 0) + 1 FROM event_outbox", &[]),
+            )
+            .await?;
             cursor.insert(Cursor {
                 next_id: row.get(0),
                 gap: None,
@@ -433,7 +467,7 @@ async fn read_until_closed(
         if client.is_closed() {
             break Ok(());
         }
-        let rows = match client.query(&read, &[&cursor.next_id]).await {
+        let rows = match within(timeout, client.query(&read, &[&cursor.next_id])).await {
             Ok(rows) => rows,
             Err(e) => break Err(e),
         };
@@ -445,9 +479,11 @@ async fn read_until_closed(
             .filter(|g| g.reads >= 2 && g.barrier.is_none())
         {
             // Any transaction id taken now is newer than the gap's holders'.
-            match client
-                .query_one("SELECT pg_current_xact_id()::text::bigint", &[])
-                .await
+            match within(
+                timeout,
+                client.query_one("SELECT pg_current_xact_id()::text::bigint", &[]),
+            )
+            .await
             {
                 Ok(row) => gap.barrier = Some(row.get(0)),
                 Err(e) => break Err(e),

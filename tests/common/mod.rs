@@ -3,6 +3,7 @@
 //! helpers to make users, cases and requests.
 #![allow(dead_code)]
 
+pub mod fault_proxy;
 pub mod line;
 pub mod storm;
 
@@ -663,6 +664,29 @@ impl Tab {
                 .unwrap_or_else(|| panic!("channel closed before {what}"));
             if matches(&frame) {
                 return frame;
+            }
+        }
+    }
+
+    /// Every frame up to and including the first that matches (`limit` at
+    /// most): for tests that check everything a tab saw.
+    pub async fn collect_until(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        matches: impl Fn(&Value) -> bool,
+    ) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut seen = Vec::new();
+        loop {
+            let frame = tokio::time::timeout_at(deadline, self.frames.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no {what} within {limit:?}"))
+                .unwrap_or_else(|| panic!("channel closed before {what}"));
+            let done = matches(&frame);
+            seen.push(frame);
+            if done {
+                return seen;
             }
         }
     }
