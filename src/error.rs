@@ -72,6 +72,12 @@ pub enum AppError {
     Db(#[from] DbError),
 }
 
+impl crate::db::TransientConflict for AppError {
+    fn is_transient_conflict(&self) -> bool {
+        matches!(self, AppError::Db(e) if e.is_transient_conflict())
+    }
+}
+
 impl From<DieselError> for AppError {
     fn from(e: DieselError) -> Self {
         AppError::Db(DbError::Query(e))
@@ -79,19 +85,6 @@ impl From<DieselError> for AppError {
 }
 
 impl AppError {
-    /// PostgreSQL aborted the transaction to break a deadlock (40P01) or as
-    /// a serialization failure (40001): it changed nothing and may run again.
-    /// (diesel names only the second; the first is known by its message.)
-    pub fn is_transient_conflict(&self) -> bool {
-        match self {
-            AppError::Db(DbError::Query(DieselError::DatabaseError(kind, info))) => {
-                matches!(kind, DatabaseErrorKind::SerializationFailure)
-                    || info.message().starts_with("deadlock detected")
-            }
-            _ => false,
-        }
-    }
-
     pub fn invalid(message: impl Into<String>) -> Self {
         AppError::Invalid(message.into())
     }

@@ -5,6 +5,8 @@
 pub mod outbox;
 pub mod prepared;
 mod retry;
+
+pub use retry::TransientConflict;
 pub mod schema;
 
 use std::cell::Cell;

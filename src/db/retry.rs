@@ -10,8 +10,28 @@
 
 use std::sync::Arc;
 
-use super::{Database, Tx};
-use crate::error::AppResult;
+use super::{Database, DbError, Tx};
+
+/// An error that may say PostgreSQL aborted the transaction to break a
+/// deadlock (40P01) or as a serialization failure (40001): it changed
+/// nothing, and the transaction may run again.
+pub trait TransientConflict {
+    fn is_transient_conflict(&self) -> bool;
+}
+
+impl TransientConflict for DbError {
+    fn is_transient_conflict(&self) -> bool {
+        use diesel::result::{DatabaseErrorKind, Error};
+        match self {
+            // diesel names only the second; the first is known by its message.
+            DbError::Query(Error::DatabaseError(kind, info)) => {
+                matches!(kind, DatabaseErrorKind::SerializationFailure)
+                    || info.message().starts_with("deadlock detected")
+            }
+            _ => false,
+        }
+    }
+}
 
 /// Tries of a write that keeps being chosen as the deadlock victim.
 const ATTEMPTS: usize = 3;
@@ -20,14 +40,15 @@ impl Database {
     /// [`Database::write`], run again (up to three times in all) when
     /// PostgreSQL aborts it as a deadlock victim or a serialization failure.
     /// `f` must be safe to run again: everything it does is in `tx`.
-    pub async fn write_retrying<T, F>(
+    pub async fn write_retrying<T, E, F>(
         &self,
         editor_session_id: Option<String>,
         f: F,
-    ) -> AppResult<T>
+    ) -> Result<T, E>
     where
-        F: Fn(&mut Tx) -> AppResult<T> + Send + Sync + 'static,
+        F: Fn(&mut Tx) -> Result<T, E> + Send + Sync + 'static,
         T: Send + 'static,
+        E: From<DbError> + TransientConflict + std::fmt::Display + Send + 'static,
     {
         let f = Arc::new(f);
         let mut attempt = 1;
@@ -45,5 +66,33 @@ impl Database {
                 outcome => return outcome,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::result::{DatabaseErrorKind, Error};
+
+    use super::*;
+
+    fn database_error(kind: DatabaseErrorKind, message: &str) -> DbError {
+        DbError::Query(Error::DatabaseError(kind, Box::new(message.to_owned())))
+    }
+
+    #[test]
+    fn deadlocks_and_serialization_failures_run_again_and_nothing_else_does() {
+        let deadlock = database_error(
+            DatabaseErrorKind::Unknown,
+            "deadlock detected\nDETAIL: Process 1 waits for ShareLock on transaction 2",
+        );
+        assert!(deadlock.is_transient_conflict());
+        let serialization = database_error(
+            DatabaseErrorKind::SerializationFailure,
+            "could not serialize access due to concurrent update",
+        );
+        assert!(serialization.is_transient_conflict());
+        let unique = database_error(DatabaseErrorKind::UniqueViolation, "duplicate key value");
+        assert!(!unique.is_transient_conflict());
+        assert!(!DbError::Query(Error::NotFound).is_transient_conflict());
     }
 }
