@@ -559,6 +559,55 @@ async fn consistent(app: &TestApp, case_id: i64, frames: &[Value], answers: &Ans
     );
 }
 
+/// A fault scenario's load: Rita watches the case from a tab while
+/// `clients` clients lock and save the cards, every answer checked.
+struct UnderLoad {
+    tab: Tab,
+    answers: Arc<Answers>,
+    load: Load,
+}
+
+impl UnderLoad {
+    async fn start(
+        app: &Arc<TestApp>,
+        cast: &Cast,
+        cards: &[i64],
+        clients: usize,
+        timeout: Duration,
+    ) -> UnderLoad {
+        let (tab, _) = app.open_tab("c", &cast.rita.tab("rita-watching")).await;
+        let answers = Answers::new(timeout);
+        let load = Load::start(app, cast, cards, clients, &answers);
+        UnderLoad { tab, answers, load }
+    }
+
+    /// After the fault: `more` cycles of the load, which then stops, its
+    /// answers reported as `name`; a fresh save goes through (service
+    /// resumed), and the watching tab saw everything committed, consistent
+    /// with the database. Returns the load's cycles.
+    async fn recovers(
+        self,
+        app: &TestApp,
+        cast: &Cast,
+        cards: &[i64],
+        more: usize,
+        name: &str,
+    ) -> usize {
+        let UnderLoad {
+            mut tab,
+            answers,
+            load,
+        } = self;
+        load.progresses(more, RECOVERY).await;
+        let cycles = load.stop().await;
+        answers.report(name);
+        let last = resumes(app, &cast.mia.tab("mia-after"), cards[0]).await;
+        let frames = seen_until(&mut tab, last).await;
+        consistent(app, cast.case.case_id, &frames, &answers).await;
+        cycles
+    }
+}
+
 // ---- The scenarios ----
 
 /// Every connection cut, three times, in the middle of a lock storm; then
@@ -574,34 +623,29 @@ async fn connections_cut_in_a_lock_storm() {
         return eprintln!("{SKIP}");
     };
     let app = Arc::new(app);
-    let (mut tab, _) = app.open_tab("c", &cast.rita.tab("rita-watching")).await;
-    let answers = Answers::new(DB_TIMEOUT);
-    let load = Load::start(&app, &cast, &cards, 8, &answers);
-    load.progresses(20, RECOVERY).await;
+    let run = UnderLoad::start(&app, &cast, &cards, 8, DB_TIMEOUT).await;
+    run.load.progresses(20, RECOVERY).await;
     for _ in 0..3 {
         proxy.cut();
-        load.progresses(5, RECOVERY).await;
+        run.load.progresses(5, RECOVERY).await;
     }
     // Cut, and new connections refused for three timeouts: 503s, no hang.
-    let refused_before = answers.count("acquire", 503) + answers.count("save", 503);
+    let refused_before = run.answers.count("acquire", 503) + run.answers.count("save", 503);
     proxy.refuse();
     proxy.cut();
     tokio::time::sleep(DB_TIMEOUT * 3).await;
     proxy.heal();
-    let refused = answers.count("acquire", 503) + answers.count("save", 503) - refused_before;
+    let refused =
+        run.answers.count("acquire", 503) + run.answers.count("save", 503) - refused_before;
     eprintln!(
         "connections refused for {:?}: {refused} answers 503",
         DB_TIMEOUT * 3
     );
     assert!(refused > 0, "no 503 while connections were refused");
-    load.progresses(10, RECOVERY).await;
-    let cycles = load.stop().await;
-    answers.report("connections cut");
+    let cycles = run
+        .recovers(&app, &cast, &cards, 10, "connections cut")
+        .await;
     assert!(cycles >= 35, "{cycles} cycles");
-
-    let last = resumes(&app, &cast.mia.tab("mia-after"), cards[0]).await;
-    let frames = seen_until(&mut tab, last).await;
-    consistent(&app, cast.case.case_id, &frames, &answers).await;
 }
 
 /// 200 ms added to every packet, both ways, for 10 s: slow answers, or 503
@@ -619,16 +663,14 @@ async fn latency_of_200ms_for_10s() {
         return eprintln!("{SKIP}");
     };
     let app = Arc::new(app);
-    let (mut tab, _) = app.open_tab("c", &cast.rita.tab("rita-watching")).await;
-    let answers = Answers::new(timeout);
-    let load = Load::start(&app, &cast, &cards, 4, &answers);
-    load.progresses(10, RECOVERY).await;
+    let run = UnderLoad::start(&app, &cast, &cards, 4, timeout).await;
+    run.load.progresses(10, RECOVERY).await;
 
     proxy.latency(Duration::from_millis(200));
     let started = Instant::now();
-    let before = load.cycles();
+    let before = run.load.cycles();
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let during = load.cycles() - before;
+    let during = run.load.cycles() - before;
     proxy.heal();
     eprintln!(
         "latency: {during} cycles in {:?} of 200 ms per packet",
@@ -636,13 +678,7 @@ async fn latency_of_200ms_for_10s() {
     );
     assert!(during >= 1, "no cycle completed under 200 ms of latency");
 
-    load.progresses(10, RECOVERY).await;
-    load.stop().await;
-    answers.report("latency");
-
-    let last = resumes(&app, &cast.mia.tab("mia-after"), cards[0]).await;
-    let frames = seen_until(&mut tab, last).await;
-    consistent(&app, cast.case.case_id, &frames, &answers).await;
+    run.recovers(&app, &cast, &cards, 10, "latency").await;
 }
 
 /// Every byte held, both ways, for longer than any answer may take:
@@ -659,15 +695,14 @@ async fn stall_longer_than_the_timeout() {
         return eprintln!("{SKIP}");
     };
     let app = Arc::new(app);
-    let (mut tab, _) = app.open_tab("c", &cast.rita.tab("rita-watching")).await;
-    let answers = Answers::new(DB_TIMEOUT);
-    let load = Load::start(&app, &cast, &cards, 6, &answers);
-    load.progresses(20, RECOVERY).await;
+    let run = UnderLoad::start(&app, &cast, &cards, 6, DB_TIMEOUT).await;
+    run.load.progresses(20, RECOVERY).await;
 
     proxy.stall();
     let stalled = Instant::now();
     // A request during the stall: 503 within the bound (checked by `send`).
-    let during = answers
+    let during = run
+        .answers
         .send("during the stall", app.get("/cases/c").by(&cast.mia), &[])
         .await;
     assert_eq!(during.status, 503);
@@ -708,17 +743,14 @@ async fn stall_longer_than_the_timeout() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(
-        answers.count("acquire", 503) + answers.count("save", 503) + answers.count("release", 503)
+        run.answers.count("acquire", 503)
+            + run.answers.count("save", 503)
+            + run.answers.count("release", 503)
             > 0
     );
     proxy.heal();
 
-    load.progresses(10, RECOVERY).await;
-    load.stop().await;
-    answers.report("stall");
-    let last = resumes(&app, &cast.mia.tab("mia-after"), cards[0]).await;
-    let frames = seen_until(&mut tab, last).await;
-    consistent(&app, cast.case.case_id, &frames, &answers).await;
+    run.recovers(&app, &cast, &cards, 10, "stall").await;
 }
 
 /// Restarts the test PostgreSQL (`pg_ctlcluster`); on drop, makes sure it
@@ -814,10 +846,8 @@ async fn postgres_restarted_under_load() {
         return eprintln!("{SKIP}");
     };
     let app = Arc::new(app);
-    let (mut tab, _) = app.open_tab("c", &cast.rita.tab("rita-watching")).await;
-    let answers = Answers::new(timeout);
-    let load = Load::start(&app, &cast, &cards, 6, &answers);
-    load.progresses(20, RECOVERY).await;
+    let run = UnderLoad::start(&app, &cast, &cards, 6, timeout).await;
+    run.load.progresses(20, RECOVERY).await;
 
     let started = Instant::now();
     let restarted = tokio::task::spawn_blocking(move || {
@@ -833,12 +863,7 @@ async fn postgres_restarted_under_load() {
         started.elapsed()
     );
 
-    load.progresses(20, RECOVERY).await;
-    load.stop().await;
-    answers.report("restart");
-    let last = resumes(&app, &cast.mia.tab("mia-after"), cards[0]).await;
-    let frames = seen_until(&mut tab, last).await;
-    consistent(&app, cast.case.case_id, &frames, &answers).await;
+    run.recovers(&app, &cast, &cards, 20, "restart").await;
 }
 
 /// The event listener's connection killed again and again while saves

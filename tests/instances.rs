@@ -539,14 +539,7 @@ async fn waiters_on_both_instances_are_served_once_in_join_order() {
     // Open, so that pongs keep the short lease (1 s) of Hal's lock alive.
     let (_hal_tab, _) = app.open_tab_at(&a.base, "c", &hal).await;
 
-    let held = app
-        .req_at(&a.base, Method::POST, "/locks")
-        .by(&hal)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201)
-        .body;
+    let held = app.lock_at(&a.base, &hal, "Card", f.card_id).await;
 
     // Waiter k joins through A when k is even, through B when odd.
     let mut waiting = Vec::new();
@@ -710,14 +703,7 @@ async fn kill_9_of_the_holders_instance_hands_the_record_to_a_waiter_on_the_othe
         .await;
     let (_bobs_tab, _) = app.open_tab_at(&a.base, "c", &bob).await;
     let (mut carols_tab, _) = app.open_tab_at(&b.base, "c", &carol).await;
-    let held = app
-        .req_at(&a.base, Method::POST, "/locks")
-        .by(&bob)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201)
-        .body;
+    let held = app.lock_at(&a.base, &bob, "Card", f.card_id).await;
     let waiter = app
         .req_at(&b.base, Method::POST, "/locks")
         .by(&carol)

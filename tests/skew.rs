@@ -98,14 +98,7 @@ async fn instances_a_minute_apart_agree_about_every_lock() {
 
     // Bob locks through the instance behind (no tab: nothing renews it).
     let asked = Instant::now();
-    let lock = app
-        .req_at(&behind.base, Method::POST, "/locks")
-        .by(&bob)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201)
-        .body;
+    let lock = app.lock_at(&behind.base, &bob, "Card", f.card_id).await;
     let lease = at(&lock["expiresAt"]) - at(&lock["createdAt"]);
     assert_eq!(lease.num_milliseconds(), (TTL_SECS * 1000) as i64, "{lock}");
 
@@ -165,14 +158,7 @@ async fn instances_a_minute_apart_agree_about_every_lock() {
         "ended only after {lived:?}"
     );
     // Then it is free, once, for whoever asks first.
-    let next = app
-        .req_at(&ahead.base, Method::POST, "/locks")
-        .by(&carol)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201)
-        .body;
+    let next = app.lock_at(&ahead.base, &carol, "Card", f.card_id).await;
     app.req_at(&behind.base, Method::POST, "/locks")
         .by(&bob)
         .json(lock_body("Card", f.card_id))
@@ -196,14 +182,7 @@ async fn a_tab_on_the_skewed_instance_keeps_its_lock_alive() {
     // Bob's tab is open on the instance behind; his pongs renew his lease
     // there, and the instance ahead must not reap it.
     let (_tab, _) = app.open_tab_at(&behind.base, "c", &bob).await;
-    let lock = app
-        .req_at(&ahead.base, Method::POST, "/locks")
-        .by(&bob)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201)
-        .body;
+    let lock = app.lock_at(&ahead.base, &bob, "Card", f.card_id).await;
     tokio::time::sleep(Duration::from_millis(TTL_SECS * 1000 * 2)).await;
     let still = app
         .req_at(&ahead.base, Method::GET, &format!("/locks/{}", lock["id"]))

@@ -35,9 +35,8 @@ fn a_build_without_tls_refuses_sslmode_require_at_start() {
 )]
 async fn with_sslmode_require_both_connections_use_tls() {
     use baton::models::Role;
-    use common::{lock_body, Backend, ServerProcess, TestApp};
+    use common::{Backend, ServerProcess, TestApp};
     use diesel::prelude::*;
-    use reqwest::Method;
 
     let Some(app) = TestApp::start(Backend::Postgres).await else {
         return;
@@ -52,14 +51,7 @@ async fn with_sslmode_require_both_connections_use_tls() {
         .await;
     // An event written through A reaches a tab on B: B's listener works.
     let (mut tab, _) = app.open_tab_at(&b.base, "c", &rita).await;
-    let lock = app
-        .req_at(&a.base, Method::POST, "/locks")
-        .by(&bob)
-        .json(lock_body("Card", f.card_id))
-        .send()
-        .await
-        .expect(201)
-        .body;
+    let lock = app.lock_at(&a.base, &bob, "Card", f.card_id).await;
     let seen = tab.next_change().await;
     assert_eq!(seen["watchable"]["id"], lock["id"], "{seen}");
 

@@ -507,6 +507,23 @@ impl TestApp {
             .body
     }
 
+    /// [`TestApp::lock`] through the instance at `base` (another process).
+    pub async fn lock_at(
+        &self,
+        base: &str,
+        user: &TestUser,
+        lockable_type: &str,
+        id: i64,
+    ) -> Value {
+        self.req_at(base, Method::POST, "/locks")
+            .by(user)
+            .json(lock_body(lockable_type, id))
+            .send()
+            .await
+            .expect(201)
+            .body
+    }
+
     /// Takes a record over as `user`, granted with a new lock (201); the lock.
     pub async fn takeover(&self, user: &TestUser, lockable_type: &str, id: i64) -> Value {
         self.lock_expect(user, takeover_body(lockable_type, id), 201)
