@@ -164,7 +164,6 @@ impl Backend {
     }
 }
 
-/// Strips an optional `sqlite://`/`sqlite:` prefix: diesel wants a file name.
 /// The database server's clock in SQL (PostgreSQL): UTC, as baton stores
 /// time. Statements that decide about leases on their own (the lock fast
 /// path) use it instead of a bound time; see [`now`].
@@ -193,6 +192,7 @@ pub fn now(conn: &mut DbConn) -> diesel::QueryResult<NaiveDateTime> {
     }
 }
 
+/// Strips an optional `sqlite://`/`sqlite:` prefix: diesel wants a file name.
 pub fn sqlite_path(url: &str) -> &str {
     url.strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
