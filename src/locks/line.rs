@@ -126,8 +126,12 @@ pub fn hand_off(
     ended_by: LockAction,
     policy: &LockPolicy,
 ) -> AppResult<Option<HeldLock>> {
-    let line = Waiter::line_for_update(tx.conn, &ended.lockable_type, ended.lockable_id)?;
-    for (waiter, user) in line {
+    // Read whole and row-locked: nobody joins meanwhile (a join locks the
+    // holder's row, deleted in this transaction), so what is left of it after
+    // the one served is the line that continues.
+    let mut line =
+        Waiter::line_for_update(tx.conn, &ended.lockable_type, ended.lockable_id)?.into_iter();
+    while let Some((waiter, user)) = line.next() {
         if !waiter.is_live(tx.now) {
             leave(tx, &waiter, &user, overdue_reason(&waiter))?;
             continue;
@@ -138,23 +142,24 @@ pub fn hand_off(
             leave(tx, &waiter, &user, WaiterEnd::Kicked)?;
             continue;
         }
-        return grant(tx, waiter, user, ended_by, policy).map(Some);
+        let line_continues = line.len() > 0;
+        return grant(tx, waiter, user, line_continues, ended_by, policy).map(Some);
     }
     Ok(None)
 }
 
 /// The hand-off itself: the waiter leaves (`granted`) and its tab gets a new
-/// lock, audited `handed_off`. Broadcast after the old lock's `destroy`.
+/// lock, audited `handed_off`, marked waited on when `line_continues`.
+/// Broadcast after the old lock's `destroy`.
 fn grant(
     tx: &mut Tx,
     waiter: Waiter,
     user: UserRef,
+    line_continues: bool,
     ended_by: LockAction,
     policy: &LockPolicy,
 ) -> AppResult<HeldLock> {
     leave(tx, &waiter, &user, WaiterEnd::Granted)?;
-    let line_continues =
-        !Waiter::line(tx.conn, &waiter.lockable_type, waiter.lockable_id)?.is_empty();
     let new = NewLock {
         lockable_type: &waiter.lockable_type,
         lockable_id: waiter.lockable_id,
@@ -206,7 +211,7 @@ fn grant(
 /// Marks a new holding waited on when its record's line is not empty (after
 /// a takeover), so that its release, too, hands the record over.
 pub fn keep_waiting_for(tx: &mut Tx, lock: &Lock) -> AppResult<()> {
-    if !Waiter::line(tx.conn, &lock.lockable_type, lock.lockable_id)?.is_empty() {
+    if !Waiter::ids_in_line(tx.conn, &lock.lockable_type, lock.lockable_id)?.is_empty() {
         Lock::mark_waited_on(tx.conn, lock.id)?;
     }
     Ok(())
@@ -258,12 +263,12 @@ pub fn lock_places_for_leaving(
 ) -> AppResult<()> {
     let mut ids: Vec<WaiterId> = places.iter().map(|(waiter, _)| waiter.id).collect();
     for holding in held {
-        let line = Waiter::line(
+        let lock = &holding.lock;
+        ids.extend(Waiter::ids_in_line(
             tx.conn,
-            &holding.lock.lockable_type,
-            holding.lock.lockable_id,
-        )?;
-        ids.extend(line.into_iter().map(|(waiter, _)| waiter.id));
+            &lock.lockable_type,
+            lock.lockable_id,
+        )?);
     }
     ids.sort_unstable();
     ids.dedup();

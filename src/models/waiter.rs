@@ -133,6 +133,20 @@ impl Waiter {
             .load(conn)
     }
 
+    /// The ids of a record's line, first in line first (live or not).
+    pub fn ids_in_line(
+        conn: &mut DbConn,
+        lockable_type: &str,
+        lockable_id: i64,
+    ) -> QueryResult<Vec<WaiterId>> {
+        lock_waiters::table
+            .filter(lock_waiters::lockable_type.eq(lockable_type))
+            .filter(lock_waiters::lockable_id.eq(lockable_id))
+            .select(lock_waiters::id)
+            .order(lock_waiters::id.asc())
+            .load(conn)
+    }
+
     /// A record's line with its rows locked in id order (PostgreSQL), for a
     /// hand-off: a tab leaving at the same moment waits, then finds its row
     /// gone or still there, never half-served. (Only the waiters' rows: the
