@@ -1,0 +1,577 @@
+//! Lock sets, `POST /locks/batch`: all or nothing, in the order asked, on
+//! both databases. A refused set takes nothing and broadcasts nothing; sets
+//! asked in opposite orders by many clients at once never deadlock, never
+//! answer 5xx and never both win in part; a set's locks are ordinary locks
+//! afterwards.
+
+mod beyond;
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use baton::models::Role;
+use beyond::{
+    assert_held_by, cards_as_records, case_locks, changes_until_marker, created_locks, edit,
+    id_set, ids_of, instant, lock_set, lockable_key, marker, more_cards, record,
+};
+use common::{id, lock_body, takeover_body, Backend, TestApp, TestUser};
+use serde_json::{json, Value};
+
+on_both_backends!(
+    a_set_is_granted_in_the_order_asked,
+    a_set_with_a_record_held_by_someone_else_takes_nothing,
+    a_set_names_every_lock_in_its_way,
+    records_the_tab_holds_are_renewed_and_included,
+    another_tab_of_the_same_user_is_in_the_way,
+    a_set_of_no_records_is_invalid,
+    a_set_of_fifty_records_is_granted_and_of_fifty_one_invalid,
+    a_set_over_two_cases_is_invalid,
+    a_set_naming_a_record_twice_is_invalid,
+    a_set_with_an_unknown_record_is_not_found,
+    a_set_with_an_unknown_type_is_invalid,
+    a_reader_or_a_non_member_cannot_lock_a_set,
+    a_sets_locks_are_ordinary_locks,
+    opposite_order_sets_never_deadlock_or_win_in_part,
+);
+
+async fn a_set_is_granted_in_the_order_asked(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let cards = more_cards(&app, f, 3).await;
+    let bob = c.bob.tab("bob-tab");
+    let asked = [
+        ("Card", cards[2]),
+        ("Edgenote", f.edgenote_id),
+        ("Card", cards[0]),
+        ("Page", f.page_id),
+        ("Card", f.card_id),
+        ("Card", cards[1]),
+    ];
+    let granted = lock_set(&app, &bob, &asked).await.expect(201);
+    let locks = granted.body["locks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no `locks`: {}", granted.body));
+    assert_eq!(locks.len(), asked.len(), "{}", granted.body);
+    for (lock, (lockable_type, lockable_id)) in locks.iter().zip(asked) {
+        assert_eq!(lock["type"], "Lock", "{lock}");
+        assert_eq!(lock["table"], "locks", "{lock}");
+        assert_eq!(lock["lockable"]["type"], lockable_type, "{lock}");
+        assert_eq!(lock["lockable"]["param"], lockable_id.to_string(), "{lock}");
+        assert_eq!(lock["depth"], "0", "{lock}");
+        assert_eq!(lock["sessionId"], "bob-tab", "{lock}");
+        assert_eq!(lock["user"]["id"], c.bob.id, "{lock}");
+        assert!(lock["token"].is_string(), "{lock}");
+    }
+    let granted_ids = ids_of(locks);
+    assert_eq!(granted_ids.len(), asked.len(), "one lock per record");
+    let listed = case_locks(&app, &c.rita, &f.slug).await;
+    assert_eq!(ids_of(&listed), granted_ids);
+}
+
+/// Carol holds one card of Bob's set: 409 naming her lock, and none of the
+/// other records was taken, nor broadcast as taken.
+async fn a_set_with_a_record_held_by_someone_else_takes_nothing(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let cards = more_cards(&app, f, 3).await;
+    let carols = app.lock(&c.carol.tab("carol-tab"), "Card", cards[1]).await;
+    let (mut watcher, _) = app.open_tab(&f.slug, &c.rita.tab("watcher")).await;
+
+    let bob = c.bob.tab("bob-tab");
+    let asked = [
+        ("Card", f.card_id),
+        ("Card", cards[0]),
+        ("Card", cards[1]),
+        ("Card", cards[2]),
+        ("Page", f.page_id),
+    ];
+    let refused = lock_set(&app, &bob, &asked).await;
+    assert_held_by(&refused, &[&carols]);
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{}",
+        refused.body
+    );
+    // Nothing was taken: only Carol's lock is listed, and each record asked
+    // alone is free for Mia.
+    let listed = case_locks(&app, &c.rita, &f.slug).await;
+    assert_eq!(ids_of(&listed), BTreeSet::from([id(&carols)]), "{listed:?}");
+    let status = app
+        .get(&format!(
+            "/locks/status?lockableType=Card&lockableParam={}",
+            cards[2]
+        ))
+        .by(&bob)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(status.body["state"], "unlocked", "{}", status.body);
+
+    // …and nothing was broadcast: the next change the watcher sees is the
+    // marker's lock.
+    let marker = marker(&app, &c.mia.tab("mia-tab"), "Edgenote", f.edgenote_id).await;
+    let frames = changes_until_marker(&mut watcher, marker).await;
+    assert_eq!(
+        created_locks(&frames),
+        vec![marker],
+        "frames after a refused set: {frames:?}"
+    );
+}
+
+/// Two people hold records of Bob's set: `locks` names both, `lock` one of them.
+async fn a_set_names_every_lock_in_its_way(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let cards = more_cards(&app, f, 2).await;
+    let carols = app.lock(&c.carol.tab("carol-tab"), "Card", cards[0]).await;
+    let mias = app
+        .lock(&c.mia.tab("mia-tab"), "Edgenote", f.edgenote_id)
+        .await;
+    let refused = lock_set(
+        &app,
+        &c.bob.tab("bob-tab"),
+        &[
+            ("Card", f.card_id),
+            ("Edgenote", f.edgenote_id),
+            ("Card", cards[1]),
+            ("Card", cards[0]),
+        ],
+    )
+    .await;
+    assert_held_by(&refused, &[&carols, &mias]);
+    let listed = case_locks(&app, &c.rita, &f.slug).await;
+    assert_eq!(ids_of(&listed), ids_of([&carols, &mias]));
+}
+
+/// A record the asking tab holds already is renewed (same lock, later
+/// lease) and included in its place.
+async fn records_the_tab_holds_are_renewed_and_included(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let cards = more_cards(&app, f, 2).await;
+    let bob = c.bob.tab("bob-tab");
+    let held = app.lock(&bob, "Card", cards[0]).await;
+    actix_web::rt::time::sleep(std::time::Duration::from_millis(1100)).await;
+
+    let asked = [("Card", f.card_id), ("Card", cards[0]), ("Card", cards[1])];
+    let granted = lock_set(&app, &bob, &asked).await.expect(201);
+    let locks = granted.body["locks"].as_array().unwrap();
+    assert_eq!(locks.len(), 3, "{}", granted.body);
+    assert_eq!(locks[1]["id"], held["id"], "the held lock, in its place");
+    assert_eq!(locks[1]["token"], held["token"]);
+    assert!(
+        instant(&locks[1]["expiresAt"]) > instant(&held["expiresAt"]),
+        "the held lock's lease is renewed: {} then {}",
+        held["expiresAt"],
+        locks[1]["expiresAt"]
+    );
+    for (lock, (_, card)) in locks.iter().zip(asked) {
+        assert_eq!(lockable_key(lock), format!("Card/{card}"));
+    }
+    assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 3);
+
+    // Asking the same set again renews all three, taking nothing new.
+    let again = lock_set(&app, &bob, &asked).await.expect(201);
+    assert_eq!(id_set(&again.body["locks"]), ids_of(locks));
+}
+
+/// Bob's other tab holds a record of the set: someone else, so 409.
+async fn another_tab_of_the_same_user_is_in_the_way(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let other_tab = app.lock(&c.bob.tab("bob-1"), "Card", f.card_id).await;
+    let refused = lock_set(
+        &app,
+        &c.bob.tab("bob-2"),
+        &[("Edgenote", f.edgenote_id), ("Card", f.card_id)],
+    )
+    .await;
+    assert_held_by(&refused, &[&other_tab]);
+    assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 1);
+}
+
+async fn a_set_of_no_records_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    lock_set(&app, &c.bob.tab("bob-tab"), &[])
+        .await
+        .expect_error(422, "invalid");
+}
+
+async fn a_set_of_fifty_records_is_granted_and_of_fifty_one_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let mut cards = vec![f.card_id];
+    cards.extend(more_cards(&app, f, 50).await);
+    let bob = c.bob.tab("bob-tab");
+
+    lock_set(&app, &bob, &cards_as_records(&cards))
+        .await
+        .expect_error(422, "invalid");
+    assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
+
+    let granted = lock_set(&app, &bob, &cards_as_records(&cards[..50]))
+        .await
+        .expect(201);
+    assert_eq!(granted.body["locks"].as_array().unwrap().len(), 50);
+    assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 50);
+}
+
+async fn a_set_over_two_cases_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let other = app
+        .case("other", &[(&c.bob, Role::Editor), (&c.rita, Role::Reader)])
+        .await;
+    lock_set(
+        &app,
+        &c.bob.tab("bob-tab"),
+        &[("Card", c.case.card_id), ("Card", other.card_id)],
+    )
+    .await
+    .expect_error(422, "invalid");
+    assert!(case_locks(&app, &c.rita, &c.case.slug).await.is_empty());
+    assert!(case_locks(&app, &c.rita, &other.slug).await.is_empty());
+}
+
+async fn a_set_naming_a_record_twice_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let bob = c.bob.tab("bob-tab");
+    lock_set(
+        &app,
+        &bob,
+        &[
+            ("Card", f.card_id),
+            ("Page", f.page_id),
+            ("Card", f.card_id),
+        ],
+    )
+    .await
+    .expect_error(422, "invalid");
+    // The param as a number and as a string names the same record.
+    app.post("/locks/batch")
+        .by(&bob)
+        .json(json!({ "locks": [
+            record("Card", f.card_id),
+            { "lockableType": "Card", "lockableParam": f.card_id },
+        ] }))
+        .send()
+        .await
+        .expect_error(422, "invalid");
+    assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
+}
+
+async fn a_set_with_an_unknown_record_is_not_found(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    lock_set(
+        &app,
+        &c.bob.tab("bob-tab"),
+        &[("Card", f.card_id), ("Card", 999_999)],
+    )
+    .await
+    .expect_error(404, "not_found");
+    assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
+}
+
+async fn a_set_with_an_unknown_type_is_invalid(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    lock_set(
+        &app,
+        &c.bob.tab("bob-tab"),
+        &[("Card", f.card_id), ("cards", f.card_id)],
+    )
+    .await
+    .expect_error(422, "invalid");
+    assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
+}
+
+async fn a_reader_or_a_non_member_cannot_lock_a_set(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let asked = [("Card", f.card_id), ("Page", f.page_id)];
+    lock_set(&app, &c.rita.tab("rita-tab"), &asked)
+        .await
+        .expect_error(403, "forbidden");
+    lock_set(&app, &c.eve.tab("eve-tab"), &asked)
+        .await
+        .expect_error(403, "forbidden");
+    app.post("/locks/batch")
+        .json(beyond::set_body(&asked))
+        .send()
+        .await
+        .expect_error(401, "unauthorized");
+    assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
+}
+
+/// After a set: each lock refreshes, writes, guards and ends on its own,
+/// and can be taken over like any lock.
+async fn a_sets_locks_are_ordinary_locks(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let second = app.card(f, "second").await;
+    let bob = c.bob.tab("bob-tab");
+    let carol = c.carol.tab("carol-tab");
+    let granted = lock_set(
+        &app,
+        &bob,
+        &[
+            ("Card", f.card_id),
+            ("Card", second),
+            ("Edgenote", f.edgenote_id),
+        ],
+    )
+    .await
+    .expect(201);
+    let locks: Vec<Value> = granted.body["locks"].as_array().unwrap().clone();
+    let (first_lock, second_lock, note_lock) = (&locks[0], &locks[1], &locks[2]);
+
+    // Refresh.
+    let refreshed = app
+        .post(&format!("/locks/{}/refresh", first_lock["id"]))
+        .by(&bob)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(refreshed.body["id"], first_lock["id"]);
+    // GET /locks/:id and the status.
+    let shown = app
+        .get(&format!("/locks/{}", second_lock["id"]))
+        .by(&c.rita)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(shown.body["depth"], "0");
+    let status = app
+        .get(&format!(
+            "/locks/status?lockableType=Card&lockableParam={second}"
+        ))
+        .by(&carol)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(status.body["state"], "locked", "{}", status.body);
+    assert_eq!(status.body["lock"]["id"], second_lock["id"]);
+
+    // The guard: Carol is locked out, Bob writes with his token.
+    let locked = app
+        .patch(&format!("/cards/{second}"))
+        .by(&carol)
+        .json(edit("carol's"))
+        .send()
+        .await
+        .expect_error(423, "locked");
+    assert_eq!(locked.body["error"]["lock"]["id"], second_lock["id"]);
+    app.patch(&format!("/cards/{second}"))
+        .by(&bob)
+        .header("Lock-Token", second_lock["token"].as_str().unwrap())
+        .json(edit("bob's"))
+        .send()
+        .await
+        .expect(200);
+    // A plain lock is refused with the set's lock.
+    let refused = app
+        .lock_error(&carol, lock_body("Card", second), 409, "lock_held")
+        .await;
+    assert_eq!(refused.body["error"]["lock"]["id"], second_lock["id"]);
+
+    // Release one: the others stay.
+    app.release(&bob, id(first_lock)).await;
+    app.lock(&carol, "Card", f.card_id).await;
+    // Take one over: the others stay.
+    app.lock_expect(&carol, takeover_body("Edgenote", f.edgenote_id), 201)
+        .await;
+    app.assert_lock_gone(&c.rita, id(note_lock)).await;
+    app.get(&format!("/locks/{}", second_lock["id"]))
+        .by(&c.rita)
+        .send()
+        .await
+        .expect(200);
+    // Leaving the tab releases what is left of the set.
+    app.delete("/locks?session=mine")
+        .by(&bob)
+        .send()
+        .await
+        .expect(204);
+    app.assert_lock_gone(&c.rita, id(second_lock)).await;
+    let listed = case_locks(&app, &c.rita, &f.slug).await;
+    assert!(
+        listed.iter().all(|l| l["sessionId"] == "carol-tab"),
+        "{listed:?}"
+    );
+}
+
+/// Clients that ask for the same cards at once, half in ascending and half
+/// in descending order.
+const SET_CLIENTS: usize = 8;
+/// How many cards every set asks for.
+const SET_SIZE: usize = 5;
+/// Rounds of the race.
+const SET_ROUNDS: usize = 40;
+
+/// Each round, every client asks for the same five cards at once (half
+/// ascending, half descending). Every answer is 201 or 409; at most one
+/// client wins, and then it holds all five and every 409 names only its
+/// locks; with no winner, nobody holds any. The watcher sees exactly the
+/// winners' locks created.
+async fn opposite_order_sets_never_deadlock_or_win_in_part(backend: Backend) {
+    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
+        return;
+    };
+    let app = Arc::new(app);
+    let mia = app.user("Mia").await;
+    let mut users = Vec::new();
+    for i in 0..4 {
+        users.push(app.user(&format!("setter{i}")).await);
+    }
+    let mut members: Vec<(&TestUser, Role)> = users.iter().map(|u| (u, Role::Editor)).collect();
+    members.push((&mia, Role::Manager));
+    let f = app.case("sets", &members).await;
+    let mut cards = vec![f.card_id];
+    cards.extend(beyond::more_cards(&app, &f, SET_SIZE - 1).await);
+    let ascending = cards_as_records(&cards);
+    let descending: Vec<(&str, i64)> = ascending.iter().rev().copied().collect();
+    let (mut watcher, _) = app.open_tab(&f.slug, &mia.tab("watcher")).await;
+    let tabs: Vec<TestUser> = (0..SET_CLIENTS)
+        .map(|client| users[client % users.len()].tab(&format!("set-tab-{client}")))
+        .collect();
+
+    let mut granted_ids = BTreeSet::new();
+    let (mut wins, mut refusals) = (0, 0);
+    for round in 0..SET_ROUNDS {
+        let barrier = Arc::new(tokio::sync::Barrier::new(SET_CLIENTS));
+        let mut tasks = Vec::new();
+        for (client, me) in tabs.iter().enumerate() {
+            let asked = if client % 2 == 0 {
+                ascending.clone()
+            } else {
+                descending.clone()
+            };
+            let (app, me, barrier) = (app.clone(), me.clone(), barrier.clone());
+            tasks.push(actix_web::rt::spawn(async move {
+                barrier.wait().await;
+                let answer = lock_set(&app, &me, &asked).await;
+                (me, asked, answer)
+            }));
+        }
+        let mut winner = None;
+        let mut refused = Vec::new();
+        for task in tasks {
+            let (me, asked, answer) = task.await.expect("client panicked");
+            match answer.status {
+                201 => {
+                    assert!(
+                        winner.is_none(),
+                        "round {round}: two sets over the same cards both granted"
+                    );
+                    winner = Some((me, asked, answer.body));
+                }
+                409 => {
+                    assert_eq!(
+                        answer.body["error"]["code"], "lock_held",
+                        "round {round}: {}",
+                        answer.body
+                    );
+                    assert!(
+                        answer.body["error"]["locks"]
+                            .as_array()
+                            .is_some_and(|l| !l.is_empty()),
+                        "round {round}: a 409 names the locks in its way: {}",
+                        answer.body
+                    );
+                    refused.push(answer.body);
+                }
+                other => panic!(
+                    "round {round}: POST /locks/batch answered {other}: {}",
+                    answer.body
+                ),
+            }
+        }
+        refusals += refused.len();
+        let held = case_locks(&app, &mia, &f.slug).await;
+        match winner {
+            Some((me, asked, body)) => {
+                wins += 1;
+                let locks = body["locks"].as_array().unwrap();
+                assert_eq!(locks.len(), SET_SIZE, "round {round}: {body}");
+                for (lock, (_, card)) in locks.iter().zip(&asked) {
+                    assert_eq!(lockable_key(lock), format!("Card/{card}"), "round {round}");
+                    assert_eq!(lock["sessionId"], me.session.as_deref().unwrap());
+                }
+                let won = ids_of(locks);
+                assert_eq!(
+                    ids_of(&held),
+                    won,
+                    "round {round}: the case's locks are the winner's set, whole: {held:?}"
+                );
+                for body in &refused {
+                    let named = id_set(&body["error"]["locks"]);
+                    assert!(
+                        named.is_subset(&won),
+                        "round {round}: a 409 names locks that were never granted: {body}"
+                    );
+                }
+                granted_ids.extend(won);
+                app.delete("/locks?session=mine")
+                    .by(&me)
+                    .send()
+                    .await
+                    .expect(204);
+            }
+            None => assert!(
+                held.is_empty(),
+                "round {round}: no set granted, yet locks are held: {held:?}"
+            ),
+        }
+    }
+    eprintln!(
+        "{backend:?}: {SET_ROUNDS} rounds of {SET_CLIENTS} opposite-order sets: \
+         {wins} granted, {refusals} refused"
+    );
+    assert!(wins > 0, "no set was ever granted");
+
+    let marker = marker(&app, &users[0].tab("marker"), "Edgenote", f.edgenote_id).await;
+    let frames = changes_until_marker(&mut watcher, marker).await;
+    let created: BTreeSet<i64> = created_locks(&frames)
+        .into_iter()
+        .filter(|id| *id != marker)
+        .collect();
+    assert_eq!(
+        created, granted_ids,
+        "the locks the watcher saw created are the granted sets'"
+    );
+    assert_eq!(
+        created_locks(&frames).len(),
+        wins * SET_SIZE + 1,
+        "one create per granted lock"
+    );
+}
