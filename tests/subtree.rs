@@ -34,6 +34,7 @@ on_both_backends!(
     a_tab_deepens_its_own_lock_and_a_shallow_ask_renews_a_deep_one,
     a_deep_takeover_ends_every_conflicting_lock_inside,
     a_takeover_does_not_get_past_a_deep_lock_on_an_ancestor,
+    depth_infinity_on_a_card_is_invalid_also_inside_a_deep_lock,
     a_deep_takeover_is_outranked_when_anyone_inside_outranks_the_caller,
     depth_infinity_is_for_pages_and_cases_and_never_waits,
     sets_and_claims_respect_deep_locks,
@@ -804,17 +805,6 @@ async fn a_takeover_does_not_get_past_a_deep_lock_on_an_ancestor(backend: Backen
         .send()
         .await;
     assert_inside(&asked, &deep, "a takeover of a card inside");
-    let asked = app
-        .post("/locks")
-        .by(&mia)
-        .json(deep_takeover_body("Card", f.card_id))
-        .send()
-        .await;
-    assert_eq!(
-        asked.status, 422,
-        "depth infinity on a card: {}",
-        asked.body
-    );
     app.get(&format!("/locks/{}", deep["id"]))
         .by(&mia)
         .send()
@@ -842,6 +832,39 @@ async fn a_takeover_does_not_get_past_a_deep_lock_on_an_ancestor(backend: Backen
         .send()
         .await;
     assert_inside(&asked, &taken, "the former holder");
+}
+
+/// `depth: "infinity"` on a card is invalid, whatever holds the card: the
+/// request is refused for what it asks (422), also inside someone's deep
+/// lock and with `takeover`.
+async fn depth_infinity_on_a_card_is_invalid_also_inside_a_deep_lock(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let mia = c.mia.tab("mia-tab");
+    let deep = deep_lock(&app, &c.bob.tab("bob-tab"), "Page", f.page_id).await;
+    let carols = app
+        .lock(&c.carol.tab("carol-tab"), "Edgenote", f.edgenote_id)
+        .await;
+    let mut answers = Vec::new();
+    for body in [
+        deep_body("Card", f.card_id),
+        deep_takeover_body("Card", f.card_id),
+        deep_body("Edgenote", f.edgenote_id),
+        deep_takeover_body("Edgenote", f.edgenote_id),
+    ] {
+        let asked = app.post("/locks").by(&mia).json(body.clone()).send().await;
+        answers.push((body, asked.status, asked.body["error"]["code"].clone()));
+    }
+    assert!(
+        answers
+            .iter()
+            .all(|(_, status, code)| *status == 422 && code == "invalid"),
+        "depth infinity on a card or an edgenote answers 422 invalid: {answers:#?}"
+    );
+    let listed = case_locks(&app, &c.rita, &f.slug).await;
+    assert_eq!(ids_of(&listed), ids_of([&deep, &carols]));
 }
 
 async fn a_deep_takeover_is_outranked_when_anyone_inside_outranks_the_caller(backend: Backend) {
