@@ -256,7 +256,7 @@ async fn seed(state: &AppState, clients: usize, cards: usize) -> Result<Seeded, 
         .write(None, move |tx| {
             users
                 .into_iter()
-                .map(|user| Ok(tokens::issue(tx.conn, &jwt, user, tx.now)?))
+                .map(|user| tokens::issue(tx.conn, &jwt, user, tx.now))
                 .collect::<Result<Vec<_>, AppError>>()
         })
         .await?;
@@ -304,7 +304,7 @@ impl SetPlan {
     /// round, clients out of step, so windows overlap in every way.
     fn body(&self, client: usize, round: u64) -> &str {
         let window = &self.windows[(client / 2 + round as usize) % self.windows.len()];
-        if client % 2 == 0 {
+        if client.is_multiple_of(2) {
             &window.0
         } else {
             &window.1
