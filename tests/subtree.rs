@@ -38,6 +38,9 @@ on_both_backends!(
     a_deep_takeover_is_outranked_when_anyone_inside_outranks_the_caller,
     depth_infinity_is_for_pages_and_cases_and_never_waits,
     sets_and_claims_respect_deep_locks,
+    a_plain_refusal_names_its_lock_in_locks_too,
+    a_tab_locks_deeply_over_its_own_locks_inside,
+    the_deep_lock_token_story,
 );
 
 /// `user` writes `path` (`{card: {content}}` and friends): the response.
@@ -996,6 +999,95 @@ async fn sets_and_claims_respect_deep_locks(backend: Backend) {
     )
     .await
     .expect(201);
+}
+
+/// A 409 of a plain `POST /locks` carries `locks` too: `[lock]`.
+async fn a_plain_refusal_names_its_lock_in_locks_too(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let bobs = app.lock(&c.bob.tab("bob-tab"), "Card", f.card_id).await;
+    let refused = app
+        .post("/locks")
+        .by(&c.carol)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await;
+    assert_held_by(&refused, &[&bobs]);
+}
+
+/// The tab's own locks inside a page are not in the way of its deep lock
+/// on the page; they stay its own.
+async fn a_tab_locks_deeply_over_its_own_locks_inside(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let bob = c.bob.tab("bob-tab");
+    let card_lock = app.lock(&bob, "Card", f.card_id).await;
+    let deep = deep_lock(&app, &bob, "Page", f.page_id).await;
+    let listed = case_locks(&app, &c.rita, &f.slug).await;
+    assert_eq!(ids_of(&listed), ids_of([&card_lock, &deep]));
+    let asked = app
+        .post("/locks")
+        .by(&c.carol)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await;
+    assert_eq!(asked.status, 409, "{}", asked.body);
+}
+
+/// Bob writes a card inside his deep page lock with the deep lock's token;
+/// Mia takes the page over deeply; Bob's stale tab is locked out (423), and
+/// after Mia releases, its token is lost (412) and her edit survives.
+async fn the_deep_lock_token_story(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let bob = c.bob.tab("bob-tab");
+    let mia = c.mia.tab("mia-tab");
+    let card = format!("/cards/{}", f.card_id);
+    let deep = deep_lock(&app, &bob, "Page", f.page_id).await;
+    let token = deep["token"].as_str().unwrap().to_owned();
+    app.patch(&card)
+        .by(&bob)
+        .header("Lock-Token", &token)
+        .json(edit("bob's"))
+        .send()
+        .await
+        .expect(200);
+
+    let taken = app
+        .lock_expect(&mia, deep_takeover_body("Page", f.page_id), 201)
+        .await
+        .body;
+    app.patch(&card)
+        .by(&mia)
+        .header("Lock-Token", taken["token"].as_str().unwrap())
+        .json(edit("mia's"))
+        .send()
+        .await
+        .expect(200);
+    let refused = app
+        .patch(&card)
+        .by(&bob)
+        .header("Lock-Token", &token)
+        .json(edit("stale bob"))
+        .send()
+        .await;
+    assert_locked_by_deep(&refused, &taken, "the former holder's write");
+    app.release(&mia, id(&taken)).await;
+    app.patch(&card)
+        .by(&bob)
+        .header("Lock-Token", &token)
+        .json(edit("stale bob"))
+        .send()
+        .await
+        .expect_error(412, "lock_lost");
+    let now = app.get(&card).by(&bob).send().await.expect(200);
+    assert_eq!(now.body["content"], "mia's");
 }
 
 // ---- Across instances ----
