@@ -33,6 +33,7 @@ on_both_backends!(
     a_reader_or_a_non_member_cannot_lock_a_set,
     a_sets_locks_are_ordinary_locks,
     opposite_order_sets_never_deadlock_or_win_in_part,
+    overlapping_sets_in_opposite_orders_are_whole_or_absent,
 );
 
 async fn a_set_is_granted_in_the_order_asked(backend: Backend) {
@@ -574,4 +575,157 @@ async fn opposite_order_sets_never_deadlock_or_win_in_part(backend: Backend) {
         wins * SET_SIZE + 1,
         "one create per granted lock"
     );
+}
+
+/// Clients of the overlapping race.
+const OVERLAP_CLIENTS: usize = 8;
+/// The cards their windows are taken from.
+const OVERLAP_POOL: usize = 8;
+/// Cards per set.
+const OVERLAP_SET: usize = 4;
+/// Sets each client asks for.
+const OVERLAP_TRIES: usize = 40;
+
+/// Clients loop over windows of 4 of 8 cards (windows overlap in every
+/// way; even clients ask in ascending order, odd ones in descending),
+/// without pause: a granted set is held a moment and released. No card is
+/// ever granted to two clients at once (their own bookkeeping, and the
+/// watcher's replay of every lock created and destroyed, in commit order),
+/// every 201 is the whole set in the order asked, no refused set left a
+/// lock behind, and nothing answers 5xx.
+async fn overlapping_sets_in_opposite_orders_are_whole_or_absent(backend: Backend) {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
+        return;
+    };
+    let app = Arc::new(app);
+    let mia = app.user("Mia").await;
+    let mut users = Vec::new();
+    for i in 0..4 {
+        users.push(app.user(&format!("overlapper{i}")).await);
+    }
+    let mut members: Vec<(&TestUser, Role)> = users.iter().map(|u| (u, Role::Editor)).collect();
+    members.push((&mia, Role::Manager));
+    let f = app.case("overlap", &members).await;
+    let mut cards = vec![f.card_id];
+    cards.extend(beyond::more_cards(&app, &f, OVERLAP_POOL - 1).await);
+    let cards = Arc::new(cards);
+    let (mut watcher, _) = app.open_tab(&f.slug, &mia.tab("watcher")).await;
+    // Per card: 0 when free, else the holding client + 1.
+    let holders: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..OVERLAP_POOL).map(|_| AtomicUsize::new(0)).collect());
+
+    let mut clients = Vec::new();
+    for client in 0..OVERLAP_CLIENTS {
+        let me = users[client % users.len()].tab(&format!("overlap-tab-{client}"));
+        let (app, cards, holders) = (app.clone(), cards.clone(), holders.clone());
+        clients.push(actix_web::rt::spawn(async move {
+            let mut granted: Vec<i64> = Vec::new();
+            let mut refused = 0;
+            for attempt in 0..OVERLAP_TRIES {
+                let start = (client / 2 + attempt) % (OVERLAP_POOL - OVERLAP_SET + 1);
+                let mut slots: Vec<usize> = (start..start + OVERLAP_SET).collect();
+                if client % 2 == 1 {
+                    slots.reverse();
+                }
+                let asked: Vec<(&str, i64)> = slots.iter().map(|&i| ("Card", cards[i])).collect();
+                let answer = lock_set(&app, &me, &asked).await;
+                match answer.status {
+                    201 => {
+                        let locks = answer.body["locks"].as_array().unwrap();
+                        assert_eq!(locks.len(), OVERLAP_SET, "{}", answer.body);
+                        for (lock, (_, card)) in locks.iter().zip(&asked) {
+                            assert_eq!(lockable_key(lock), format!("Card/{card}"));
+                            assert_eq!(lock["sessionId"], me.session.as_deref().unwrap());
+                            granted.push(id(lock));
+                        }
+                        for &slot in &slots {
+                            if let Err(other) = holders[slot].compare_exchange(
+                                0,
+                                client + 1,
+                                Ordering::SeqCst,
+                                Ordering::SeqCst,
+                            ) {
+                                panic!(
+                                    "card {} granted to client {client} while client {} held it",
+                                    cards[slot],
+                                    other - 1
+                                );
+                            }
+                        }
+                        actix_web::rt::time::sleep(std::time::Duration::from_millis(1)).await;
+                        for &slot in &slots {
+                            assert_eq!(holders[slot].swap(0, Ordering::SeqCst), client + 1);
+                        }
+                        app.delete("/locks?session=mine")
+                            .by(&me)
+                            .send()
+                            .await
+                            .expect(204);
+                    }
+                    409 => {
+                        assert_eq!(answer.body["error"]["code"], "lock_held", "{}", answer.body);
+                        assert!(
+                            answer.body["error"]["locks"]
+                                .as_array()
+                                .is_some_and(|l| !l.is_empty()),
+                            "{}",
+                            answer.body
+                        );
+                        refused += 1;
+                    }
+                    other => panic!("POST /locks/batch answered {other}: {}", answer.body),
+                }
+            }
+            (granted, refused)
+        }));
+    }
+    let mut granted = BTreeSet::new();
+    let mut refused = 0;
+    for client in clients {
+        let (ids, r) = client.await.expect("client panicked");
+        granted.extend(ids);
+        refused += r;
+    }
+    let wins = granted.len() / OVERLAP_SET;
+    eprintln!(
+        "{backend:?}: {} overlapping sets: {wins} granted, {refused} refused",
+        OVERLAP_CLIENTS * OVERLAP_TRIES
+    );
+    assert!(wins > 0, "no set was ever granted");
+    assert!(case_locks(&app, &mia, &f.slug).await.is_empty());
+
+    // Replay every lock change the watcher saw, in commit order.
+    let marker = marker(&app, &users[0].tab("marker"), "Edgenote", f.edgenote_id).await;
+    let frames = changes_until_marker(&mut watcher, marker).await;
+    let mut open: HashMap<String, i64> = HashMap::new();
+    let mut created = BTreeSet::new();
+    for frame in &frames {
+        let lock = &frame["watchable"];
+        if lock["type"] != "Lock" || lock["id"] == marker {
+            continue;
+        }
+        let record = lockable_key(lock);
+        match frame["type"].as_str() {
+            Some("create") => {
+                created.insert(id(lock));
+                if let Some(other) = open.insert(record.clone(), id(lock)) {
+                    panic!(
+                        "{record}: lock {} created while lock {other} held it",
+                        lock["id"]
+                    );
+                }
+            }
+            Some("destroy") => assert_eq!(
+                open.remove(&record),
+                Some(id(lock)),
+                "{record}: destroy of a lock not held: {frame}"
+            ),
+            _ => {}
+        }
+    }
+    assert!(open.is_empty(), "locks left open: {open:?}");
+    assert_eq!(created, granted, "the locks created are the granted sets'");
 }
