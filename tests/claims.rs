@@ -30,7 +30,27 @@ on_both_backends!(
     a_claim_of_an_unknown_record_is_not_found,
     a_reader_or_a_non_member_cannot_claim,
     concurrent_claimers_each_get_a_different_record,
+    a_claim_accepts_snake_case_and_numeric_params,
 );
+
+/// As `POST /locks` does, a claim takes `lockable_type`/`lockable_param`
+/// and the param as a number.
+async fn a_claim_accepts_snake_case_and_numeric_params(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let claimed = app
+        .post("/locks/claim")
+        .by(&c.bob.tab("bob-tab"))
+        .json(json!({ "claim": { "candidates": [
+            { "lockable_type": "Card", "lockable_param": f.card_id },
+        ] } }))
+        .send()
+        .await
+        .expect(201);
+    assert_eq!(lockable_key(&claimed.body), format!("Card/{}", f.card_id));
+}
 
 async fn a_claim_locks_the_first_candidate(backend: Backend) {
     let Some((app, c)) = TestApp::with_cast(backend).await else {

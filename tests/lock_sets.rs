@@ -34,6 +34,8 @@ on_both_backends!(
     a_sets_locks_are_ordinary_locks,
     opposite_order_sets_never_deadlock_or_win_in_part,
     overlapping_sets_in_opposite_orders_are_whole_or_absent,
+    a_set_without_a_tab_is_held_by_the_user,
+    a_set_accepts_snake_case_and_numeric_params,
 );
 
 async fn a_set_is_granted_in_the_order_asked(backend: Backend) {
@@ -575,6 +577,52 @@ async fn opposite_order_sets_never_deadlock_or_win_in_part(backend: Backend) {
         wins * SET_SIZE + 1,
         "one create per granted lock"
     );
+}
+
+/// Without `X-Session-ID` the user as a whole holds the set's locks, and
+/// asking again renews them.
+async fn a_set_without_a_tab_is_held_by_the_user(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let asked = [("Card", f.card_id), ("Edgenote", f.edgenote_id)];
+    let first = lock_set(&app, &c.carol, &asked).await.expect(201);
+    for lock in first.body["locks"].as_array().unwrap() {
+        assert!(lock["sessionId"].is_null(), "{lock}");
+        assert_eq!(lock["user"]["id"], c.carol.id, "{lock}");
+    }
+    let again = lock_set(&app, &c.carol, &asked).await.expect(201);
+    assert_eq!(
+        id_set(&again.body["locks"]),
+        id_set(&first.body["locks"]),
+        "{}",
+        again.body
+    );
+    let refused = lock_set(&app, &c.bob, &asked).await;
+    assert_eq!(refused.status, 409, "{}", refused.body);
+}
+
+/// As `POST /locks` does (the Gala seed's own request), a set takes
+/// `lockable_type`/`lockable_param` and the param as a number.
+async fn a_set_accepts_snake_case_and_numeric_params(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let granted = app
+        .post("/locks/batch")
+        .by(&c.bob.tab("bob-tab"))
+        .json(json!({ "locks": [
+            { "lockable_type": "Card", "lockable_param": f.card_id },
+            { "lockableType": "Page", "lockableParam": f.page_id },
+        ] }))
+        .send()
+        .await
+        .expect(201);
+    let locks = granted.body["locks"].as_array().unwrap();
+    assert_eq!(lockable_key(&locks[0]), format!("Card/{}", f.card_id));
+    assert_eq!(lockable_key(&locks[1]), format!("Page/{}", f.page_id));
 }
 
 /// Clients of the overlapping race.

@@ -41,6 +41,7 @@ on_both_backends!(
     a_plain_refusal_names_its_lock_in_locks_too,
     a_tab_locks_deeply_over_its_own_locks_inside,
     the_deep_lock_token_story,
+    a_deep_case_takeover_ends_deep_page_locks_and_everything_else,
 );
 
 /// `user` writes `path` (`{card: {content}}` and friends): the response.
@@ -1088,6 +1089,49 @@ async fn the_deep_lock_token_story(backend: Backend) {
         .expect_error(412, "lock_lost");
     let now = app.get(&card).by(&bob).send().await.expect(200);
     assert_eq!(now.body["content"], "mia's");
+}
+
+/// Mia takes the case over deeply from Bob's deep page lock, Carol's
+/// edgenote lock and Bob's other tab's case lock: all end `overridden`.
+async fn a_deep_case_takeover_ends_deep_page_locks_and_everything_else(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let (mut watcher, _) = app.open_tab(&f.slug, &c.rita.tab("watcher")).await;
+    let page = deep_lock(&app, &c.bob.tab("bob-tab"), "Page", f.page_id).await;
+    let note = app
+        .lock(&c.carol.tab("carol-tab"), "Edgenote", f.edgenote_id)
+        .await;
+    let case = app.lock(&c.bob.tab("bob-2"), "Case", f.case_id).await;
+    let taken = app
+        .lock_expect(
+            &c.mia.tab("mia-tab"),
+            deep_takeover_body("Case", f.case_id),
+            201,
+        )
+        .await
+        .body;
+    assert_eq!(taken["depth"], "infinity");
+    let frames = watcher
+        .collect_until(
+            "the deep case lock's create",
+            Duration::from_secs(10),
+            |f| f["type"] == "create" && f["watchable"]["id"] == taken["id"],
+        )
+        .await;
+    let ended: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["type"] == "destroy" && f["watchable"]["type"] == "Lock")
+        .map(|f| &f["watchable"])
+        .collect();
+    assert_eq!(ids_of(ended.iter().copied()), ids_of([&page, &note, &case]));
+    assert!(
+        ended.iter().all(|l| l["reason"] == "overridden"),
+        "{ended:?}"
+    );
+    let listed = case_locks(&app, &c.rita, &f.slug).await;
+    assert_eq!(ids_of(&listed), BTreeSet::from([id(&taken)]));
 }
 
 // ---- Across instances ----
