@@ -549,7 +549,7 @@ impl Row {
         let t = &self.tally;
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         println!(
-            "| {:<10} | {:<6} | {:>10.0} | {:>9.0} | {:>9.0} | {:>8} | {:>8} | {:>6.2} | {:>6.2} | {:>3} | {:>6} |",
+            "| {:<10} | {:<6} | {:>10.0} | {:>9.0} | {:>9.0} | {:>8} | {:>8} | {:>6.2} | {:>6.2} | {:>7.2} | {:>3} | {:>6} |",
             self.backend,
             self.what,
             t.rate(t.granted + t.refused),
@@ -559,6 +559,7 @@ impl Row {
             t.refused,
             ms(t.percentile(0.50)),
             ms(t.percentile(0.99)),
+            ms(t.percentile(1.0)),
             t.server_errors,
             t.unexpected,
         );
@@ -567,9 +568,9 @@ impl Row {
 
 fn print_header() {
     println!(
-        "| backend    | what   | requests/s | granted/s | refused/s | 201      | 409      | p50    | p99    | 5xx | errors |"
+        "| backend    | what   | requests/s | granted/s | refused/s | 201      | 409      | p50    | p99    | max     | 5xx | errors |"
     );
     println!(
-        "| ---------- | ------ | ---------: | --------: | --------: | -------: | -------: | -----: | -----: | --: | -----: |"
+        "| ---------- | ------ | ---------: | --------: | --------: | -------: | -------: | -----: | -----: | ------: | --: | -----: |"
     );
 }
