@@ -45,6 +45,7 @@ async fn a_set_is_granted_in_the_order_asked(backend: Backend) {
     let f = &c.case;
     let cards = more_cards(&app, f, 3).await;
     let bob = c.bob.tab("bob-tab");
+    let (mut watcher, _) = app.open_tab(&f.slug, &c.rita.tab("watcher")).await;
     let asked = [
         ("Card", cards[2]),
         ("Edgenote", f.edgenote_id),
@@ -72,6 +73,24 @@ async fn a_set_is_granted_in_the_order_asked(backend: Backend) {
     assert_eq!(granted_ids.len(), asked.len(), "one lock per record");
     let listed = case_locks(&app, &c.rita, &f.slug).await;
     assert_eq!(ids_of(&listed), granted_ids);
+
+    // One create per lock, tagged with Bob's tab; one `acquired` each.
+    let mut seen = BTreeSet::new();
+    while seen.len() < asked.len() {
+        let frame = watcher.next_change().await;
+        assert_eq!(frame["type"], "create", "{frame}");
+        assert_eq!(frame["editorSessionId"], "bob-tab", "{frame}");
+        seen.insert(id(&frame["watchable"]));
+    }
+    assert_eq!(seen, granted_ids);
+    let acquired: BTreeSet<i64> = app
+        .audit(f.case_id)
+        .await
+        .into_iter()
+        .filter(|(action, ..)| action == "acquired")
+        .map(|(_, lock, ..)| lock)
+        .collect();
+    assert_eq!(acquired, granted_ids);
 }
 
 /// Carol holds one card of Bob's set: 409 naming her lock, and none of the

@@ -25,7 +25,26 @@ on_both_backends!(
     a_card_cannot_move_to_an_unknown_page,
     a_malformed_page_id_is_invalid,
     a_reader_cannot_move_a_card,
+    a_move_with_content_changes_both_in_one_version,
 );
+
+async fn a_move_with_content_changes_both_in_one_version(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let (page_two, _) = with_second_page(&app, &c).await;
+    let moved = app
+        .patch(&format!("/cards/{}", f.card_id))
+        .by(&c.bob)
+        .json(json!({ "card": { "pageId": page_two.to_string(), "content": "moved and edited" } }))
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(moved.body["pageId"], page_two, "{}", moved.body);
+    assert_eq!(moved.body["content"], "moved and edited", "{}", moved.body);
+    assert_eq!(moved.body["version"], 2, "{}", moved.body);
+}
 
 /// `PATCH /cards/:card {card: {pageId: page}}` as `user` (the id as a string).
 async fn move_card(app: &TestApp, user: &TestUser, card: i64, page: i64) -> Resp {

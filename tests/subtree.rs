@@ -42,6 +42,8 @@ on_both_backends!(
     a_tab_locks_deeply_over_its_own_locks_inside,
     the_deep_lock_token_story,
     a_deep_case_takeover_ends_deep_page_locks_and_everything_else,
+    the_deep_holder_deletes_its_page_and_its_lock_ends,
+    the_status_of_a_card_inside_a_deep_lock_is_locked,
 );
 
 /// `user` writes `path` (`{card: {content}}` and friends): the response.
@@ -1132,6 +1134,51 @@ async fn a_deep_case_takeover_ends_deep_page_locks_and_everything_else(backend: 
     );
     let listed = case_locks(&app, &c.rita, &f.slug).await;
     assert_eq!(ids_of(&listed), BTreeSet::from([id(&taken)]));
+}
+
+/// The deep lock's holder deletes the page with its cards (204): the
+/// deep lock ends with it, and someone else's card lock on the page would
+/// have stopped it.
+async fn the_deep_holder_deletes_its_page_and_its_lock_ends(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let bob = c.bob.tab("bob-tab");
+    let deep = deep_lock(&app, &bob, "Page", f.page_id).await;
+    app.delete(&format!("/pages/{}", f.page_id))
+        .by(&bob)
+        .send()
+        .await
+        .expect(204);
+    app.assert_lock_gone(&c.rita, id(&deep)).await;
+    app.get(&format!("/cards/{}", f.card_id))
+        .by(&c.rita)
+        .send()
+        .await
+        .expect_error(404, "not_found");
+    assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
+}
+
+/// `GET /locks/status` of a card inside someone else's deep lock: locked,
+/// by the deep lock (a polling client must not believe it may edit); for
+/// the deep holder's tab, owned.
+async fn the_status_of_a_card_inside_a_deep_lock_is_locked(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let bob = c.bob.tab("bob-tab");
+    let deep = deep_lock(&app, &bob, "Page", f.page_id).await;
+    let path = format!(
+        "/locks/status?lockableType=Card&lockableParam={}",
+        f.card_id
+    );
+    let status = app.get(&path).by(&c.carol).send().await.expect(200);
+    assert_eq!(status.body["state"], "locked", "{}", status.body);
+    assert_eq!(status.body["lock"]["id"], deep["id"], "{}", status.body);
+    let status = app.get(&path).by(&bob).send().await.expect(200);
+    assert_eq!(status.body["state"], "owned", "{}", status.body);
 }
 
 // ---- Across instances ----
