@@ -44,6 +44,7 @@ on_both_backends!(
     a_deep_case_takeover_ends_deep_page_locks_and_everything_else,
     the_deep_holder_deletes_its_page_and_its_lock_ends,
     the_status_of_a_card_inside_a_deep_lock_is_locked,
+    deep_and_shallow_lockers_racing_never_overlap,
 );
 
 /// `user` writes `path` (`{card: {content}}` and friends): the response.
@@ -1179,6 +1180,158 @@ async fn the_status_of_a_card_inside_a_deep_lock_is_locked(backend: Backend) {
     assert_eq!(status.body["lock"]["id"], deep["id"], "{}", status.body);
     let status = app.get(&path).by(&bob).send().await.expect(200);
     assert_eq!(status.body["state"], "owned", "{}", status.body);
+}
+
+/// Racing tabs of the deep and shallow race: two ask for the page deeply,
+/// one for the case deeply, the rest for single cards.
+const RACERS: usize = 8;
+/// Locks each deep racer gets before the race ends.
+const DEEP_GRANTS: usize = 15;
+
+/// Tabs race on one page with four cards: two ask for the page deeply,
+/// one for the case deeply, the others for single cards (with short gaps,
+/// so that the deep ones get their turns); each holds what it gets a
+/// moment and releases it. Every answer is 201 or 409, and the watcher's
+/// replay of the lock frames (in commit order) never shows a deep lock
+/// overlapping another tab's lock inside it, nor two locks on one record.
+async fn deep_and_shallow_lockers_racing_never_overlap(backend: Backend) {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
+        return;
+    };
+    let app = Arc::new(app);
+    let mia = app.user("Mia").await;
+    let mut users = Vec::new();
+    for i in 0..4 {
+        users.push(app.user(&format!("racer{i}")).await);
+    }
+    let mut members: Vec<(&common::TestUser, Role)> =
+        users.iter().map(|u| (u, Role::Editor)).collect();
+    members.push((&mia, Role::Manager));
+    let f = app.case("deeprace", &members).await;
+    let mut cards = vec![f.card_id];
+    cards.extend(beyond::more_cards(&app, &f, 3).await);
+    let cards = Arc::new(cards);
+    let (mut watcher, _) = app.open_tab(&f.slug, &mia.tab("watcher")).await;
+    // Deep racers still racing; card racers stop when none is.
+    let deep_racing = Arc::new(AtomicUsize::new(3));
+    let stop = Arc::new(AtomicBool::new(false));
+
+    let mut tasks = Vec::new();
+    for racer in 0..RACERS {
+        let me = users[racer % users.len()].tab(&format!("racer-tab-{racer}"));
+        let (app, cards, deep_racing, stop) = (
+            app.clone(),
+            cards.clone(),
+            deep_racing.clone(),
+            stop.clone(),
+        );
+        let (page, case) = (f.page_id, f.case_id);
+        tasks.push(actix_web::rt::spawn(async move {
+            let deep = racer < 3;
+            let mut granted = 0;
+            let mut attempt = 0;
+            loop {
+                if deep && (granted >= DEEP_GRANTS || attempt >= 3000) {
+                    if deep_racing.fetch_sub(1, Ordering::SeqCst) == 1 {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    return granted;
+                }
+                if !deep && stop.load(Ordering::SeqCst) {
+                    return granted;
+                }
+                let body = match racer {
+                    0 | 1 => deep_body("Page", page),
+                    2 => deep_body("Case", case),
+                    _ => lock_body("Card", cards[(racer + attempt) % cards.len()]),
+                };
+                attempt += 1;
+                let answer = app.post("/locks").by(&me).json(body).send().await;
+                match answer.status {
+                    201 => {
+                        granted += 1;
+                        actix_web::rt::time::sleep(Duration::from_millis(1)).await;
+                        app.release(&me, id(&answer.body)).await;
+                    }
+                    409 => assert_eq!(answer.body["error"]["code"], "lock_held", "{}", answer.body),
+                    other => panic!("POST /locks answered {other}: {}", answer.body),
+                }
+                let gap = if deep { 1 } else { 3 };
+                actix_web::rt::time::sleep(Duration::from_millis(gap)).await;
+            }
+        }));
+    }
+    let mut granted = Vec::new();
+    for task in tasks {
+        granted.push(task.await.expect("racer panicked"));
+    }
+    eprintln!("{backend:?}: locks granted per racer: {granted:?}");
+    assert!(case_locks(&app, &mia, &f.slug).await.is_empty());
+
+    let marker = beyond::marker(&app, &users[0].tab("marker"), "Edgenote", f.edgenote_id).await;
+    let frames = beyond::changes_until_marker(&mut watcher, marker).await;
+    // Open locks: id → (record, depth, session).
+    let mut open: HashMap<i64, (String, String, String)> = HashMap::new();
+    let page_key = format!("Page/{}", f.page_id);
+    let case_key = format!("Case/{}", f.case_id);
+    let (mut deep_grants, mut card_grants) = (0, 0);
+    for frame in &frames {
+        let lock = &frame["watchable"];
+        if lock["type"] != "Lock" || lock["id"] == marker {
+            continue;
+        }
+        let lock_id = id(lock);
+        match frame["type"].as_str() {
+            Some("create") => {
+                let record = lockable_key(lock);
+                let depth = lock["depth"].as_str().unwrap().to_owned();
+                let session = lock["sessionId"].as_str().unwrap_or("").to_owned();
+                // Does an open lock of another tab conflict with this one?
+                let inside = |outer: &str, inner: &str| {
+                    outer == inner
+                        || (outer == case_key)
+                        || (outer == page_key && inner.starts_with("Card/"))
+                };
+                for (other_id, (other_record, other_depth, other_session)) in &open {
+                    if *other_session == session {
+                        continue;
+                    }
+                    let conflict = record == *other_record
+                        || (depth == "infinity" && inside(&record, other_record))
+                        || (other_depth == "infinity" && inside(other_record, &record));
+                    assert!(
+                        !conflict,
+                        "lock {lock_id} ({record}, depth {depth}, tab {session}) created while \
+                         lock {other_id} ({other_record}, depth {other_depth}, tab \
+                         {other_session}) was held"
+                    );
+                }
+                if depth == "infinity" {
+                    deep_grants += 1;
+                } else {
+                    card_grants += 1;
+                }
+                open.insert(lock_id, (record, depth, session));
+            }
+            Some("destroy") => {
+                assert!(
+                    open.remove(&lock_id).is_some(),
+                    "destroy of a lock not open: {frame}"
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(open.is_empty(), "locks left open: {open:?}");
+    eprintln!("{backend:?}: {deep_grants} deep and {card_grants} card locks replayed");
+    assert!(
+        deep_grants > 0 && card_grants > 0,
+        "too little of either kind to race"
+    );
 }
 
 // ---- Across instances ----
