@@ -26,7 +26,7 @@ on_both_backends!(
     another_tab_claims_another_record,
     a_claim_of_no_candidates_or_of_more_than_a_hundred_is_invalid,
     a_claim_over_two_cases_is_invalid,
-    a_claim_naming_a_record_twice_is_invalid,
+    a_claim_naming_a_record_twice_counts_it_once,
     a_claim_of_an_unknown_record_is_not_found,
     a_reader_or_a_non_member_cannot_claim,
     concurrent_claimers_each_get_a_different_record,
@@ -249,13 +249,13 @@ async fn a_claim_over_two_cases_is_invalid(backend: Backend) {
     assert!(case_locks(&app, &c.rita, &other.slug).await.is_empty());
 }
 
-async fn a_claim_naming_a_record_twice_is_invalid(backend: Backend) {
+async fn a_claim_naming_a_record_twice_counts_it_once(backend: Backend) {
     let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
-    claim(
+    let lock = claim(
         &app,
         &bob,
         &[
@@ -265,17 +265,26 @@ async fn a_claim_naming_a_record_twice_is_invalid(backend: Backend) {
         ],
     )
     .await
-    .expect_error(422, "invalid");
-    app.post("/locks/claim")
-        .by(&bob)
+    .expect(201)
+    .body;
+    assert_eq!(lock["lockable"]["type"], "Card");
+    assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 1);
+    // Another tab naming Bob's card twice (as a string and a number) finds
+    // it held once.
+    let refused = app
+        .post("/locks/claim")
+        .by(&c.carol.tab("carol-tab"))
         .json(json!({ "claim": { "candidates": [
-            { "lockableType": "Page", "lockableParam": f.page_id.to_string() },
-            { "lockableType": "Page", "lockableParam": f.page_id },
+            { "lockableType": "Card", "lockableParam": f.card_id.to_string() },
+            { "lockableType": "Card", "lockableParam": f.card_id },
         ] } }))
         .send()
         .await
-        .expect_error(422, "invalid");
-    assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
+        .expect_error(409, "none_free")
+        .body;
+    let locks = refused["error"]["locks"].as_array().unwrap();
+    assert_eq!(locks.len(), 1, "{refused}");
+    assert_eq!(locks[0]["token"], lock["token"]);
 }
 
 async fn a_claim_of_an_unknown_record_is_not_found(backend: Backend) {

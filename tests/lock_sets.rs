@@ -27,7 +27,7 @@ on_both_backends!(
     a_set_of_no_records_is_invalid,
     a_set_of_fifty_records_is_granted_and_of_fifty_one_invalid,
     a_set_over_two_cases_is_invalid,
-    a_set_naming_a_record_twice_is_invalid,
+    a_set_naming_a_record_twice_locks_it_once,
     a_set_with_an_unknown_record_is_not_found,
     a_set_with_an_unknown_type_is_invalid,
     a_reader_or_a_non_member_cannot_lock_a_set,
@@ -273,13 +273,13 @@ async fn a_set_over_two_cases_is_invalid(backend: Backend) {
     assert!(case_locks(&app, &c.rita, &other.slug).await.is_empty());
 }
 
-async fn a_set_naming_a_record_twice_is_invalid(backend: Backend) {
+async fn a_set_naming_a_record_twice_locks_it_once(backend: Backend) {
     let Some((app, c)) = TestApp::with_cast(backend).await else {
         return;
     };
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
-    lock_set(
+    let set = lock_set(
         &app,
         &bob,
         &[
@@ -289,9 +289,21 @@ async fn a_set_naming_a_record_twice_is_invalid(backend: Backend) {
         ],
     )
     .await
-    .expect_error(422, "invalid");
+    .expect(201)
+    .body;
+    let tokens: Vec<&str> = set["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["token"].as_str().unwrap())
+        .collect();
+    assert_eq!(tokens.len(), 3, "one lock per place asked: {set}");
+    assert_eq!(tokens[0], tokens[2], "the same lock at both places: {set}");
+    assert_ne!(tokens[0], tokens[1]);
+    assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 2);
     // The param as a number and as a string names the same record.
-    app.post("/locks/batch")
+    let again = app
+        .post("/locks/batch")
         .by(&bob)
         .json(json!({ "locks": [
             record("Card", f.card_id),
@@ -299,8 +311,11 @@ async fn a_set_naming_a_record_twice_is_invalid(backend: Backend) {
         ] }))
         .send()
         .await
-        .expect_error(422, "invalid");
-    assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
+        .expect(201)
+        .body;
+    assert_eq!(again["locks"][0]["token"], tokens[0]);
+    assert_eq!(again["locks"][1]["token"], tokens[0]);
+    assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 2);
 }
 
 async fn a_set_with_an_unknown_record_is_not_found(backend: Backend) {
