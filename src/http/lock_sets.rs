@@ -129,10 +129,11 @@ fn parse_records(
         .collect()
 }
 
-/// Finds every record (404 if one is missing), in one fixed order — type,
-/// then id — so that two sets row-lock their common records in the same
-/// order (`for_update`) and never deadlock; checks they are of one case and
-/// that the caller edits it. Returns them in the order asked.
+/// Finds every record (404 if one is missing), one query per type, in one
+/// fixed order — type, then id — so that two sets row-lock their common
+/// records in the same order (`for_update`) and never deadlock; checks they
+/// are of one case and that the caller edits it. Returns them in the order
+/// asked.
 fn resolve_records(
     tx: &mut Tx,
     caller: &Caller,
@@ -141,26 +142,32 @@ fn resolve_records(
 ) -> AppResult<(Actor, Vec<Target>)> {
     // Ordered with deep acquires (see `crate::locks`) before anything is read.
     Lock::order_with_deep_acquires(tx.conn, false)?;
-    let mut order: Vec<usize> = (0..records.len()).collect();
-    order.sort_by_key(|&i| (records[i].0.type_name, records[i].1));
-    let mut found: Vec<Option<Target>> = vec![None; records.len()];
-    for i in order {
-        let (kind, id) = records[i];
-        let target = if for_update {
-            kind.find_for_update(tx.conn, id)?
-        } else {
-            kind.find(tx.conn, id)?
-        };
-        let Some(target) = target else {
+    let mut kinds: Vec<&'static LockableKind> = records.iter().map(|&(kind, _)| kind).collect();
+    kinds.sort_by_key(|kind| kind.type_name);
+    kinds.dedup_by_key(|kind| kind.type_name);
+    let mut found: Vec<Target> = Vec::with_capacity(records.len());
+    for kind in kinds {
+        let ids: Vec<i64> = records
+            .iter()
+            .filter(|(k, _)| k.type_name == kind.type_name)
+            .map(|&(_, id)| id)
+            .collect();
+        found.extend(kind.find_all(tx.conn, &ids, for_update)?);
+    }
+    let mut targets = Vec::with_capacity(records.len());
+    for &(kind, id) in records {
+        let Some(target) = found
+            .iter()
+            .find(|t| t.identity.type_name == kind.type_name && t.identity.id == id)
+        else {
             caller.clone().load(tx.conn)?; // 401 comes before 404
             return Err(AppError::not_found(format!(
                 "{} {id} does not exist.",
                 kind.type_name
             )));
         };
-        found[i] = Some(target);
+        targets.push(target.clone());
     }
-    let targets: Vec<Target> = found.into_iter().flatten().collect();
     let Some(first) = targets.first() else {
         return Err(AppError::invalid("Name at least one record."));
     };

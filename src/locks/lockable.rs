@@ -85,6 +85,7 @@ pub struct LockableKind {
     pub fast_acquire: &'static str,
     find: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
     find_for_update: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
+    find_all: fn(&mut DbConn, &[i64], bool) -> QueryResult<Vec<Target>>,
     /// The locks a deep lock on a record of this type covers (the record's
     /// own included); `None`: it holds no records, so it cannot be locked
     /// deeply.
@@ -100,6 +101,7 @@ impl LockableKind {
             fast_acquire: L::FAST_ACQUIRE,
             find: find_target::<L>,
             find_for_update: find_target_for_update::<L>,
+            find_all: find_targets::<L>,
             inside: None,
         }
     }
@@ -111,6 +113,17 @@ impl LockableKind {
             inside: Some(inside),
             ..self
         }
+    }
+
+    /// The records with these ids, by id, in one query; with `for_update`
+    /// their rows locked in id order until the transaction ends.
+    pub fn find_all(
+        &self,
+        conn: &mut DbConn,
+        ids: &[i64],
+        for_update: bool,
+    ) -> QueryResult<Vec<Target>> {
+        (self.find_all)(conn, ids, for_update)
     }
 
     /// Locks record `id`'s row for this transaction unless another
@@ -161,6 +174,17 @@ impl LockableKind {
 
 fn find_target<L: Lockable>(conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
     Ok(L::find(conn, id)?.as_ref().map(Target::of))
+}
+
+fn find_targets<L: Lockable>(
+    conn: &mut DbConn,
+    ids: &[i64],
+    for_update: bool,
+) -> QueryResult<Vec<Target>> {
+    Ok(L::find_all(conn, ids, for_update)?
+        .iter()
+        .map(Target::of)
+        .collect())
 }
 
 fn find_target_for_update<L: Lockable>(conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {

@@ -57,6 +57,14 @@ pub trait LockableRecord: Record + Sized + Send + 'static {
     fn find(conn: &mut crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<Self>>;
     /// Like `find`, locking the row until the transaction ends (PostgreSQL).
     fn find_for_update(conn: &mut crate::db::DbConn, id: i64) -> diesel::QueryResult<Option<Self>>;
+    /// The records with these ids, by id, in one query; with `for_update`
+    /// their rows are locked in id order until the transaction ends
+    /// (PostgreSQL).
+    fn find_all(
+        conn: &mut crate::db::DbConn,
+        ids: &[i64],
+        for_update: bool,
+    ) -> diesel::QueryResult<Vec<Self>>;
     /// The lock fast path's acquire on this type (PostgreSQL), built at
     /// compile time by `crate::models::lock_sql::fast_acquire!`.
     const FAST_ACQUIRE: &'static str;
@@ -103,6 +111,31 @@ macro_rules! versioned_record {
                 id: i64,
             ) -> diesel::QueryResult<Option<$model>> {
                 $model::find_for_update(conn, $crate::models::$id(id))
+            }
+
+            fn find_all(
+                conn: &mut $crate::db::DbConn,
+                ids: &[i64],
+                for_update: bool,
+            ) -> diesel::QueryResult<Vec<$model>> {
+                let ids: Vec<$crate::models::$id> =
+                    ids.iter().map(|&id| $crate::models::$id(id)).collect();
+                // A macro, not a closure: `as_select` is typed per backend.
+                macro_rules! by_ids {
+                    () => {
+                        $table::table
+                            .filter($table::id.eq_any(ids.clone()))
+                            .order($table::id.asc())
+                            .select($model::as_select())
+                    };
+                }
+                match conn {
+                    // The lock clause sits above the sort: rows lock in id order.
+                    $crate::db::DbConn::Postgresql(c) if for_update => {
+                        by_ids!().for_no_key_update().load(c)
+                    }
+                    _ => by_ids!().load(conn),
+                }
             }
 
             fn case_id(&self) -> $crate::models::CaseId {
