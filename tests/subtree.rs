@@ -45,6 +45,7 @@ on_both_backends!(
     the_deep_holder_deletes_its_page_and_its_lock_ends,
     the_status_of_a_card_inside_a_deep_lock_is_locked,
     deep_and_shallow_lockers_racing_never_overlap,
+    a_deep_lock_ends_the_lines_inside_it,
 );
 
 /// `user` writes `path` (`{card: {content}}` and friends): the response.
@@ -1404,4 +1405,62 @@ async fn a_deep_lock_through_one_instance_holds_on_the_other() {
         .await
         .expect(204);
     app.lock_at(&b.base, &carol, "Card", f.card_id).await;
+}
+
+/// Nobody can be handed a record inside someone else's deep lock: taking it
+/// ends the lines inside (`left`) — here the line of a card whose lock the
+/// deep takeover ended — and releasing the deep lock leaves the card free.
+/// The deep-locked page's own line stays.
+async fn a_deep_lock_ends_the_lines_inside_it(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let carol = c.carol.tab("carol-tab");
+    let bob = c.bob.tab("bob-tab");
+    let mia = c.mia.tab("mia-tab");
+    app.lock(&carol, "Card", f.card_id).await;
+    let waiter = app
+        .lock_expect(&bob, wait_body("Card", f.card_id), 202)
+        .await
+        .body;
+    let (mut watcher, _) = app.open_tab(&f.slug, &c.rita.tab("watcher")).await;
+
+    let deep = app
+        .lock_expect(&mia, deep_takeover_body("Page", f.page_id), 201)
+        .await
+        .body;
+    let gone = watcher
+        .next_where("the waiter's destroy", |frame| {
+            frame["type"] == "destroy"
+                && frame["watchable"]["type"] == "Waiter"
+                && frame["watchable"]["id"] == waiter["id"]
+        })
+        .await;
+    assert_eq!(gone["watchable"]["reason"], "left", "{gone}");
+    let status = app
+        .get(&format!(
+            "/locks/status?lockableType=Card&lockableParam={}",
+            f.card_id
+        ))
+        .by(&bob)
+        .send()
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(status["waiters"], json!([]), "{status}");
+    assert_eq!(status["lock"]["id"], deep["id"], "{status}");
+
+    app.release(&mia, id(&deep)).await;
+    let status = app
+        .get(&format!(
+            "/locks/status?lockableType=Card&lockableParam={}",
+            f.card_id
+        ))
+        .by(&bob)
+        .send()
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(status["state"], "unlocked", "{status}");
 }

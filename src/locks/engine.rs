@@ -197,6 +197,9 @@ pub fn acquire(
                 holder: actor.user.to_ref(),
             };
             tx.emit(target.case_id, Change::Create, lock_view(&held).into());
+            if mode.deep {
+                subtree::end_lines_inside(tx, target)?;
+            }
             if took_over {
                 // "Edit anyway" skipped the line; whoever still waits is
                 // served when this new holding ends.
@@ -223,7 +226,9 @@ pub fn acquire(
         };
         if is_held_by(&held.lock, actor) {
             let held = if mode.deep && !held.lock.deep {
-                deepen(tx, held)?
+                let deepened = deepen(tx, held)?;
+                subtree::end_lines_inside(tx, target)?;
+                deepened
             } else {
                 held
             };

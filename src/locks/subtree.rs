@@ -6,13 +6,14 @@
 //! registry's (`LockableKind::locks_inside`, `Target::containers`).
 
 use super::engine::{end, ensure_outranks, is_held_by, live_or_end, Line};
+use super::line;
 use super::lockable::{containers_of, kind_named, LockableKind, Target};
 use super::render::{held_message, lock_view, lock_views};
 use super::LockPolicy;
 use crate::auth::Actor;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
-use crate::models::{CaseId, HeldLock, Lock, LockAction, LockableRecord};
+use crate::models::{CaseId, HeldLock, Lock, LockAction, LockableRecord, Waiter, WaiterEnd};
 
 /// The deep locks in force on `containers` (innermost first) of a record
 /// in `case_id`: whoever holds them. Overdue ones are ended here.
@@ -190,4 +191,22 @@ pub fn refuse_creation_in<L: LockableRecord>(
     let mut containers = vec![(L::TYPE, parent.id())];
     containers.extend(containers_of(parent));
     refuse_write_inside(tx, actor, parent.case_id(), &containers, policy)
+}
+
+/// Once a deep lock on `target` holds, nobody else can be handed a record
+/// inside it: the lines of the records inside end (each waiter `left`),
+/// those of locks it took over included. Waiting is for one record at a
+/// time; the line of `target` itself stays, served when the deep lock ends.
+pub fn end_lines_inside(tx: &mut Tx, target: &Target) -> AppResult<()> {
+    let deep = (target.identity.type_name, target.identity.id);
+    for (waiter, user) in Waiter::of_case(tx.conn, target.case_id)? {
+        let record = kind_named(&waiter.lockable_type)
+            .map(|kind| kind.find(tx.conn, waiter.lockable_id))
+            .transpose()?
+            .flatten();
+        if record.is_some_and(|record| record.containers().contains(&deep)) {
+            line::leave(tx, &waiter, &user, WaiterEnd::Left)?;
+        }
+    }
+    Ok(())
 }
