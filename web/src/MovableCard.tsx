@@ -122,8 +122,11 @@ export function MovableCard({ card, number, page, pages, editable, me, role }: M
     event.dataTransfer.setData('text/plain', `Card/${card.param}`);
     if (itemRef.current) event.dataTransfer.setDragImage(itemRef.current, 12, 12);
     session.current = { card, dropped: false, moveTo };
-    setMoving(true);
-    setNotice(null);
+    // the drag source is left alone while the browser starts the drag
+    setTimeout(() => {
+      setMoving(true);
+      setNotice(null);
+    }, 0);
     void drag.start();
   }
 
