@@ -41,7 +41,11 @@ test('10. Bob drags a card to the other page while Carol watches; a page locked 
   const bob = await signIn(browser, server, DEMO.bob);
   const carol = await signIn(browser, server, DEMO.carol);
   const aliceWindow = await signIn(browser, server, DEMO.alice);
-  for (const who of [bob, carol, aliceWindow]) await openCase(who.page, server, scene.slug);
+  for (const who of [bob, carol, aliceWindow]) {
+    // both pages in view: a drag does not scroll the window
+    await who.page.setViewportSize({ width: 900, height: 1100 });
+    await openCase(who.page, server, scene.slug);
+  }
   expect(await cardsOf(carol.page, first)).toEqual([one, two]);
   expect(await cardsOf(carol.page, second.id)).toEqual([third.id]);
 
