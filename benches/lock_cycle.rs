@@ -509,6 +509,7 @@ fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(
         created_at: now,
         expires_at: clock::after(now, ttl),
         last_activity_at: now,
+        deep: false,
     };
     let id = {
         let insert = diesel::insert_into(locks::table)

@@ -32,6 +32,14 @@ pub enum AppError {
     LockHeld {
         message: String,
         lock: Box<LockView>,
+        /// Every lock in the way (`lock` is the first).
+        locks: Vec<LockView>,
+    },
+    /// A claim found every candidate held by someone else.
+    #[error("{message}")]
+    NoneFree {
+        message: String,
+        locks: Vec<LockView>,
     },
     #[error("{0}")]
     Conflict(String),
@@ -108,6 +116,7 @@ impl AppError {
             NotFound(_) => (StatusCode::NOT_FOUND, ErrorCode::NotFound),
             MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, ErrorCode::MethodNotAllowed),
             LockHeld { .. } => (StatusCode::CONFLICT, ErrorCode::LockHeld),
+            NoneFree { .. } => (StatusCode::CONFLICT, ErrorCode::NoneFree),
             Conflict(_) => (StatusCode::CONFLICT, ErrorCode::Conflict),
             StaleVersion { .. } => (StatusCode::PRECONDITION_FAILED, ErrorCode::StaleVersion),
             LockLost { .. } => (StatusCode::PRECONDITION_FAILED, ErrorCode::LockLost),
@@ -124,7 +133,12 @@ impl AppError {
         };
         let mut body = ErrorBody::new(code, self.to_string());
         match self {
-            Outranked { lock, .. } | LockHeld { lock, .. } => body.error.lock = Some(lock.clone()),
+            Outranked { lock, .. } => body.error.lock = Some(lock.clone()),
+            LockHeld { lock, locks, .. } => {
+                body.error.lock = Some(lock.clone());
+                body.error.locks = Some(locks.clone());
+            }
+            NoneFree { locks, .. } => body.error.locks = Some(locks.clone()),
             StaleVersion { current, .. } | LockLost { current, .. } => {
                 body.error.current = Some(current.clone())
             }

@@ -100,6 +100,7 @@ diesel::table! {
         last_activity_at -> Timestamp,
         disconnected_at -> Nullable<Timestamp>,
         has_waiters -> Bool,
+        deep -> Bool,
     }
 }
 

@@ -7,11 +7,13 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::WriteHeaders;
+use super::locks::RecordParam;
 use super::{case_by_slug, case_of, guarded, lockable_response, params, show_lockable};
 use crate::auth::access::authorize;
 use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::locks::guard::{clear_child_locks, Preconditions};
+use crate::locks::subtree;
 use crate::locks::{Lockable, Written};
 use crate::models::card::CardChanges;
 use crate::models::edgenote::EdgenoteChanges;
@@ -64,6 +66,7 @@ pub struct PageUpdateFields {
     responses(
         (status = 201, description = "Created", body = PageView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
         (status = 403, description = "Only an editor or above of the case can do this"),
+        (status = 423, description = "`locked`: someone else holds the case deeply (`lock` is that deep lock, `lockable` its record); nothing was created"),
     ))]
 pub async fn create_page(
     state: web::Data<AppState>,
@@ -75,11 +78,13 @@ pub async fn create_page(
     let title = params::required_text("page.title", fields.title, params::MAX_TITLE)?;
     let position = params::position("page.position", fields.position)?;
     let slug = slug.into_inner();
+    let policy = state.policy;
     let page = state
         .db
         .write(actor.session_id.clone(), move |tx| {
             let case = case_by_slug(tx.conn, &slug)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
+            subtree::refuse_creation_in(tx, &actor, &case, &policy)?;
             let page = Page::create(tx.conn, case.id, &title, position, tx.now)?;
             tx.emit(case.id, Change::Create, page.view().into());
             Ok::<_, AppError>(page)
@@ -198,6 +203,11 @@ pub struct CardUpdateBody {
 
 #[derive(Deserialize, ToSchema)]
 pub struct CardUpdateFields {
+    /// Move the card to this page of its case (the end of it, unless
+    /// `position` is given).
+    #[serde(default, alias = "page_id", rename = "pageId")]
+    #[schema(value_type = Option<RecordParam>)]
+    page_id: Option<RecordParam>,
     #[schema(max_length = 100000)]
     content: Option<String>,
     #[schema(minimum = 0, maximum = 2147483647)]
@@ -212,6 +222,7 @@ pub struct CardUpdateFields {
     responses(
         (status = 201, description = "Created", body = CardView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
         (status = 403, description = "Only an editor or above of the case can do this"),
+        (status = 423, description = "`locked`: someone else holds the page or its case deeply (`lock` is that deep lock, `lockable` its record); nothing was created"),
     ))]
 pub async fn create_card(
     state: web::Data<AppState>,
@@ -225,6 +236,7 @@ pub async fn create_card(
     })?;
     let position = params::position("card.position", fields.position)?;
     let page_id = page_id.into_inner();
+    let policy = state.policy;
     let card = state
         .db
         .write(actor.session_id.clone(), move |tx| {
@@ -232,6 +244,7 @@ pub async fn create_card(
                 .ok_or_else(|| AppError::not_found(format!("Page {page_id} does not exist.")))?;
             let case = case_of(tx.conn, page.case_id)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
+            subtree::refuse_creation_in(tx, &actor, &page, &policy)?;
             let card = Card::create(tx.conn, case.id, page.id, &content, position, tx.now)?;
             tx.emit(case.id, Change::Create, card.view().into());
             Ok::<_, AppError>(card)
@@ -261,7 +274,9 @@ pub async fn show_card(
         (status = 200, description = "Saved; `version` went up by one", body = CardView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
         (status = 403, description = "Only an editor or above of its case can do this"),
         (status = 412, description = "`stale_version` (with `current`): it changed since your `If-Match`; or `lock_lost` (with `current`): your `Lock-Token` is gone"),
-        (status = 423, description = "`locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved"),
+        (status = 404, description = "No card has this id, or (a move) no page has `pageId`"),
+        (status = 422, description = "Invalid fields, or (a move) `pageId` is a page of another case"),
+        (status = 423, description = "`locked`: someone else holds its lock, or (with `lock` the deep one) a deep lock on its page, its case or (a move) the target page; `lockable` is the locked record; nothing was saved"),
     ))]
 pub async fn update_card(
     state: web::Data<AppState>,
@@ -271,17 +286,45 @@ pub async fn update_card(
     body: web::Json<CardUpdateBody>,
 ) -> AppResult<HttpResponse> {
     let fields = body.into_inner().card;
-    let changes = CardChanges {
+    let move_to = match &fields.page_id {
+        Some(param) => Some(PageId(param.id().ok_or_else(|| {
+            AppError::invalid(format!(
+                "card.pageId must be a page's id, like \"12\"; got \"{param}\"."
+            ))
+        })?)),
+        None => None,
+    };
+    let mut changes = CardChanges {
+        page_id: None,
         content: params::body_text("card.content", fields.content)?,
         position: params::position("card.position", fields.position)?,
     };
+    let policy = state.policy;
     guarded::<Card, _>(
         &state,
         caller,
         preconditions,
         id.into_inner(),
         Role::Editor,
-        move |tx, _, card| Ok(Written::Updated(card.update(tx.conn, &changes, tx.now)?)),
+        move |tx, ctx, card| {
+            if let Some(page_id) = move_to.filter(|&p| p != card.page_id) {
+                let page = Page::find(tx.conn, page_id)?.ok_or_else(|| {
+                    AppError::not_found(format!("Page {page_id} does not exist."))
+                })?;
+                if page.case_id != card.case_id {
+                    return Err(AppError::invalid(format!(
+                        "Page {page_id} is in another case; a card moves between the pages of its own case."
+                    )));
+                }
+                // The card's page and case were guarded with the card.
+                subtree::refuse_creation_in(tx, ctx.actor, &page, &policy)?;
+                changes.page_id = Some(page_id);
+                if changes.position.is_none() {
+                    changes.position = Some(Card::next_position(tx.conn, page_id)?);
+                }
+            }
+            Ok(Written::Updated(card.update(tx.conn, &changes, tx.now)?))
+        },
     )
     .await
 }
@@ -365,6 +408,7 @@ pub struct EdgenoteUpdateFields {
     responses(
         (status = 201, description = "Created", body = EdgenoteView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
         (status = 403, description = "Only an editor or above of the case can do this"),
+        (status = 423, description = "`locked`: someone else holds the case deeply (`lock` is that deep lock, `lockable` its record); nothing was created"),
         (status = 409, description = "Another edgenote of the case has this slug"),
     ))]
 pub async fn create_edgenote(
@@ -378,11 +422,13 @@ pub async fn create_edgenote(
     let caption = params::required_text("edgenote.caption", fields.caption, params::MAX_TITLE)?;
     let content = params::body_text("edgenote.content", fields.content)?.unwrap_or_default();
     let slug = slug.into_inner();
+    let policy = state.policy;
     let note = state
         .db
         .write(actor.session_id.clone(), move |tx| {
             let case = case_by_slug(tx.conn, &slug)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
+            subtree::refuse_creation_in(tx, &actor, &case, &policy)?;
             if Edgenote::slug_taken(tx.conn, case.id, &note_slug)? {
                 return Err(AppError::Conflict(format!(
                     "edgenote.slug '{note_slug}' is already used in this case; pick another."

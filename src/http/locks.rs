@@ -17,7 +17,7 @@ use crate::locks::render::{lock_event_view, lock_view, lock_views, waiter_view, 
 use crate::locks::{AcquireMode, Acquired, LockableKind, Target};
 use crate::models::{Lock, LockEvent, LockEventId, LockId, Role, User, UserId};
 use crate::state::AppState;
-use crate::views::locks::LockState;
+use crate::views::locks::{LockDepth, LockState};
 use crate::views::{LockEventView, LockStatusView, LockView, WaiterView};
 
 /// The lockable types, as the OpenAPI document lists them: the names in
@@ -68,7 +68,7 @@ pub enum RecordParam {
 
 impl RecordParam {
     /// The id, if it is one: 1 to 18 digits, or a number that is not negative.
-    fn id(&self) -> Option<i64> {
+    pub(super) fn id(&self) -> Option<i64> {
         match self {
             RecordParam::Text(s) => super::extract::digits(s),
             // JSON does not tell 12 from 12.0; both name record 12 (as JSON
@@ -122,7 +122,7 @@ impl ToSchema for RecordParam {}
 
 impl LockableRef {
     /// The type and id asked for: 422 for an unknown type or a bad id.
-    fn parse(&self) -> AppResult<(&'static LockableKind, i64)> {
+    pub(super) fn parse(&self) -> AppResult<(&'static LockableKind, i64)> {
         let type_name = self.lockable_type.as_deref().ok_or_else(|| {
             AppError::invalid(format!(
                 "lockableType is required (one of {}).",
@@ -148,7 +148,11 @@ impl LockableRef {
 
     /// Finds the record: 422 for an unknown type, 404 for a missing record.
     /// With `for_update` its row stays locked until the transaction ends.
-    fn resolve(&self, conn: &mut crate::db::DbConn, for_update: bool) -> AppResult<Target> {
+    pub(super) fn resolve(
+        &self,
+        conn: &mut crate::db::DbConn,
+        for_update: bool,
+    ) -> AppResult<Target> {
         let (kind, id) = self.parse()?;
         let missing = || AppError::not_found(format!("{} {id} does not exist.", kind.type_name));
         let found = if for_update {
@@ -175,9 +179,15 @@ pub struct LockFields {
     takeover: bool,
     /// When someone else holds it, join its waiting line (202 with your
     /// tab's waiter) instead of a 409: the record is handed to your tab when
-    /// their lock ends. Needs `X-Session-ID`.
+    /// their lock ends. Needs `X-Session-ID`. Depth `"0"` only.
     #[serde(default)]
     wait: bool,
+    /// `"infinity"` (a Page or a Case): lock the record with everything
+    /// inside it, including records created later. Refused (409, `locks`
+    /// naming them) while someone else holds anything inside; with
+    /// `takeover`, their locks end.
+    #[serde(default)]
+    depth: LockDepth,
 }
 
 /// `POST /locks`: 201 new lock, 200 when the caller already holds it, 409
@@ -189,10 +199,10 @@ pub struct LockFields {
         (status = 201, description = "A new lock (or, with `takeover`, the holder's revoked and this one granted)", body = LockView),
         (status = 200, description = "You (this tab) held it already: lease renewed. Or, with `wait`, this tab was in its line already: that waiter, renewed", body = LockOrWaiter),
         (status = 202, description = "With `wait`: someone else holds it and this tab joined its line; the record is handed over when their lock ends", body = WaiterView),
-        (status = 403, description = "`forbidden`: not an editor of its case; `outranked` (with `lock`): the holder outranks you"),
+        (status = 403, description = "`forbidden`: not an editor of its case; `outranked` (with `lock`): the holder (of a deep takeover: one of the holders inside) outranks you"),
         (status = 404, description = "No record has this type and id"),
-        (status = 409, description = "`lock_held` (with the holder's `lock`): someone else holds it; or `conflict`: it changed hands repeatedly, try again"),
-        (status = 422, description = "`lockableType` or `lockableParam` is missing or invalid, or `wait` without `X-Session-ID`"),
+        (status = 409, description = "`lock_held` (with the holder's `lock`, and `locks`: every lock in the way): someone else holds it, or a deep lock of someone else covers it (`lock` is that deep lock), or (`depth: \"infinity\"`) someone else holds a lock inside it; or `conflict`: it changed hands repeatedly, try again"),
+        (status = 422, description = "`lockableType` or `lockableParam` is missing or invalid, `wait` without `X-Session-ID` or with `depth: \"infinity\"`, or `depth: \"infinity\"` on a record that holds no others"),
     ))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -203,32 +213,42 @@ pub async fn create(
         target,
         takeover,
         wait,
+        depth,
     } = body.into_inner().lock;
     let policy = state.policy;
+    let deep = depth == LockDepth::Infinity;
     // A wait without a tab is refused (422) by the engine, after the caller
     // and their role are checked: not by the fast path, which would lock.
-    let fast =
-        state.settings.lock_fast_path && !takeover && !(wait && caller.session_id().is_none());
+    let waits_without_tab = wait && caller.session_id().is_none();
+    let fast = state.settings.lock_fast_path && !(takeover || deep || waits_without_tab);
     if let (true, Ok((kind, id))) = (fast, target.parse()) {
         if let Some(held) = fast_path::acquire(&state.db, &caller, kind, id, &policy).await? {
             return Ok(HttpResponse::Created().json(lock_view(&held)));
         }
     }
-    let mode = AcquireMode { takeover, wait };
+    let mode = AcquireMode {
+        takeover,
+        wait,
+        deep,
+    };
     let acquired = state
         .db
-        .write(caller.session_id().cloned(), move |tx| {
-            // Locking the record's row orders this acquire with guarded
+        .write_retrying(caller.session_id().cloned(), move |tx| {
+            // First ordered with deep acquires (see `crate::locks`). Then
+            // locking the record's row orders this acquire with guarded
             // writes of the same record (PostgreSQL; SQLite writes are
-            // serial); then caller, case and role in one query.
-            let target = match target.resolve(tx.conn, true) {
+            // serial) — but for a deep one, which already excludes every
+            // other lock write, and would only deadlock with a holder's
+            // write. Then caller, case and role in one query.
+            Lock::order_with_deep_acquires(tx.conn, deep)?;
+            let target = match target.resolve(tx.conn, !deep) {
                 Ok(target) => target,
                 Err(e) => {
-                    caller.load(tx.conn)?; // 401 comes before 404
+                    caller.clone().load(tx.conn)?; // 401 comes before 404
                     return Err(e);
                 }
             };
-            let (actor, case, rank) = caller.load_on_case(tx.conn, target.case_id)?;
+            let (actor, case, rank) = caller.clone().load_on_case(tx.conn, target.case_id)?;
             require(rank, &case, Role::Editor)?;
             engine::acquire(tx, &actor, &target, mode, &policy)
         })
@@ -349,7 +369,7 @@ pub async fn index(
 #[utoipa::path(get, operation_id = "lockStatus", path = "/locks/status", tag = "locks",
     params(LockableRef),
     responses(
-        (status = 200, description = "`owned` (your tab holds it), `locked` (someone else does) or `unlocked`, with the record's waiting line", body = LockStatusView),
+        (status = 200, description = "`owned` (your tab holds it, or a deep lock of yours covers it), `locked` (someone else does: `lock` is theirs, maybe the deep lock on its page or case) or `unlocked`, with the record's waiting line", body = LockStatusView),
         (status = 403, description = "You are not a member of its case"),
         (status = 404, description = "No record has this type and id"),
         (status = 422, description = "`lockableType` or `lockableParam` is missing or invalid"),

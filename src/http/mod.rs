@@ -9,6 +9,7 @@ pub mod edits;
 pub mod errors;
 pub mod extract;
 pub mod health;
+pub mod lock_sets;
 pub mod locks;
 pub mod memberships;
 pub mod metrics;
@@ -98,6 +99,8 @@ routes! {
     "/cases/{slug}/lock_events" => { get: locks::events }
     "/locks" => { get: locks::index, post: locks::create, delete: locks::destroy_mine }
     "/locks/status" => { get: locks::status }
+    "/locks/batch" => { post: lock_sets::batch }
+    "/locks/claim" => { post: lock_sets::claim }
     "/locks/{id}" => { get: locks::show, delete: locks::destroy }
     "/locks/{id}/refresh" => { post: locks::refresh }
     "/waiters/{id}" => { delete: waiters::leave }

@@ -6,6 +6,7 @@ use chrono::NaiveDateTime;
 use super::line::{self, Joined};
 use super::lockable::Target;
 use super::render::{ended_lock, held_message, lock_view};
+use super::subtree;
 use super::LockPolicy;
 use crate::auth::access::{rank_of_user_id, rank_on};
 use crate::auth::Actor;
@@ -38,6 +39,8 @@ pub struct AcquireMode {
     pub takeover: bool,
     /// Join the line when someone else holds it.
     pub wait: bool,
+    /// Lock everything inside the record too (depth infinity).
+    pub deep: bool,
 }
 
 /// Whether the actor is the holder. A lock taken with a session id belongs
@@ -162,8 +165,15 @@ pub fn acquire(
 ) -> AppResult<Acquired> {
     if mode.wait {
         line::waiting_tab(actor)?;
+        if mode.deep {
+            return Err(AppError::invalid(
+                "wait is for depth \"0\" locks only: a deep lock cannot wait in line.",
+            ));
+        }
     }
-    let mut took_over = false;
+    subtree::refuse_inside(tx, actor, target, policy)?;
+    let mut took_over =
+        mode.deep && subtree::clear_for_deep(tx, actor, target, mode.takeover, policy)?;
     for _ in 0..ACQUIRE_ATTEMPTS {
         let new = NewLock {
             lockable_type: target.identity.type_name,
@@ -175,6 +185,7 @@ pub fn acquire(
             created_at: tx.now,
             expires_at: clock::after(tx.now, policy.ttl),
             last_activity_at: tx.now,
+            deep: mode.deep,
         };
         if let Some(lock) = Lock::insert_if_free_audited(tx.conn, &new, actor.user.id)? {
             count_after_commit(tx, LockAction::Acquired);
@@ -208,6 +219,11 @@ pub fn acquire(
             continue;
         };
         if is_held_by(&held.lock, actor) {
+            let held = if mode.deep && !held.lock.deep {
+                deepen(tx, held)?
+            } else {
+                held
+            };
             let renewed = renew(tx, held, policy, true)?;
             return Ok(Acquired::Renewed(renewed));
         }
@@ -228,6 +244,7 @@ pub fn acquire(
                 held_message(&held)
             ),
             lock: Box::new(lock_view(&held)),
+            locks: vec![lock_view(&held)],
         });
     }
     Err(AppError::Conflict(format!(
@@ -238,7 +255,7 @@ pub fn acquire(
 
 /// Refuses (403 `outranked`) unless the actor's rank on the lock's case is at
 /// least the holder's. Callers have already checked the actor is an editor.
-fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()> {
+pub(super) fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()> {
     let case_id = held.lock.case_id;
     let mine = rank_on(tx.conn, &actor.user, case_id)?;
     let theirs = rank_of_user_id(tx.conn, held.lock.user_id, case_id)?;
@@ -254,6 +271,13 @@ fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()>
         ),
         lock: Box::new(lock_view(held)),
     })
+}
+
+/// Makes the holder's lock deep (everything inside was cleared for it).
+fn deepen(tx: &mut Tx, held: HeldLock) -> AppResult<HeldLock> {
+    let HeldLock { lock, holder } = held;
+    let lock = Lock::deepen(tx.conn, lock.id)?.unwrap_or(lock);
+    Ok(HeldLock { lock, holder })
 }
 
 /// Extends the lease (and the activity when `activity`) and broadcasts the
@@ -401,8 +425,9 @@ pub enum LockStatus {
     Unlocked,
 }
 
-/// The state of a record's lock as the actor sees it. Read-only: a lock past
-/// its lease counts as unlocked here and is ended by the reaper.
+/// The state of a record's lock as the actor sees it: its own lock, else a
+/// deep lock that covers it. Read-only: a lock past its lease counts as
+/// unlocked here and is ended by the reaper.
 pub fn status(
     conn: &mut crate::db::DbConn,
     actor: &Actor,
@@ -410,18 +435,17 @@ pub fn status(
     policy: &LockPolicy,
 ) -> AppResult<LockStatus> {
     let now = crate::db::now(conn)?;
-    Ok(
-        match Lock::on(conn, target.identity.type_name, target.identity.id)? {
-            Some(held) if overdue(&held.lock, now, policy).is_none() => {
-                if is_held_by(&held.lock, actor) {
-                    LockStatus::Owned(held)
-                } else {
-                    LockStatus::Locked(held)
-                }
-            }
-            _ => LockStatus::Unlocked,
-        },
-    )
+    let own = Lock::on(conn, target.identity.type_name, target.identity.id)?;
+    let covering = Lock::deep_on(conn, target.case_id, &target.containers())?;
+    let in_force = own
+        .into_iter()
+        .chain(covering)
+        .find(|held| overdue(&held.lock, now, policy).is_none());
+    Ok(match in_force {
+        Some(held) if is_held_by(&held.lock, actor) => LockStatus::Owned(held),
+        Some(held) => LockStatus::Locked(held),
+        None => LockStatus::Unlocked,
+    })
 }
 
 /// The locks of a case that are still in force, oldest first.

@@ -2,8 +2,9 @@
 //! through [`guarded_write`], inside the write's transaction.
 
 use super::engine::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
-use super::lockable::{kind_named, Lockable};
+use super::lockable::{containers_of, kind_named, Lockable};
 use super::render::{held_message, lock_view};
+use super::subtree;
 use super::LockPolicy;
 use crate::auth::Actor;
 use crate::db::Tx;
@@ -36,7 +37,8 @@ pub struct WriteContext<'a> {
 
 /// Runs `write` on `record` if the guard allows it:
 ///
-/// 1. someone else holds the record's lock → 423 `locked`;
+/// 1. someone else holds the record's lock, or a deep lock on what it sits
+///    in (its page, its case) → 423 `locked`;
 /// 2. `Lock-Token` names a lock that no longer holds it → 412 `lock_lost`
 ///    (even if nobody holds it now: a stale tab never writes over newer work);
 /// 3. `If-Match` names another version → 412 `stale_version`;
@@ -53,18 +55,20 @@ where
     L: Lockable,
     F: FnOnce(&mut Tx, L) -> AppResult<Written<L>>,
 {
-    let own_lock = check(tx, ctx, &record)?;
+    let Cover { own, deep } = check(tx, ctx, &record)?;
     let (case_id, id) = (record.case_id(), record.id());
     let written = write(tx, record)?;
     match &written {
         Written::Updated(updated) => {
-            if let Some(lock) = &own_lock {
+            // The holder's activity: on its lock of the record, else on its
+            // deep lock around it.
+            if let Some(lock) = own.as_ref().or(deep.as_ref()) {
                 touch(tx, lock, ctx.policy)?;
             }
             tx.emit(case_id, Change::Update, updated.view().into());
         }
         Written::Destroyed => {
-            if let Some(lock) = own_lock {
+            if let Some(lock) = own {
                 let holder = ctx.actor.user.to_ref();
                 let held = HeldLock {
                     lock,
@@ -81,16 +85,34 @@ where
     Ok(written)
 }
 
-/// Steps 1–3; returns the caller's own lock on the record, if any.
-fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<Option<Lock>> {
+/// The caller's locks that cover a record it writes.
+struct Cover {
+    /// Its lock on the record itself.
+    own: Option<Lock>,
+    /// Its deep lock on what the record sits in.
+    deep: Option<Lock>,
+}
+
+/// Steps 1–3; returns the caller's locks that cover the record.
+fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<Cover> {
     let lock = lock_in_force(tx, ctx, L::TYPE, record.id())?;
     if let Some(held) = &lock {
         if !is_held_by(&held.lock, ctx.actor) {
             return Err(locked(held, record.view()));
         }
     }
+    let containers = containers_of(record);
+    let covering = subtree::covering_locks(tx, record.case_id(), &containers, ctx.policy)?;
+    if let Some(theirs) = covering.iter().find(|h| !is_held_by(&h.lock, ctx.actor)) {
+        return Err(subtree::locked_by_deep(tx, theirs)?);
+    }
+    let cover = Cover {
+        own: lock.map(|held| held.lock),
+        deep: covering.into_iter().next().map(|held| held.lock),
+    };
     if let Some(token) = ctx.preconditions.lock_token {
-        if lock.as_ref().map(|held| held.lock.id) != Some(token) {
+        let names = |lock: &Option<Lock>| lock.as_ref().is_some_and(|l| l.id == token);
+        if !names(&cover.own) && !names(&cover.deep) {
             return Err(AppError::LockLost {
                 message: format!(
                     "Your lock {token} on {} {} is gone (overridden, expired or released); \
@@ -116,7 +138,7 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
             });
         }
     }
-    Ok(lock.map(|held| held.lock))
+    Ok(cover)
 }
 
 /// The lock on the record that is in force, read `FOR SHARE`. A lock past

@@ -170,6 +170,7 @@ fn grant(
         created_at: tx.now,
         expires_at: clock::after(tx.now, policy.ttl),
         last_activity_at: tx.now,
+        deep: false,
     };
     // The old holding's row is gone in this transaction, and a concurrent
     // insert of the same record waits for it: the record cannot be taken.

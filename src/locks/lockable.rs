@@ -8,7 +8,9 @@
 use diesel::QueryResult;
 
 use crate::db::DbConn;
-use crate::models::{Card, Case, CaseId, Edgenote, LockableRecord, Page};
+use crate::models::{
+    Card, Case, CaseId, Edgenote, HeldLock, Lock, LockableRecord, Page, PageId, Record,
+};
 use crate::views::{Identity, RecordView};
 
 /// A lockable record with its wire shape: every [`LockableRecord`] that has
@@ -33,6 +35,8 @@ pub struct Target {
     pub identity: Identity,
     pub case_id: CaseId,
     pub view: RecordView,
+    /// The record it sits in below its case (a card's page).
+    pub container: Option<(&'static str, i64)>,
 }
 
 impl Target {
@@ -41,9 +45,36 @@ impl Target {
             identity: Identity::of(record),
             case_id: record.case_id(),
             view: record.view(),
+            container: record.container(),
         }
     }
+
+    /// The records whose deep lock covers this one, innermost first: its
+    /// container (a card's page), then its case (unless it is the case).
+    pub fn containers(&self) -> Vec<(&'static str, i64)> {
+        containers(self.identity.type_name, self.case_id, self.container)
+    }
 }
+
+/// [`Target::containers`] of a record.
+pub fn containers_of<L: LockableRecord>(record: &L) -> Vec<(&'static str, i64)> {
+    containers(L::TYPE, record.case_id(), record.container())
+}
+
+fn containers(
+    type_name: &str,
+    case_id: CaseId,
+    container: Option<(&'static str, i64)>,
+) -> Vec<(&'static str, i64)> {
+    let case = (Case::TYPE, case_id.get());
+    container
+        .into_iter()
+        .chain((type_name != Case::TYPE).then_some(case))
+        .collect()
+}
+
+/// The locks on a record and on everything inside it, by the record's id.
+type LocksInside = fn(&mut DbConn, i64) -> QueryResult<Vec<HeldLock>>;
 
 /// One registered lockable type.
 pub struct LockableKind {
@@ -54,6 +85,10 @@ pub struct LockableKind {
     pub fast_acquire: &'static str,
     find: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
     find_for_update: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
+    /// The locks a deep lock on a record of this type covers (the record's
+    /// own included); `None`: it holds no records, so it cannot be locked
+    /// deeply.
+    inside: Option<LocksInside>,
 }
 
 impl LockableKind {
@@ -65,6 +100,51 @@ impl LockableKind {
             fast_acquire: L::FAST_ACQUIRE,
             find: find_target::<L>,
             find_for_update: find_target_for_update::<L>,
+            inside: None,
+        }
+    }
+
+    /// A type whose records hold others: `inside` lists the locks a deep
+    /// lock on one of them covers.
+    const fn holding(self, inside: LocksInside) -> Self {
+        LockableKind {
+            inside: Some(inside),
+            ..self
+        }
+    }
+
+    /// Locks record `id`'s row for this transaction unless another
+    /// transaction holds it (PostgreSQL's `SKIP LOCKED`): `false` when it is
+    /// busy or gone. A claim passes such a candidate over instead of
+    /// waiting for it. SQLite's writer is single: nothing is ever busy.
+    pub fn lock_row_unless_busy(&self, conn: &mut DbConn, id: i64) -> QueryResult<bool> {
+        use diesel::prelude::*;
+        use diesel::sql_types::BigInt;
+        // `table` is one of the registry's names, never a client's string.
+        let sql = format!(
+            "SELECT id FROM {} WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED",
+            self.table
+        );
+        crate::on_backend!(conn,
+            postgres: |c| diesel::sql_query(&sql)
+                .bind::<BigInt, _>(id)
+                .execute(c)
+                .map(|rows| rows == 1),
+            sqlite: |_c| Ok(true),
+        )
+    }
+
+    /// Whether a record of this type can be locked deeply.
+    pub fn holds_records(&self) -> bool {
+        self.inside.is_some()
+    }
+
+    /// The locks on record `id` and on everything inside it (empty for a
+    /// type that holds no records).
+    pub fn locks_inside(&self, conn: &mut DbConn, id: i64) -> QueryResult<Vec<HeldLock>> {
+        match self.inside {
+            Some(inside) => inside(conn, id),
+            None => Ok(Vec::new()),
         }
     }
 
@@ -89,11 +169,19 @@ fn find_target_for_update<L: Lockable>(conn: &mut DbConn, id: i64) -> QueryResul
 
 /// Every lockable type baton knows.
 pub const REGISTRY: &[LockableKind] = &[
-    LockableKind::of::<Case>(),
-    LockableKind::of::<Page>(),
+    LockableKind::of::<Case>().holding(locks_in_case),
+    LockableKind::of::<Page>().holding(locks_in_page),
     LockableKind::of::<Card>(),
     LockableKind::of::<Edgenote>(),
 ];
+
+fn locks_in_case(conn: &mut DbConn, id: i64) -> QueryResult<Vec<HeldLock>> {
+    Lock::of_case(conn, CaseId(id))
+}
+
+fn locks_in_page(conn: &mut DbConn, id: i64) -> QueryResult<Vec<HeldLock>> {
+    Lock::inside_page(conn, PageId(id))
+}
 
 /// Looks a type up by its name (`Card`), exactly as the OpenAPI document lists it.
 pub fn kind_named(name: &str) -> Option<&'static LockableKind> {

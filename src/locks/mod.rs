@@ -13,6 +13,11 @@
 //! Two transactions taking rows in opposite orders — a heartbeat renewing a
 //! tab's lock while that tab's close deletes its presence, say — would
 //! otherwise deadlock, and PostgreSQL would abort one.
+//!
+//! Deep locks (`subtree`): a deep acquire holds the `locks` table in SHARE
+//! ROW EXCLUSIVE mode from its first statement, every other acquire in ROW
+//! EXCLUSIVE before it reads what covers its record
+//! (`Lock::order_with_deep_acquires`), so the two never both see nothing.
 
 pub mod engine;
 pub mod fast_path;
@@ -22,6 +27,8 @@ pub mod line;
 pub mod lockable;
 pub mod reaper;
 pub mod render;
+pub mod sets;
+pub mod subtree;
 
 use std::time::Duration;
 

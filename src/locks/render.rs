@@ -5,6 +5,7 @@ use super::lockable::table_of;
 use crate::db::Frame;
 use crate::models::lock_fast_path::LockNotice;
 use crate::models::{HeldLock, LockAction, LockEvent, QueuedWaiter, UserRef, WaiterEnd};
+use crate::views::locks::LockDepth;
 use crate::views::{
     Change, EndedLockView, EndedWaiterView, LockEventView, LockView, ServerFrame, UserView,
     WaiterView, Watchable,
@@ -82,11 +83,20 @@ pub fn lock_event_view(
 
 /// "Card 12 is being edited by Bob since 10:42 UTC".
 pub fn held_message(held: &HeldLock) -> String {
+    lock_message(&lock_view(held))
+}
+
+/// [`held_message`] of a rendered lock.
+pub fn lock_message(lock: &LockView) -> String {
+    let what = match lock.depth {
+        LockDepth::Infinity => "and everything in it are locked",
+        LockDepth::Zero => "is being edited",
+    };
     format!(
-        "{} {} is being edited by {} since {} UTC",
-        held.lock.lockable_type,
-        held.lock.lockable_id,
-        held.holder.name,
-        held.lock.created_at.format("%H:%M")
+        "{} {} {what} by {} since {} UTC",
+        lock.lockable.type_name,
+        lock.lockable.param,
+        lock.user.name,
+        lock.created_at.format("%H:%M")
     )
 }

@@ -22,11 +22,21 @@ pub struct Card {
 #[derive(AsChangeset, Default)]
 #[diesel(table_name = cards)]
 pub struct CardChanges {
+    /// A move to another page of the case.
+    pub page_id: Option<PageId>,
     pub content: Option<String>,
     pub position: Option<i32>,
 }
 
-super::versioned_record!(Card, cards, CardChanges, id = CardId, type = "Card", case = case_id);
+super::versioned_record!(
+    Card,
+    cards,
+    CardChanges,
+    id = CardId,
+    type = "Card",
+    case = case_id,
+    within = page_id in Page
+);
 
 impl Card {
     pub fn of_case(conn: &mut DbConn, case_id: CaseId) -> QueryResult<Vec<Card>> {
@@ -50,6 +60,16 @@ impl Card {
         )
     }
 
+    /// The position after the last card of a page: where a card goes when
+    /// none is given.
+    pub fn next_position(conn: &mut DbConn, page_id: PageId) -> QueryResult<i32> {
+        let last: Option<i32> = cards::table
+            .filter(cards::page_id.eq(page_id))
+            .select(max(cards::position))
+            .get_result(conn)?;
+        Ok(last.map_or(0, |p| p.saturating_add(1)))
+    }
+
     pub fn create(
         conn: &mut DbConn,
         case_id: CaseId,
@@ -60,13 +80,7 @@ impl Card {
     ) -> QueryResult<Card> {
         let position = match position {
             Some(p) => p,
-            None => {
-                let last: Option<i32> = cards::table
-                    .filter(cards::page_id.eq(page_id))
-                    .select(max(cards::position))
-                    .get_result(conn)?;
-                last.map_or(0, |p| p.saturating_add(1))
-            }
+            None => Card::next_position(conn, page_id)?,
         };
         diesel::insert_into(cards::table)
             .values((

@@ -3,11 +3,11 @@
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
+use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamp};
 
 use crate::db::schema::{locks, users};
 use crate::db::{DbConn, Prepared};
-use crate::models::{CaseId, LockId, UserId, UserRef};
+use crate::models::{CaseId, LockId, PageId, UserId, UserRef};
 
 /// (`Serialize`/`Deserialize`: the fast path's outbox rows carry it as JSON.)
 #[derive(
@@ -38,6 +38,9 @@ pub struct Lock {
     /// Someone joined the line for this holding: releasing it may hand the
     /// record over, which the fast path leaves to the general path.
     pub has_waiters: bool,
+    /// A subtree lock (WebDAV's depth infinity): it covers everything inside
+    /// its record too.
+    pub deep: bool,
 }
 
 /// `None`s are bound as NULL (not DEFAULT), so the insert is one cached statement.
@@ -54,6 +57,7 @@ pub struct NewLock<'a> {
     pub created_at: NaiveDateTime,
     pub expires_at: NaiveDateTime,
     pub last_activity_at: NaiveDateTime,
+    pub deep: bool,
 }
 
 /// A lock with the user holding it: what lock JSON is rendered from.
@@ -151,6 +155,7 @@ impl Lock {
             .bind::<Timestamp, _>(new.created_at)
             .bind::<Timestamp, _>(new.expires_at)
             .bind::<Timestamp, _>(new.last_activity_at)
+            .bind::<Bool, _>(new.deep)
             .bind::<BigInt, _>(actor))
             .get_result::<Lock>(pg)
             .optional(),
@@ -245,6 +250,86 @@ impl Lock {
             .order(locks::id.asc())
             .load::<(Lock, UserRef)>(conn)
             .map(held_locks)
+    }
+
+    /// The deep locks on any of `containers` (a card's page, a case), in
+    /// case `case_id`, in the order of `containers`: the locks that cover a
+    /// record inside them. One probe of the partial index on deep locks.
+    pub fn deep_on(
+        conn: &mut DbConn,
+        case_id: CaseId,
+        containers: &[(&str, i64)],
+    ) -> QueryResult<Vec<HeldLock>> {
+        if containers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = locks::table
+            .inner_join(users::table)
+            .filter(locks::case_id.eq(case_id))
+            .filter(locks::deep)
+            .select((Lock::as_select(), UserRef::as_select()))
+            .load::<(Lock, UserRef)>(conn)?;
+        Ok(containers
+            .iter()
+            .filter_map(|(lockable_type, lockable_id)| {
+                found.iter().find(|(lock, _)| {
+                    lock.lockable_type == *lockable_type && lock.lockable_id == *lockable_id
+                })
+            })
+            .cloned()
+            .map(HeldLock::from)
+            .collect())
+    }
+
+    /// The locks on a page and on its cards: what a deep lock on the page
+    /// covers.
+    pub fn inside_page(conn: &mut DbConn, page_id: PageId) -> QueryResult<Vec<HeldLock>> {
+        use crate::db::schema::cards;
+        let cards_of_page = cards::table
+            .filter(cards::page_id.eq(page_id))
+            .select(cards::id);
+        locks::table
+            .inner_join(users::table)
+            .filter(
+                locks::lockable_type
+                    .eq("Page")
+                    .and(locks::lockable_id.eq(page_id.get()))
+                    .or(locks::lockable_type
+                        .eq("Card")
+                        .and(locks::lockable_id.eq_any(cards_of_page))),
+            )
+            .select((Lock::as_select(), UserRef::as_select()))
+            .order(locks::id.asc())
+            .load::<(Lock, UserRef)>(conn)
+            .map(held_locks)
+    }
+
+    /// Makes a holding deep (the holder asked for the subtree).
+    pub fn deepen(conn: &mut DbConn, id: LockId) -> QueryResult<Option<Lock>> {
+        diesel::update(locks::table.find(id))
+            .set(locks::deep.eq(true))
+            .returning(locks::all_columns)
+            .get_result::<Lock>(conn)
+            .optional()
+    }
+
+    /// Orders this transaction with deep acquires (PostgreSQL): a deep
+    /// acquire holds `locks` in SHARE ROW EXCLUSIVE mode, every other lock
+    /// write in ROW EXCLUSIVE, which the two modes refuse each other. Taken
+    /// before the checks, so that each check's snapshot already sees what
+    /// the other committed: a deep lock and a lock inside it never both
+    /// win. (The fast path's insert takes ROW EXCLUSIVE before its snapshot
+    /// by itself.) SQLite's writer is single, so it needs none.
+    pub fn order_with_deep_acquires(conn: &mut DbConn, deep: bool) -> QueryResult<()> {
+        let statement = if deep {
+            "LOCK TABLE locks IN SHARE ROW EXCLUSIVE MODE"
+        } else {
+            "LOCK TABLE locks IN ROW EXCLUSIVE MODE"
+        };
+        crate::on_backend!(conn,
+            postgres: |c| diesel::sql_query(statement).execute(c).map(|_| ()),
+            sqlite: |_c| Ok(()),
+        )
     }
 
     /// Locks held now, on every case.

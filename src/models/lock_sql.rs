@@ -14,7 +14,7 @@
 macro_rules! lock_columns {
     () => {
         "lockable_type, lockable_id, case_id, user_id, session_id, user_agent, \
-         created_at, expires_at, last_activity_at"
+         created_at, expires_at, last_activity_at, deep"
     };
 }
 
@@ -141,7 +141,10 @@ macro_rules! db_now_minus {
 /// tab `$6` with agent `$7`, for a lease of `$4` microseconds, if the caller
 /// is a site admin or has a role in `$8` on the record's case. Its times are
 /// the database's clock (`crate::db_now!`), as on the general path. The
-/// record's row is locked first, as on the general path.
+/// record's row is locked first, as on the general path. It declines while
+/// any deep lock is held on the case: the general path decides what a deep
+/// lock covers (its insert orders it with deep acquires, see
+/// `Lock::order_with_deep_acquires`).
 /// `versioned_record!` builds one per lockable type, at compile time.
 macro_rules! fast_acquire {
     ($table:expr, $case:expr) => {
@@ -160,10 +163,11 @@ macro_rules! fast_acquire {
             $crate::models::lock_sql::db_now_plus!("$4"),
             ", ",
             $crate::db_now!(),
-            " FROM record, caller \
-               WHERE caller.admin OR EXISTS ( \
+            ", FALSE FROM record, caller \
+               WHERE (caller.admin OR EXISTS ( \
                  SELECT 1 FROM memberships m \
-                 WHERE m.case_id = record.case_id AND m.user_id = caller.id AND m.role = ANY($8)) \
+                 WHERE m.case_id = record.case_id AND m.user_id = caller.id AND m.role = ANY($8))) \
+               AND NOT EXISTS (SELECT 1 FROM locks d WHERE d.case_id = record.case_id AND d.deep) \
                ON CONFLICT DO NOTHING RETURNING *), audited AS (",
             $crate::models::lock_sql::audit_rows!("changed", "user_id", "acquired", "created_at"),
             "), published AS (",
@@ -178,14 +182,14 @@ pub(crate) use {
     outbox_lock_row,
 };
 
-/// Inserts lock `$1…$9` unless its record is locked, and its `acquired`
-/// audit row by actor `$10`.
+/// Inserts lock `$1…$9`, `deep` `$10`, unless its record is locked, and
+/// its `acquired` audit row by actor `$11`.
 pub const INSERT_IF_FREE_AUDITED: &str = concat!(
     "WITH taken AS (INSERT INTO locks (",
     lock_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING *), \
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING *), \
      audited AS (",
-    audit_rows!("taken", "$10", "acquired", "created_at"),
+    audit_rows!("taken", "$11", "acquired", "created_at"),
     ") SELECT * FROM taken"
 );
 
@@ -234,6 +238,6 @@ mod tests {
         ));
         assert!(Card::FAST_ACQUIRE
             .contains("((now() AT TIME ZONE 'UTC') + $4 * interval '1 microsecond')"));
-        assert!(super::INSERT_IF_FREE_AUDITED.contains("case_id, $10, user_id, 'acquired'"));
+        assert!(super::INSERT_IF_FREE_AUDITED.contains("case_id, $11, user_id, 'acquired'"));
     }
 }

@@ -61,6 +61,9 @@ pub trait LockableRecord: Record + Sized + Send + 'static {
     /// compile time by `crate::models::lock_sql::fast_acquire!`.
     const FAST_ACQUIRE: &'static str;
     fn case_id(&self) -> CaseId;
+    /// The record it sits in below its case, whose deep lock covers it too
+    /// (a card's page): its type name and id.
+    fn container(&self) -> Option<(&'static str, i64)>;
     /// Starts at 1; every update increments it.
     fn version(&self) -> i64;
 }
@@ -69,12 +72,13 @@ pub trait LockableRecord: Record + Sized + Send + 'static {
 /// content record (case, page, card, edgenote) shares: find, find for
 /// update, the versioned update and delete. `id = <type>` is its id type;
 /// `case = <column>` names the column that holds the record's case (`id` for
-/// a case itself). The `LockableRecord` lookups take the bare id (the lock
+/// a case itself); `within = <column> in <model>`, the record it sits in
+/// below the case (a card's page), if any. The `LockableRecord` lookups take the bare id (the lock
 /// engine works on any lockable type); the inherent ones, the typed id. A macro
 /// rather than generic code: diesel's per-table types make a generic version
 /// mostly trait bounds.
 macro_rules! versioned_record {
-    ($model:ident, $table:ident, $changes:ty, id = $id:ident, type = $type_name:literal, case = $case:ident) => {
+    ($model:ident, $table:ident, $changes:ty, id = $id:ident, type = $type_name:literal, case = $case:ident $(, within = $within:ident in $container:ident)?) => {
         impl $crate::models::Record for $model {
             const TYPE: &'static str = $type_name;
             const TABLE: &'static str = stringify!($table);
@@ -103,6 +107,13 @@ macro_rules! versioned_record {
 
             fn case_id(&self) -> $crate::models::CaseId {
                 self.$case
+            }
+
+            fn container(&self) -> Option<(&'static str, i64)> {
+                None$(.or(Some((
+                    <$crate::models::$container as $crate::models::Record>::TYPE,
+                    self.$within.get(),
+                ))))?
             }
 
             fn version(&self) -> i64 {

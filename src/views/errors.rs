@@ -18,6 +18,8 @@ pub enum ErrorCode {
     MethodNotAllowed,
     /// Someone else holds the lock asked for (409).
     LockHeld,
+    /// A claim found every candidate held (409).
+    NoneFree,
     Conflict,
     /// `If-Match` named an older version (412).
     StaleVersion,
@@ -43,6 +45,11 @@ pub struct ErrorDetail {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false, nullable = false)]
     pub lock: Option<Box<LockView>>,
+    /// Every lock in the way (`lock_held`, `none_free`): of a lock set, a
+    /// claim's candidates, or a deep lock's subtree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false)]
+    pub locks: Option<Vec<LockView>>,
     /// The record the refused write was for (`locked`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false, nullable = false)]
@@ -66,6 +73,7 @@ impl ErrorBody {
                 code,
                 message: message.into(),
                 lock: None,
+                locks: None,
                 lockable: None,
                 current: None,
             },

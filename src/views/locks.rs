@@ -21,6 +21,9 @@ pub struct LockView {
     pub token: String,
     /// The locked record.
     pub lockable: RecordKey,
+    /// `"0"`: the record alone; `"infinity"`: the record and everything
+    /// inside it (a page's cards; a case's pages, cards and edgenotes).
+    pub depth: LockDepth,
     pub case_id: i64,
     /// The holder.
     pub user: UserView,
@@ -44,6 +47,11 @@ impl LockView {
                 table: lockable_table.to_owned(),
                 param: lock.lockable_id.to_string(),
             },
+            depth: if lock.deep {
+                LockDepth::Infinity
+            } else {
+                LockDepth::Zero
+            },
             case_id: lock.case_id.get(),
             user: UserView::public(&held.holder),
             session_id: lock.session_id.clone(),
@@ -53,6 +61,18 @@ impl LockView {
             last_activity_at: utc(lock.last_activity_at),
         }
     }
+}
+
+/// How much a lock covers, as WebDAV says it (RFC 4918 §10.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+pub enum LockDepth {
+    /// The record alone.
+    #[default]
+    #[serde(rename = "0")]
+    Zero,
+    /// The record and everything inside it, including records created later.
+    #[serde(rename = "infinity")]
+    Infinity,
 }
 
 /// A lock that has ended, as its `destroy` frame carries it.
@@ -187,4 +207,11 @@ pub struct LockStatusView {
     pub lock: Option<LockView>,
     /// The record's waiting line, first first.
     pub waiters: Vec<WaiterView>,
+}
+
+/// A lock set: every lock asked for, in the order asked.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[schema(as = LockSet)]
+pub struct LockSetView {
+    pub locks: Vec<LockView>,
 }

@@ -22,7 +22,8 @@ use crate::models::Record;
 pub use errors::{ErrorBody, ErrorCode, ErrorDetail};
 pub use frames::{Change, ServerFrame, Watchable};
 pub use locks::{
-    EndedLockView, EndedWaiterView, LockEventView, LockStatusView, LockView, WaiterView,
+    EndedLockView, EndedWaiterView, LockEventView, LockSetView, LockStatusView, LockView,
+    WaiterView,
 };
 pub use people::{LoginView, MembershipView, OnlineUserView, RoleView, SessionView, UserView};
 pub use records::{

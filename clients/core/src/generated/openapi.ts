@@ -648,7 +648,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description Nothing has this id (any more). */
+                /** @description No card has this id, or (a move) no page has `pageId` */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -684,7 +684,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description A field is missing or invalid; the message names it. */
+                /** @description Invalid fields, or (a move) `pageId` is a page of another case */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -693,7 +693,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved */
+                /** @description `locked`: someone else holds its lock, or (with `lock` the deep one) a deep lock on its page, its case or (a move) the target page; `lockable` is the locked record; nothing was saved */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -1311,6 +1311,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description `locked`: someone else holds the case deeply (`lock` is that deep lock, `lockable` its record); nothing was created */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The database is busy or not answering; try again. */
                 503: {
                     headers: {
@@ -1833,6 +1842,15 @@ export interface paths {
                 };
                 /** @description A field is missing or invalid; the message names it. */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked`: someone else holds the case deeply (`lock` is that deep lock, `lockable` its record); nothing was created */
+                423: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2383,7 +2401,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `forbidden`: not an editor of its case; `outranked` (with `lock`): the holder outranks you */
+                /** @description `forbidden`: not an editor of its case; `outranked` (with `lock`): the holder (of a deep takeover: one of the holders inside) outranks you */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2401,7 +2419,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `lock_held` (with the holder's `lock`): someone else holds it; or `conflict`: it changed hands repeatedly, try again */
+                /** @description `lock_held` (with the holder's `lock`, and `locks`: every lock in the way): someone else holds it, or a deep lock of someone else covers it (`lock` is that deep lock), or (`depth: "infinity"`) someone else holds a lock inside it; or `conflict`: it changed hands repeatedly, try again */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2428,7 +2446,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `lockableType` or `lockableParam` is missing or invalid, or `wait` without `X-Session-ID` */
+                /** @description `lockableType` or `lockableParam` is missing or invalid, `wait` without `X-Session-ID` or with `depth: "infinity"`, or `depth: "infinity"` on a record that holds no others */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2516,6 +2534,263 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/locks/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `POST /locks/batch`: all of them or none. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LockSetBody"];
+                };
+            };
+            responses: {
+                /** @description Every record is locked by this tab, in the order asked (records it held already were renewed) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LockSet"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not an editor of their case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description One of the records does not exist */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `lock_held`: someone else holds at least one of them (`locks` names every lock in the way, `lock` the first); nothing was locked */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No records, more than 50, one named twice, records of several cases, or an invalid `lockableType`/`lockableParam` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locks/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** `POST /locks/claim`: a lock on the first candidate nobody holds. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ClaimBody"];
+                };
+            };
+            responses: {
+                /** @description This tab already held one of the candidates (the first such): renewed, nothing new taken */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Lock"];
+                    };
+                };
+                /** @description A new lock on the first candidate, in the order given, that nobody else held */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Lock"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not an editor of their case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description One of the candidates does not exist */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `none_free` (with `locks`): every candidate is held */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No candidates, more than 100, one named twice, candidates of several cases, or an invalid `lockableType`/`lockableParam` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/locks/status": {
         parameters: {
             query?: never;
@@ -2544,7 +2819,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description `owned` (your tab holds it), `locked` (someone else does) or `unlocked`, with the record's waiting line */
+                /** @description `owned` (your tab holds it, or a deep lock of yours covers it), `locked` (someone else does: `lock` is theirs, maybe the deep lock on its page or case) or `unlocked`, with the record's waiting line */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3489,6 +3764,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description `locked`: someone else holds the page or its case deeply (`lock` is that deep lock, `lockable` its record); nothing was created */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The database is busy or not answering; try again. */
                 503: {
                     headers: {
@@ -4036,6 +4320,7 @@ export interface components {
             card: components["schemas"]["CardUpdateFields"];
         };
         CardUpdateFields: {
+            pageId?: components["schemas"]["RecordParam"] | null;
             content?: string | null;
             /** Format: int32 */
             position?: number | null;
@@ -4086,6 +4371,13 @@ export interface components {
         ChangeFrame: {
             watchable: components["schemas"]["Watchable"];
             editorSessionId?: string | null;
+        };
+        ClaimBody: {
+            claim: components["schemas"]["ClaimFields"];
+        };
+        ClaimFields: {
+            /** @description 1–100 different records of one case, in the order to try them. */
+            candidates: components["schemas"]["LockableRef"][];
         };
         /** @description People to sign in as, on a server started with `--demo`. */
         DemoPeople: {
@@ -4140,13 +4432,18 @@ export interface components {
          * @description Machine-readable error codes; `message` says the same for a person.
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "outranked" | "not_found" | "method_not_allowed" | "lock_held" | "conflict" | "stale_version" | "lock_lost" | "payload_too_large" | "unsupported_media_type" | "invalid" | "locked" | "rate_limited" | "unavailable" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "outranked" | "not_found" | "method_not_allowed" | "lock_held" | "none_free" | "conflict" | "stale_version" | "lock_lost" | "payload_too_large" | "unsupported_media_type" | "invalid" | "locked" | "rate_limited" | "unavailable" | "internal";
         ErrorDetail: {
             code: components["schemas"]["ErrorCode"];
             /** @description What went wrong and what to do, for a person. */
             message: string;
             /** @description The lock in the way (`lock_held`, `locked`, `outranked`). */
             lock?: components["schemas"]["Lock"];
+            /**
+             * @description Every lock in the way (`lock_held`, `none_free`): of a lock set, a
+             *     claim's candidates, or a deep lock's subtree.
+             */
+            locks?: components["schemas"]["Lock"][];
             /** @description The record the refused write was for (`locked`). */
             lockable?: components["schemas"]["Record"];
             /** @description The record as it is now (`stale_version`, `lock_lost`). */
@@ -4196,6 +4493,11 @@ export interface components {
             token: string;
             /** @description The locked record. */
             lockable: components["schemas"]["RecordKey"];
+            /**
+             * @description `"0"`: the record alone; `"infinity"`: the record and everything
+             *     inside it (a page's cards; a case's pages, cards and edgenotes).
+             */
+            depth: components["schemas"]["LockDepth"];
             /** Format: int64 */
             caseId: number;
             /** @description The holder. */
@@ -4225,6 +4527,11 @@ export interface components {
         LockBody: {
             lock: components["schemas"]["LockFields"];
         };
+        /**
+         * @description How much a lock covers, as WebDAV says it (RFC 4918 §10.2).
+         * @enum {string}
+         */
+        LockDepth: "0" | "infinity";
         /** @description One row of a case's audit trail. */
         LockEvent: components["schemas"]["Identity"] & {
             /** @enum {string} */
@@ -4256,12 +4563,27 @@ export interface components {
             /**
              * @description When someone else holds it, join its waiting line (202 with your
              *     tab's waiter) instead of a 409: the record is handed to your tab when
-             *     their lock ends. Needs `X-Session-ID`.
+             *     their lock ends. Needs `X-Session-ID`. Depth `"0"` only.
              */
             wait?: boolean;
+            /**
+             * @description `"infinity"` (a Page or a Case): lock the record with everything
+             *     inside it, including records created later. Refused (409, `locks`
+             *     naming them) while someone else holds anything inside; with
+             *     `takeover`, their locks end.
+             */
+            depth?: components["schemas"]["LockDepth"];
         };
         /** @description The lock this tab holds, or (with `wait`) its place in line; `type` says which. */
         LockOrWaiter: components["schemas"]["Lock"] | components["schemas"]["Waiter"];
+        /** @description A lock set: every lock asked for, in the order asked. */
+        LockSet: {
+            locks: components["schemas"]["Lock"][];
+        };
+        LockSetBody: {
+            /** @description 1–50 different records of one case. */
+            locks: components["schemas"]["LockableRef"][];
+        };
         /**
          * @description `owned`: the caller's tab holds it; `locked`: someone else does.
          * @enum {string}

@@ -1,0 +1,187 @@
+//! Routes that lock several records at once: a lock set (all or nothing)
+//! and a claim (the first free of many).
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::locks::LockableRef;
+use crate::auth::access::require;
+use crate::auth::{Actor, Caller};
+use crate::db::Tx;
+use crate::error::{AppError, AppResult};
+use crate::locks::render::{lock_view, lock_views};
+use crate::locks::{sets, Acquired, LockableKind, Target};
+use crate::models::{Lock, Role};
+use crate::state::AppState;
+use crate::views::{LockSetView, LockView};
+
+/// The most records one lock set may ask for.
+const MAX_SET: usize = 50;
+/// The most candidates one claim may name.
+const MAX_CANDIDATES: usize = 100;
+
+#[derive(Deserialize, ToSchema)]
+pub struct LockSetBody {
+    /// 1–50 different records of one case.
+    #[schema(min_items = 1, max_items = 50)]
+    locks: Vec<LockableRef>,
+}
+
+/// `POST /locks/batch`: all of them or none.
+#[utoipa::path(post, operation_id = "lockSet", path = "/locks/batch", tag = "locks",
+    request_body = LockSetBody,
+    responses(
+        (status = 201, description = "Every record is locked by this tab, in the order asked (records it held already were renewed)", body = LockSetView),
+        (status = 403, description = "Not an editor of their case"),
+        (status = 404, description = "One of the records does not exist"),
+        (status = 409, description = "`lock_held`: someone else holds at least one of them (`locks` names every lock in the way, `lock` the first); nothing was locked"),
+        (status = 422, description = "No records, more than 50, one named twice, records of several cases, or an invalid `lockableType`/`lockableParam`"),
+    ))]
+pub async fn batch(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: web::Json<LockSetBody>,
+) -> AppResult<HttpResponse> {
+    let records = parse_records(&body.locks, MAX_SET, "A lock set")?;
+    let policy = state.policy;
+    let held = state
+        .db
+        .write_retrying(caller.session_id().cloned(), move |tx| {
+            let (actor, targets) = resolve_records(tx, &caller, &records, true)?;
+            sets::acquire_all(tx, &actor, &targets, &policy)
+        })
+        .await?;
+    Ok(HttpResponse::Created().json(LockSetView {
+        locks: lock_views(&held),
+    }))
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct ClaimBody {
+    claim: ClaimFields,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct ClaimFields {
+    /// 1–100 different records of one case, in the order to try them.
+    #[schema(min_items = 1, max_items = 100)]
+    candidates: Vec<LockableRef>,
+}
+
+/// `POST /locks/claim`: a lock on the first candidate nobody holds.
+#[utoipa::path(post, operation_id = "claimLock", path = "/locks/claim", tag = "locks",
+    request_body = ClaimBody,
+    responses(
+        (status = 201, description = "A new lock on the first candidate, in the order given, that nobody else held", body = LockView),
+        (status = 200, description = "This tab already held one of the candidates (the first such): renewed, nothing new taken", body = LockView),
+        (status = 403, description = "Not an editor of their case"),
+        (status = 404, description = "One of the candidates does not exist"),
+        (status = 409, description = "`none_free` (with `locks`): every candidate is held"),
+        (status = 422, description = "No candidates, more than 100, one named twice, candidates of several cases, or an invalid `lockableType`/`lockableParam`"),
+    ))]
+pub async fn claim(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: web::Json<ClaimBody>,
+) -> AppResult<HttpResponse> {
+    let records = parse_records(&body.claim.candidates, MAX_CANDIDATES, "A claim")?;
+    let policy = state.policy;
+    let acquired = state
+        .db
+        .write(caller.session_id().cloned(), move |tx| {
+            // Not row-locked here: a claim passes busy candidates over.
+            let (actor, targets) = resolve_records(tx, &caller, &records, false)?;
+            sets::claim(tx, &actor, &targets, &policy)
+        })
+        .await?;
+    Ok(match acquired {
+        Acquired::Created(held) => HttpResponse::Created().json(lock_view(&held)),
+        Acquired::Renewed(held) => HttpResponse::Ok().json(lock_view(&held)),
+        Acquired::Waiting(_) => {
+            return Err(AppError::Conflict(
+                "The claim joined a line it never asks for; claim again.".into(),
+            ))
+        }
+    })
+}
+
+/// The records a set or claim names: 1 to `max`, each valid and named once.
+fn parse_records(
+    refs: &[LockableRef],
+    max: usize,
+    what: &str,
+) -> AppResult<Vec<(&'static LockableKind, i64)>> {
+    if refs.is_empty() || refs.len() > max {
+        return Err(AppError::invalid(format!(
+            "{what} names 1 to {max} records; this one names {}.",
+            refs.len()
+        )));
+    }
+    let mut records = Vec::with_capacity(refs.len());
+    for (i, r) in refs.iter().enumerate() {
+        let (kind, id) = r
+            .parse()
+            .map_err(|e| AppError::invalid(format!("Record {} of {}: {e}", i + 1, refs.len())))?;
+        if records
+            .iter()
+            .any(|&(k, i): &(&LockableKind, i64)| k.type_name == kind.type_name && i == id)
+        {
+            return Err(AppError::invalid(format!(
+                "{what} names {} {id} twice; name each record once.",
+                kind.type_name
+            )));
+        }
+        records.push((kind, id));
+    }
+    Ok(records)
+}
+
+/// Finds every record (404 if one is missing), in one fixed order — type,
+/// then id — so that two sets row-lock their common records in the same
+/// order (`for_update`) and never deadlock; checks they are of one case and
+/// that the caller edits it. Returns them in the order asked.
+fn resolve_records(
+    tx: &mut Tx,
+    caller: &Caller,
+    records: &[(&'static LockableKind, i64)],
+    for_update: bool,
+) -> AppResult<(Actor, Vec<Target>)> {
+    // Ordered with deep acquires (see `crate::locks`) before anything is read.
+    Lock::order_with_deep_acquires(tx.conn, false)?;
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by_key(|&i| (records[i].0.type_name, records[i].1));
+    let mut found: Vec<Option<Target>> = vec![None; records.len()];
+    for i in order {
+        let (kind, id) = records[i];
+        let target = if for_update {
+            kind.find_for_update(tx.conn, id)?
+        } else {
+            kind.find(tx.conn, id)?
+        };
+        let Some(target) = target else {
+            caller.clone().load(tx.conn)?; // 401 comes before 404
+            return Err(AppError::not_found(format!(
+                "{} {id} does not exist.",
+                kind.type_name
+            )));
+        };
+        found[i] = Some(target);
+    }
+    let targets: Vec<Target> = found.into_iter().flatten().collect();
+    let Some(first) = targets.first() else {
+        return Err(AppError::invalid("Name at least one record."));
+    };
+    if let Some(other) = targets.iter().find(|t| t.case_id != first.case_id) {
+        return Err(AppError::invalid(format!(
+            "All records must be of one case: {} is in case {}, {} in case {}.",
+            first.identity.label(),
+            first.case_id,
+            other.identity.label(),
+            other.case_id
+        )));
+    }
+    let (actor, case, rank) = caller.clone().load_on_case(tx.conn, first.case_id)?;
+    require(rank, &case, Role::Editor)?;
+    Ok((actor, targets))
+}

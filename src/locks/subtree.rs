@@ -1,0 +1,187 @@
+//! Subtree locks (WebDAV's depth infinity, RFC 4918 §6.1): a deep lock on a
+//! page covers its cards, on a case everything in it, including records
+//! created later. Conflicts go both ways: nothing inside may be locked by
+//! someone else while a deep lock holds, and a deep lock is refused while
+//! someone else holds anything inside. Which records hold which is the
+//! registry's (`LockableKind::locks_inside`, `Target::containers`).
+
+use super::engine::{end, ensure_outranks, is_held_by, live_or_end, Line};
+use super::lockable::{containers_of, kind_named, Target};
+use super::render::{held_message, lock_view, lock_views};
+use super::LockPolicy;
+use crate::auth::Actor;
+use crate::db::Tx;
+use crate::error::{AppError, AppResult};
+use crate::models::{CaseId, HeldLock, Lock, LockAction, LockableRecord};
+
+/// The deep locks in force on `containers` (innermost first) of a record
+/// in `case_id`: whoever holds them. Overdue ones are ended here.
+pub fn covering_locks(
+    tx: &mut Tx,
+    case_id: CaseId,
+    containers: &[(&str, i64)],
+    policy: &LockPolicy,
+) -> AppResult<Vec<HeldLock>> {
+    let mut live = Vec::new();
+    for held in Lock::deep_on(tx.conn, case_id, containers)? {
+        live.extend(live_or_end(tx, held, policy)?);
+    }
+    Ok(live)
+}
+
+/// The deep lock of someone else that covers a record in `case_id` sitting
+/// in `containers`, if any.
+pub fn covering(
+    tx: &mut Tx,
+    actor: &Actor,
+    case_id: CaseId,
+    containers: &[(&str, i64)],
+    policy: &LockPolicy,
+) -> AppResult<Option<HeldLock>> {
+    Ok(covering_locks(tx, case_id, containers, policy)?
+        .into_iter()
+        .find(|held| !is_held_by(&held.lock, actor)))
+}
+
+/// 409 `lock_held` naming the deep lock when `target` sits inside someone
+/// else's: no lock on it, of any depth, and no place in its line.
+pub fn refuse_inside(
+    tx: &mut Tx,
+    actor: &Actor,
+    target: &Target,
+    policy: &LockPolicy,
+) -> AppResult<()> {
+    let Some(deep) = covering(tx, actor, target.case_id, &target.containers(), policy)? else {
+        return Ok(());
+    };
+    Err(AppError::LockHeld {
+        message: format!(
+            "{} is inside {} {}, which {} has locked with everything in it since {} UTC; ask them, or take over the {} lock.",
+            target.identity.label(),
+            deep.lock.lockable_type,
+            deep.lock.lockable_id,
+            deep.holder.name,
+            deep.lock.created_at.format("%H:%M"),
+            deep.lock.lockable_type.to_lowercase()
+        ),
+        lock: Box::new(lock_view(&deep)),
+        locks: vec![lock_view(&deep)],
+    })
+}
+
+/// 423 `locked` (with the deep lock and its record) for a write to, or a
+/// creation in, a record in `containers` covered by someone else's deep lock.
+pub fn refuse_write_inside(
+    tx: &mut Tx,
+    actor: &Actor,
+    case_id: CaseId,
+    containers: &[(&str, i64)],
+    policy: &LockPolicy,
+) -> AppResult<()> {
+    let Some(deep) = covering(tx, actor, case_id, containers, policy)? else {
+        return Ok(());
+    };
+    Err(locked_by_deep(tx, &deep)?)
+}
+
+/// The 423 for a write inside `deep`: its `lockable` is the deep-locked record.
+pub fn locked_by_deep(tx: &mut Tx, deep: &HeldLock) -> AppResult<AppError> {
+    let lockable = kind_named(&deep.lock.lockable_type)
+        .map(|kind| kind.find(tx.conn, deep.lock.lockable_id))
+        .transpose()?
+        .flatten();
+    let lockable = match lockable {
+        Some(target) => target.view,
+        // The deep-locked record is being deleted in another transaction.
+        None => {
+            return Err(AppError::Conflict(format!(
+                "{} {} is being deleted; reload and try again.",
+                deep.lock.lockable_type, deep.lock.lockable_id
+            )))
+        }
+    };
+    Ok(AppError::Locked {
+        message: format!("{}; your changes were not saved.", held_message(deep)),
+        lock: Box::new(lock_view(deep)),
+        lockable: Box::new(lockable),
+    })
+}
+
+/// Before a deep lock on `target` is granted: every lock of someone else on
+/// it or inside it is in the way. Refused with 409 `lock_held` naming them
+/// all; with `takeover`, ended (each `overridden`, their lines kept) when
+/// the actor's rank is at least every holder's, else 403 `outranked`.
+/// Returns whether it took any over.
+pub fn clear_for_deep(
+    tx: &mut Tx,
+    actor: &Actor,
+    target: &Target,
+    takeover: bool,
+    policy: &LockPolicy,
+) -> AppResult<bool> {
+    let kind = kind_named(target.identity.type_name)
+        .filter(|kind| kind.holds_records())
+        .ok_or_else(|| {
+            AppError::invalid(format!(
+                "depth \"infinity\" is for records that hold others (a Page, a Case); {} holds none: lock it with depth \"0\".",
+                target.identity.label()
+            ))
+        })?;
+    let mut theirs = Vec::new();
+    let mut ended = false;
+    for held in kind.locks_inside(tx.conn, target.identity.id)? {
+        match live_or_end(tx, held, policy)? {
+            Some(held) if !is_held_by(&held.lock, actor) => theirs.push(held),
+            Some(_) => {}
+            None => ended = true,
+        }
+    }
+    if ended {
+        // An overdue lock ended above may have been handed to its line.
+        theirs = kind
+            .locks_inside(tx.conn, target.identity.id)?
+            .into_iter()
+            .filter(|held| !is_held_by(&held.lock, actor))
+            .collect();
+    }
+    let Some(first) = theirs.first() else {
+        return Ok(false);
+    };
+    if !takeover {
+        return Err(AppError::LockHeld {
+            message: format!(
+                "{}{}; a lock on {} with everything in it waits until they are released, or take them over (takeover).",
+                held_message(first),
+                match theirs.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more locks inside)", n - 1),
+                },
+                target.identity.label()
+            ),
+            lock: Box::new(lock_view(first)),
+            locks: lock_views(&theirs),
+        });
+    }
+    for held in &theirs {
+        ensure_outranks(tx, actor, held)?;
+    }
+    let me = actor.user.to_ref();
+    for held in &theirs {
+        // The record goes to the deep lock, not to anyone in its line.
+        end(tx, held, LockAction::Overridden, Some(&me), Line::Keep)?;
+    }
+    Ok(true)
+}
+
+/// 423 for creating a record in `parent` (a card on a page, a page or an
+/// edgenote in a case) while someone else's deep lock covers `parent`.
+pub fn refuse_creation_in<L: LockableRecord>(
+    tx: &mut Tx,
+    actor: &Actor,
+    parent: &L,
+    policy: &LockPolicy,
+) -> AppResult<()> {
+    let mut containers = vec![(L::TYPE, parent.id())];
+    containers.extend(containers_of(parent));
+    refuse_write_inside(tx, actor, parent.case_id(), &containers, policy)
+}
