@@ -2,7 +2,8 @@
 //! PostgreSQL: many clients race for few records; no two holders of a record
 //! ever overlap, no token is reused, and nothing answers 500. Clients that
 //! wait in line are served one at a time, once each, in join order, and a
-//! released record goes to its waiter before anyone racing for it.
+//! released record goes to its waiter before anyone racing for it. A deep
+//! lock and a lock inside it, asked at once, never both win.
 
 mod common;
 
@@ -25,7 +26,8 @@ on_both_backends!(
     a_released_record_goes_to_its_waiter_before_any_racer,
     a_waiter_leaving_as_it_is_granted_is_told_which_happened,
     a_waiter_refreshing_as_it_is_granted_is_told_which_happened,
-    tabs_waiting_crosswise_leave_everything_at_once
+    tabs_waiting_crosswise_leave_everything_at_once,
+    a_deep_lock_and_a_lock_inside_never_both_win
 );
 
 async fn racing_clients_never_share_a_record(backend: Backend) {
@@ -799,4 +801,79 @@ async fn tabs_waiting_crosswise_leave_everything_at_once(backend: Backend) {
             assert_eq!(status["waiters"], json!([]), "round {round}: {status}");
         }
     }
+}
+
+/// One tab asks for a deep lock on a page while others lock its cards (on
+/// PostgreSQL through the one-statement fast path), all at once, round after
+/// round: whoever wins, the deep lock never holds while someone else holds
+/// a card inside it, and nobody gets anything but 201 or 409.
+async fn a_deep_lock_and_a_lock_inside_never_both_win(backend: Backend) {
+    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
+        return;
+    };
+    let app = Arc::new(app);
+    let mut users = Vec::new();
+    for i in 0..6 {
+        users.push(app.user(&format!("deep{i}")).await);
+    }
+    let members: Vec<(&TestUser, Role)> = users.iter().map(|u| (u, Role::Editor)).collect();
+    let f = app.case("deep-race", &members).await;
+    let mut cards = vec![f.card_id];
+    for i in 0..4 {
+        cards.push(app.card(&f, &format!("card {i}")).await);
+    }
+    let (mut deep_wins, mut card_wins) = (0, 0);
+    for round in 0..25 {
+        let mut tasks = Vec::new();
+        for (i, user) in users.iter().enumerate() {
+            let (app, me) = (app.clone(), user.tab(&format!("r{round}-u{i}")));
+            let body = if i == 0 {
+                json!({"lock": {"lockableType": "Page", "lockableParam": f.page_id.to_string(), "depth": "infinity"}})
+            } else {
+                lock_body("Card", cards[i - 1])
+            };
+            tasks.push(actix_web::rt::spawn(async move {
+                app.post("/locks").by(&me).json(body).send().await
+            }));
+        }
+        for task in tasks {
+            let resp = task.await.unwrap();
+            assert!(
+                matches!(resp.status, 201 | 409),
+                "round {round}: {} {}",
+                resp.status,
+                resp.body
+            );
+        }
+        let locks = app
+            .get(&format!("/locks?case={}", f.slug))
+            .by(&users[0])
+            .send()
+            .await
+            .expect(200)
+            .body;
+        let locks = locks.as_array().unwrap();
+        let deep = locks.iter().any(|l| l["depth"] == "infinity");
+        let inside = locks
+            .iter()
+            .filter(|l| l["lockable"]["type"] == "Card")
+            .count();
+        assert!(
+            !(deep && inside > 0),
+            "round {round}: a deep page lock and {inside} card locks inside it by others: {locks:?}"
+        );
+        if deep {
+            deep_wins += 1;
+        } else {
+            card_wins += 1;
+        }
+        for (i, user) in users.iter().enumerate() {
+            app.delete("/locks?session=mine")
+                .by(&user.tab(&format!("r{round}-u{i}")))
+                .send()
+                .await
+                .expect(204);
+        }
+    }
+    eprintln!("deep lock won {deep_wins} rounds, card locks {card_wins}");
 }

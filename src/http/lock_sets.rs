@@ -23,7 +23,8 @@ const MAX_CANDIDATES: usize = 100;
 
 #[derive(Deserialize, ToSchema)]
 pub struct LockSetBody {
-    /// 1–50 different records of one case.
+    /// 1–50 records of one case (one named twice counts once, and its lock
+    /// appears at each place).
     #[schema(min_items = 1, max_items = 50)]
     locks: Vec<LockableRef>,
 }
@@ -36,7 +37,7 @@ pub struct LockSetBody {
         (status = 403, description = "Not an editor of their case"),
         (status = 404, description = "One of the records does not exist"),
         (status = 409, description = "`lock_held`: someone else holds at least one of them (`locks` names every lock in the way, `lock` the first); nothing was locked"),
-        (status = 422, description = "No records, more than 50, one named twice, records of several cases, or an invalid `lockableType`/`lockableParam`"),
+        (status = 422, description = "No records, more than 50, records of several cases, or an invalid `lockableType`/`lockableParam`"),
     ))]
 pub async fn batch(
     state: web::Data<AppState>,
@@ -64,7 +65,7 @@ pub struct ClaimBody {
 
 #[derive(Deserialize, ToSchema)]
 pub struct ClaimFields {
-    /// 1–100 different records of one case, in the order to try them.
+    /// 1–100 records of one case, in the order to try them.
     #[schema(min_items = 1, max_items = 100)]
     candidates: Vec<LockableRef>,
 }
@@ -78,7 +79,7 @@ pub struct ClaimFields {
         (status = 403, description = "Not an editor of their case"),
         (status = 404, description = "One of the candidates does not exist"),
         (status = 409, description = "`none_free` (with `locks`): every candidate is held"),
-        (status = 422, description = "No candidates, more than 100, one named twice, candidates of several cases, or an invalid `lockableType`/`lockableParam`"),
+        (status = 422, description = "No candidates, more than 100, candidates of several cases, or an invalid `lockableType`/`lockableParam`"),
     ))]
 pub async fn claim(
     state: web::Data<AppState>,
@@ -106,7 +107,8 @@ pub async fn claim(
     })
 }
 
-/// The records a set or claim names: 1 to `max`, each valid and named once.
+/// The records a set or claim names: 1 to `max`, each valid. (One named
+/// twice counts once.)
 fn parse_records(
     refs: &[LockableRef],
     max: usize,
@@ -118,23 +120,13 @@ fn parse_records(
             refs.len()
         )));
     }
-    let mut records = Vec::with_capacity(refs.len());
-    for (i, r) in refs.iter().enumerate() {
-        let (kind, id) = r
-            .parse()
-            .map_err(|e| AppError::invalid(format!("Record {} of {}: {e}", i + 1, refs.len())))?;
-        if records
-            .iter()
-            .any(|&(k, i): &(&LockableKind, i64)| k.type_name == kind.type_name && i == id)
-        {
-            return Err(AppError::invalid(format!(
-                "{what} names {} {id} twice; name each record once.",
-                kind.type_name
-            )));
-        }
-        records.push((kind, id));
-    }
-    Ok(records)
+    refs.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.parse()
+                .map_err(|e| AppError::invalid(format!("Record {} of {}: {e}", i + 1, refs.len())))
+        })
+        .collect()
 }
 
 /// Finds every record (404 if one is missing), in one fixed order — type,

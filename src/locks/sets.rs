@@ -25,9 +25,17 @@ pub fn acquire_all(
     targets: &[Target],
     policy: &LockPolicy,
 ) -> AppResult<Vec<HeldLock>> {
-    let mut taken = Vec::with_capacity(targets.len());
+    let mut taken: Vec<HeldLock> = Vec::with_capacity(targets.len());
     let mut in_the_way = InTheWay::default();
     for target in targets {
+        let same = |h: &&HeldLock| {
+            h.lock.lockable_type == target.identity.type_name
+                && h.lock.lockable_id == target.identity.id
+        };
+        if let Some(again) = taken.iter().find(same).cloned() {
+            taken.push(again); // named twice: the same lock at both places
+            continue;
+        }
         match engine::acquire(tx, actor, target, AcquireMode::default(), policy) {
             Ok(Acquired::Created(held) | Acquired::Renewed(held)) => taken.push(held),
             Ok(Acquired::Waiting(_)) => unreachable!("a set does not wait"),

@@ -2632,7 +2632,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description No records, more than 50, one named twice, records of several cases, or an invalid `lockableType`/`lockableParam` */
+                /** @description No records, more than 50, records of several cases, or an invalid `lockableType`/`lockableParam` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2765,7 +2765,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description No candidates, more than 100, one named twice, candidates of several cases, or an invalid `lockableType`/`lockableParam` */
+                /** @description No candidates, more than 100, candidates of several cases, or an invalid `lockableType`/`lockableParam` */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4376,7 +4376,7 @@ export interface components {
             claim: components["schemas"]["ClaimFields"];
         };
         ClaimFields: {
-            /** @description 1–100 different records of one case, in the order to try them. */
+            /** @description 1–100 records of one case, in the order to try them. */
             candidates: components["schemas"]["LockableRef"][];
         };
         /** @description People to sign in as, on a server started with `--demo`. */
@@ -4581,7 +4581,10 @@ export interface components {
             locks: components["schemas"]["Lock"][];
         };
         LockSetBody: {
-            /** @description 1–50 different records of one case. */
+            /**
+             * @description 1–50 records of one case (one named twice counts once, and its lock
+             *     appears at each place).
+             */
             locks: components["schemas"]["LockableRef"][];
         };
         /**
