@@ -19,14 +19,14 @@ async function cardsOf(page: Page, pageId: number): Promise<number[]> {
   return ids;
 }
 
-/** Starts a drag of a card by its handle and holds it over `target` (the mouse stays down). */
-async function dragOver(page: Page, cardId: number, target: ReturnType<Page['getByTestId']>): Promise<void> {
+/** Starts a drag of a card by its handle and holds it over `target`, near its bottom or its top (the mouse stays down). */
+async function dragOver(page: Page, cardId: number, target: ReturnType<Page['getByTestId']>, where: 'bottom' | 'top' = 'bottom'): Promise<void> {
   const handle = page.getByTestId(`card-${cardId}`).getByTestId('drag-handle');
   await handle.hover();
   await page.mouse.down();
   const box = await target.boundingBox();
   if (!box) throw new Error('the drop target is not visible');
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height - 6, { steps: 8 });
+  await page.mouse.move(box.x + box.width / 2, where === 'bottom' ? box.y + box.height - 6 : box.y + 6, { steps: 8 });
 }
 
 test('10. Bob drags a card to the other page while Carol watches; a page locked for restructuring refuses a move in', async ({ browser, server }) => {
@@ -131,6 +131,13 @@ test('10. Bob drags a card to the other page while Carol watches; a page locked 
   await select.selectOption({ label: 'Page 1: The harbour' });
   await bob.page.getByRole('button', { name: 'Move Card 2 to the chosen page' }).click();
   await expect.poll(() => cardsOf(carol.page, first), WITHIN_1S).toEqual([two, one]);
+
+  // within a page: dropped on the upper half of a card, it goes before it
+  await dragOver(bob.page, one, bob.page.getByTestId(`card-${two}`), 'top');
+  await bob.page.mouse.up();
+  await expect.poll(() => cardsOf(carol.page, first), WITHIN_1S).toEqual([one, two]);
+  await expect.poll(() => cardsOf(bob.page, first)).toEqual([one, two]);
+  await expect(card(carol.page, one)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
 
   for (const who of [bob, carol, aliceWindow]) await who.context.close();
 });
