@@ -1,9 +1,9 @@
 // @vitest-environment jsdom
-import { act, cleanup, renderHook, waitFor } from '@testing-library/react';
+import { act, cleanup, render, renderHook, screen, waitFor } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatonClient, LockHeldError, LockedError, type Page } from '@baton/client';
-import { BatonProvider, useCase, useDragLock, useLock } from '@baton/react';
+import { BatonProvider, Lockable, useCase, useDragLock, useLock } from '@baton/react';
 import { caseFor, person, rest, servers, tab } from '../../test/support.js';
 
 const wrapperFor =
@@ -105,5 +105,43 @@ describe.each(servers())('useDragLock on $backend', (server) => {
     expect(drag.result.current.lock.state).toBe('free');
     const now = await rest<{ pageId: number }>(server, bob.token, 'GET', `/cards/${cards[0]!.param}`);
     expect(now.data.pageId).toBe(page.id);
+  });
+
+  it('useLock and <Lockable> show a card under someone else\'s deep page lock as held by them', async () => {
+    const alice = await person(server, 'Alice');
+    const bob = await person(server, 'Bob');
+    const { kase, page, cards } = await caseFor(server, alice, [bob], 1);
+    const card = cards[0]!;
+    const ca = track(tab(server, alice));
+    const cb = track(tab(server, bob));
+
+    function CardView() {
+      const live = useCase(kase.slug);
+      const current = live.pages[0]?.cards[0];
+      if (!current) return <p>loading</p>;
+      return (
+        <Lockable record={current}>
+          {({ state, holder, cover }) => (
+            <p data-testid="card">{state === 'theirs' && cover ? `${holder?.name} is restructuring this ${cover.lockable.type.toLowerCase()}` : state}</p>
+          )}
+        </Lockable>
+      );
+    }
+    const b = renderHook(() => ({ live: useCase(kase.slug), lock: useLock(card), pageLock: useLock(page) }), { wrapper: wrapperFor(cb) });
+    render(<CardView />, { wrapper: wrapperFor(cb) });
+    await waitFor(() => expect(b.result.current.live.status).toBe('live'));
+    await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('free'));
+
+    const a = renderHook(() => useLock(page), { wrapper: wrapperFor(ca) });
+    const deep = await act(() => a.result.current.acquire({ depth: 'infinity' }));
+    expect(deep.depth).toBe('infinity');
+    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'theirs', holder: { name: 'Alice' } }));
+    expect(b.result.current.lock.cover?.token).toBe(deep.token);
+    expect(b.result.current.pageLock).toMatchObject({ state: 'theirs', lock: { depth: 'infinity' }, cover: null });
+    await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('Alice is restructuring this page'));
+
+    await act(() => a.result.current.release());
+    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'free', cover: null }));
+    await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('free'));
   });
 });
