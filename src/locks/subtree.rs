@@ -173,8 +173,8 @@ pub fn clear_for_deep(
     Ok(true)
 }
 
-/// 423 for creating a record in `parent` (a card on a page, a page or an
-/// edgenote in a case) while someone else's deep lock covers `parent`.
+/// 423 for creating a record in `parent` (a card on a page, a page in a
+/// case) while someone else's deep lock covers `parent`.
 pub fn refuse_creation_in<L: LockableRecord>(
     tx: &mut Tx,
     actor: &Actor,

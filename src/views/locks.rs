@@ -22,7 +22,7 @@ pub struct LockView {
     /// The locked record.
     pub lockable: RecordKey,
     /// `"0"`: the record alone; `"infinity"`: the record and everything
-    /// inside it (a page's cards; a case's pages, cards and edgenotes).
+    /// inside it (a page's cards; everything in a case).
     pub depth: LockDepth,
     pub case_id: i64,
     /// The holder.

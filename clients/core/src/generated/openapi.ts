@@ -4495,7 +4495,7 @@ export interface components {
             lockable: components["schemas"]["RecordKey"];
             /**
              * @description `"0"`: the record alone; `"infinity"`: the record and everything
-             *     inside it (a page's cards; a case's pages, cards and edgenotes).
+             *     inside it (a page's cards; everything in a case).
              */
             depth: components["schemas"]["LockDepth"];
             /** Format: int64 */
