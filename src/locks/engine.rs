@@ -171,6 +171,9 @@ pub fn acquire(
             ));
         }
     }
+    if mode.deep {
+        subtree::holding_kind(target)?;
+    }
     subtree::refuse_inside(tx, actor, target, policy)?;
     let mut took_over =
         mode.deep && subtree::clear_for_deep(tx, actor, target, mode.takeover, policy)?;

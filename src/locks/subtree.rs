@@ -6,7 +6,7 @@
 //! registry's (`LockableKind::locks_inside`, `Target::containers`).
 
 use super::engine::{end, ensure_outranks, is_held_by, live_or_end, Line};
-use super::lockable::{containers_of, kind_named, Target};
+use super::lockable::{containers_of, kind_named, LockableKind, Target};
 use super::render::{held_message, lock_view, lock_views};
 use super::LockPolicy;
 use crate::auth::Actor;
@@ -107,6 +107,19 @@ pub fn locked_by_deep(tx: &mut Tx, deep: &HeldLock) -> AppResult<AppError> {
     })
 }
 
+/// The kind of `target`, if it holds records (a Page, a Case); else 422:
+/// only such a record can be locked deeply. Checked before any conflict.
+pub fn holding_kind(target: &Target) -> AppResult<&'static LockableKind> {
+    kind_named(target.identity.type_name)
+        .filter(|kind| kind.holds_records())
+        .ok_or_else(|| {
+            AppError::invalid(format!(
+                "depth \"infinity\" is for records that hold others (a Page, a Case); {} holds none: lock it with depth \"0\".",
+                target.identity.label()
+            ))
+        })
+}
+
 /// Before a deep lock on `target` is granted: every lock of someone else on
 /// it or inside it is in the way. Refused with 409 `lock_held` naming them
 /// all; with `takeover`, ended (each `overridden`, their lines kept) when
@@ -119,14 +132,7 @@ pub fn clear_for_deep(
     takeover: bool,
     policy: &LockPolicy,
 ) -> AppResult<bool> {
-    let kind = kind_named(target.identity.type_name)
-        .filter(|kind| kind.holds_records())
-        .ok_or_else(|| {
-            AppError::invalid(format!(
-                "depth \"infinity\" is for records that hold others (a Page, a Case); {} holds none: lock it with depth \"0\".",
-                target.identity.label()
-            ))
-        })?;
+    let kind = holding_kind(target)?;
     let mut theirs = Vec::new();
     let mut ended = false;
     for held in kind.locks_inside(tx.conn, target.identity.id)? {
@@ -150,7 +156,7 @@ pub fn clear_for_deep(
     if !takeover {
         return Err(AppError::LockHeld {
             message: format!(
-                "{}{}; a lock on {} with everything in it waits until they are released, or take them over (takeover).",
+                "{}{}; {} cannot be locked with everything in it until they let go. Ask them, or take over their locks (takeover).",
                 held_message(first),
                 match theirs.len() {
                     1 => String::new(),
