@@ -1,8 +1,11 @@
 import { KickedError, NotFoundError, ForbiddenError, UnauthorizedError, type User } from '@baton/client';
 import { useCase } from '@baton/react';
+import { useRef } from 'react';
 import { AvatarStack } from './AvatarStack';
 import { canEdit, isManager } from './format';
 import { LockableField } from './LockableField';
+import { DragContext, type DragSession } from './MovableCard';
+import { PageSection } from './PageSection';
 import { href } from './router';
 
 function stoppedText(error: Error | null): string {
@@ -18,7 +21,8 @@ export function CaseEditor({ slug, me }: { slug: string; me: User }) {
   const { case: current, role, pages, edgenotes, onlineUsers, status, error } = useCase(slug);
   const stopped = status === 'stopped';
   const editable = canEdit(role) && !stopped;
-  let cardNumber = 0;
+  const dragging = useRef<DragSession | null>(null);
+  const numbers = new Map(pages.flatMap((page) => page.cards).map((card, i) => [card.param, i + 1]));
 
   if (!current) {
     if (stopped) return <p role="alert" data-testid="stopped-banner">{stoppedText(error)}</p>;
@@ -59,33 +63,11 @@ export function CaseEditor({ slug, me }: { slug: string; me: User }) {
         </p>
       ) : null}
 
-      {pages.map((page, index) => (
-        <section key={page.param} className="page" aria-label={`Page ${index + 1}: ${page.title}`} data-testid={`page-${page.param}`}>
-          <h2 className="visually-hidden">{page.title}</h2>
-          <div className="page-title">
-            <LockableField record={page} field="title" label={`Page ${index + 1} title`} noun="this page title" editable={editable} me={me} role={role} />
-          </div>
-          <ul className="cards">
-            {page.cards.map((card) => {
-              cardNumber++;
-              return (
-                <li key={card.param}>
-                  <LockableField
-                    record={card}
-                    field="content"
-                    label={`Card ${cardNumber}`}
-                    noun="this card"
-                    multiline
-                    editable={editable}
-                    me={me}
-                    role={role}
-                  />
-                </li>
-              );
-            })}
-          </ul>
-        </section>
-      ))}
+      <DragContext.Provider value={dragging}>
+        {pages.map((page, index) => (
+          <PageSection key={page.param} page={page} index={index} pages={pages} numbers={numbers} editable={editable} me={me} role={role} />
+        ))}
+      </DragContext.Provider>
 
       <section className="edgenotes" aria-labelledby="edgenotes-title">
         <h2 id="edgenotes-title">Edgenotes</h2>

@@ -34,6 +34,8 @@ export interface LockableFieldProps<R extends EditableRecord> {
   me: User;
   /** The person's role on the case (`site admin` for site admins). */
   role: Role | null;
+  /** This tab holds the record's lock to move it (a drag, a move button), not to edit its text. */
+  moving?: boolean;
 }
 
 /**
@@ -61,6 +63,7 @@ function FieldView<R extends EditableRecord>({
   editable,
   me,
   role,
+  moving = false,
   lock,
 }: LockableFieldProps<R> & { lock: LockableRenderProps }) {
   const baton = useBaton();
@@ -71,19 +74,19 @@ function FieldView<R extends EditableRecord>({
   const noticeId = useId();
   const words = { label, noun };
   const value = textOf(record, field);
-  const view = viewOf(state, lock, { field, editable, me, role, value }, words);
+  const view = viewOf(state, lock, { field, editable, me, role, value, moving }, words);
   const { draft, base, stale, notice } = state;
 
   // tell assistive tech (and everyone) what happened to the lock
   const previous = useRef(lock.state);
   const previousPlace = useRef(lock.position);
-  const { holder, lostTo, position } = lock;
+  const { holder, lostTo, position, lock: current } = lock;
   useEffect(() => {
     const before = previous.current;
     const placeBefore = previousPlace.current;
     previous.current = lock.state;
     previousPlace.current = position;
-    const text = lockAnnouncement(before, { state: lock.state, holder, lostTo, position }, { label, noun }, me, placeBefore);
+    const text = lockAnnouncement(before, { state: lock.state, holder, lostTo, position, lock: current }, { label, noun }, me, placeBefore);
     if (text) announce(text);
     // the button pressed went away: keep the focus in the field (unless the person is busy elsewhere)
     const active = document.activeElement;
@@ -91,12 +94,20 @@ function FieldView<R extends EditableRecord>({
     // in line: on "Leave the line"; handed over from the line: in the text, as asked for
     if (here && lock.state === 'waiting') wrapperRef.current?.querySelector<HTMLButtonElement>('[data-leave-line]')?.focus();
     if (here && before === 'waiting' && lock.state === 'mine') inputRef.current?.focus();
-  }, [lock.state, holder, lostTo, position, announce, label, noun, me]);
+  }, [lock.state, holder, lostTo, position, current, announce, label, noun, me]);
 
   // a lock of this tab (taken here, by "Edit anyway", or found again after a reload) opens the editor
+  // (not a lock taken to move the record, nor this tab's deep lock on it: those are no edit of the text)
+  const { restructuring } = view;
   useEffect(() => {
-    if (lock.state === 'mine' && draft === null) dispatch({ type: 'opened', record, text: value });
-  }, [lock.state, draft, value, record]);
+    if (lock.state === 'mine' && draft === null && !moving && !restructuring) dispatch({ type: 'opened', record, text: value });
+  }, [lock.state, draft, value, record, moving, restructuring]);
+
+  // a move takes the lock of a field open without changes: the editor closes
+  const unsaved = draft !== null && base !== null && draft !== textOf(base, field);
+  useEffect(() => {
+    if (moving && draft !== null && !unsaved) dispatch({ type: 'closed' });
+  }, [moving, draft, unsaved]);
 
   // a refused lock action (held, outranked, network) is the field's notice
   useEffect(() => {

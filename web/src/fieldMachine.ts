@@ -5,10 +5,12 @@
  * field shows given both. Everything here is a pure function.
  */
 import {
+  LockHeldError,
   LockLostError,
   LockedError,
   StaleVersionError,
   type Lockable as LockableRecord,
+  type Lock,
   type LockState,
   type Role,
   type UpdateFields,
@@ -127,8 +129,9 @@ export function refusal(error: unknown, words: Words, message: string): { text: 
     };
   }
   if (error instanceof LockedError) {
+    const doing = isDeep(error.lock) ? `restructuring ${deepNoun(error.lock)}` : `editing ${words.noun}`;
     return {
-      text: `Not saved: ${error.lock.user.name} is editing ${words.noun} now. Your text is kept below; copy it and try again when they are done.`,
+      text: `Not saved: ${error.lock.user.name} is ${doing} now. Your text is kept below; copy it and try again when they are done.`,
     };
   }
   if (error instanceof LockLostError) {
@@ -137,6 +140,25 @@ export function refusal(error: unknown, words: Words, message: string): { text: 
     };
   }
   return { text: `Not saved: ${message}` };
+}
+
+/** A lock on a page or case with everything in it (`depth: infinity`): a restructuring. */
+export const isDeep = (lock: Lock | null | undefined): boolean => lock?.depth === 'infinity';
+
+/** What a deep lock holds, for people: "this page", "this case". */
+export const deepNoun = (lock: Lock): string => (lock.lockable.type === 'Case' ? 'this case' : 'this page');
+
+/** What a refused move tells the person (the kit's typed error, the server's message). */
+export function moveRefusal(error: unknown, label: string, message: string): string {
+  if (error instanceof LockedError && isDeep(error.lock)) {
+    return `Not moved: ${error.lock.user.name} is restructuring ${error.lock.lockable.type === 'Case' ? 'the case' : 'that page'}. ${message}`;
+  }
+  if (error instanceof LockedError || error instanceof LockHeldError) {
+    const holders = error instanceof LockHeldError ? error.holders.map((u) => u.name).join(', ') : error.holder.name;
+    const doing = isDeep(error.lock) ? 'restructuring its page' : `editing ${label}`;
+    return `Not moved: ${holders} ${error instanceof LockHeldError && error.holders.length > 1 ? 'are' : 'is'} ${doing}. ${message}`;
+  }
+  return `Not moved: ${message}`;
 }
 
 /** The lock as the field sees it: the part of `<Lockable>`'s render props it reads. */
@@ -159,6 +181,8 @@ export interface FieldContext {
   role: Role | null;
   /** The record's text now. */
   value: string;
+  /** This tab holds the record's lock for a move (a drag, or a move button), not to edit it. */
+  moving?: boolean;
 }
 
 /** What the view shows, derived from the field's state, its lock and its context. */
@@ -192,18 +216,24 @@ export interface FieldView {
   lostBanner: string | null;
   /** `free`, `mine`, `theirs`, `lost`, or `ended` for a lock of a tab that may no longer write. */
   look: LockState | 'ended';
+  /** This tab holds the record deeply (restructuring its page or case): not an edit of the field. */
+  restructuring: boolean;
 }
 
 export function viewOf(state: FieldState, lock: LockView, context: FieldContext, words: Words): FieldView {
-  const { field, editable, me, role, value } = context;
+  const { field, editable, me, role, value, moving = false } = context;
   const { holder } = lock;
+  // this tab's deep lock on the record, or its lock for a move, is not an edit of the text
+  const restructuring = lock.state === 'mine' && isDeep(lock.lock);
   // a stopped tab (kicked, signed out, case deleted) edits nothing, even if it still thinks it holds the lock
-  const editing = editable && lock.state === 'mine' && state.draft !== null;
+  const editing = editable && lock.state === 'mine' && state.draft !== null && !restructuring && !moving;
   const baseText = state.base ? textOf(state.base, field) : '';
   const dirty = editing && state.draft !== baseText;
   // someone else holds it (this tab may be waiting for it)
   const theirs = (lock.state === 'theirs' || lock.state === 'waiting') && lock.lock !== null;
   const waiting = lock.state === 'waiting';
+  // someone restructures the record's page or case (or the page itself): no takeover of it here, no line
+  const deep = theirs && isDeep(lock.lock);
   // a site admin outranks every case role (managers see the holder's `admin` flag; editors learn it from a refusal)
   const outranked = !theirs
     ? null
@@ -219,14 +249,20 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
     lostDraft,
     outranked,
     badge:
-      (theirs || lock.state === 'lost') && holder && lock.lock
-        ? holder.id === me.id && lock.state !== 'lost'
-          ? 'You are editing this in another tab'
-          : `${holder.name} is editing`
-        : null,
+      moving && lock.state === 'mine'
+        ? 'You are moving this card'
+        : (theirs || lock.state === 'lost') && holder && lock.lock
+          ? deep
+            ? holder.id === me.id
+              ? `You are restructuring ${deepNoun(lock.lock)} in another tab`
+              : `${holder.name} is restructuring ${deepNoun(lock.lock)}`
+            : holder.id === me.id && lock.state !== 'lost'
+              ? 'You are editing this in another tab'
+              : `${holder.name} is editing`
+          : null,
     canEdit: editable && lock.state === 'free',
-    canEditAnyway: editable && theirs && outranked === null,
-    canWait: editable && theirs && !waiting,
+    canEditAnyway: editable && theirs && !deep && outranked === null,
+    canWait: editable && theirs && !deep && !waiting,
     place: waiting ? placeInLine(lock.position ?? 1) : null,
     line: waiting ? [] : (lock.waiters ?? []),
     lineNote:
@@ -241,6 +277,7 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
           ? `${lock.lostTo.name} took over ${words.noun}.`
           : `Your lock on ${words.label} ended (${lock.lostReason ?? 'expired'}).`,
     look: editable || lock.state !== 'mine' ? lock.state : 'ended',
+    restructuring,
   };
 }
 
@@ -252,7 +289,7 @@ export function canStart(state: LockState, editable: boolean, busy: boolean, aft
 /** What to announce when the field's lock goes from `before` to `lock.state` (null: nothing). */
 export function lockAnnouncement(
   before: LockState,
-  lock: Pick<LockView, 'state' | 'holder' | 'lostTo' | 'position'>,
+  lock: Pick<LockView, 'state' | 'holder' | 'lostTo' | 'position'> & { lock?: Lock | null },
   words: Words,
   me: User,
   /** The place in line before, when it was waiting: moving up is news too. */
@@ -266,6 +303,10 @@ export function lockAnnouncement(
   if (lock.state === 'mine' && before === 'waiting') return `It's yours: ${words.label}`;
   if (lock.state === 'waiting') return `${placeInLine(lock.position ?? 1)} for ${words.label}`;
   if (before === 'waiting') return lock.state === 'free' ? `${words.label} is free` : null;
+  if (lock.state === 'theirs' && lock.holder && lock.lock && isDeep(lock.lock)) {
+    const who = lock.holder.id === me.id ? 'You are' : `${lock.holder.name} is`;
+    return `${who} restructuring ${lock.lock.lockable.type === 'Case' ? 'the case' : 'the page'} of ${words.label}`;
+  }
   if (lock.state === 'theirs' && lock.holder) {
     return lock.holder.id === me.id ? `You are editing ${words.label} in another tab` : `${lock.holder.name} is editing ${words.label}`;
   }

@@ -3,13 +3,14 @@
  * server: its transitions and what the view shows for each lock state.
  */
 import { expect, test } from '@playwright/test';
-import { LockedError, StaleVersionError, type Card, type Lock, type User, type Waiter } from '@baton/client';
+import { LockHeldError, LockedError, StaleVersionError, type Card, type Lock, type User, type Waiter } from '@baton/client';
 import { ordinal } from '../src/format';
 import {
   canStart,
   fieldReducer,
   initialField,
   lockAnnouncement,
+  moveRefusal,
   placeInLine,
   refusal,
   textOf,
@@ -53,6 +54,7 @@ const lockOf = (user: User, token: string): Lock => ({
   id: Number(token),
   token,
   lockable: { type: 'Card', table: 'cards', param: '12' },
+  depth: '0',
   caseId: 1,
   user,
   sessionId: `tab-${user.id}`,
@@ -229,4 +231,44 @@ test('waiting lines: ordinals, "Notify me / wait", the place in line, and who th
   expect(lockAnnouncement('waiting', { state: 'waiting', holder: carol, lostTo: null, position: 1 }, words, alice, 1)).toBeNull();
   // moving up the line is said too
   expect(lockAnnouncement('waiting', { state: 'waiting', holder: carol, lostTo: null, position: 1 }, words, alice, 2)).toBe('You are next for Card 1');
+});
+
+test('a deep lock: "Alice is restructuring this page" on the page and the cards inside, no takeover, no line', () => {
+  const pageLock: Lock = { ...lockOf(alice, '9'), depth: 'infinity', lockable: { type: 'Page', table: 'pages', param: '3' } };
+  const covered: LockView = { ...free, state: 'theirs', holder: alice, lock: pageLock };
+  const v1 = card('The first card.', 1);
+  expect(viewOf(initialField, covered, context(bob, v1.content), words)).toMatchObject({
+    badge: 'Alice is restructuring this page',
+    canEditAnyway: false,
+    canWait: false,
+    canEdit: false,
+  });
+  expect(lockAnnouncement('free', { state: 'theirs', holder: alice, lostTo: null, position: null, lock: pageLock }, words, bob)).toBe(
+    'Alice is restructuring the page of Card 1',
+  );
+  // the restructuring tab's own deep lock does not open the page title's editor
+  const opened = run({ type: 'opened', record: v1, text: v1.content });
+  expect(viewOf(opened, { ...free, state: 'mine', holder: alice, lock: pageLock }, context(alice, v1.content), words)).toMatchObject({
+    editing: false,
+    restructuring: true,
+  });
+  // a save refused inside it says so
+  const refused = new LockedError(423, { code: 'locked', message: 'Page 3 is locked by Alice.', lock: pageLock });
+  expect(refusal(refused, words, refused.message).text).toContain('Alice is restructuring this page now');
+  expect(moveRefusal(refused, 'Card 1', refused.message)).toBe('Not moved: Alice is restructuring that page. Page 3 is locked by Alice.');
+});
+
+test('a lock taken to move the card is no edit: "You are moving this card"; a refused move names every holder', () => {
+  const v1 = card('The first card.', 1);
+  expect(viewOf(initialField, mine(bob), { ...context(bob, v1.content), moving: true }, words)).toMatchObject({
+    editing: false,
+    badge: 'You are moving this card',
+  });
+  const held = new LockHeldError(409, {
+    code: 'lock_held',
+    message: 'Card 12 is being edited by Carol.',
+    lock: lockOf(carol, '7'),
+    locks: [lockOf(carol, '7')],
+  });
+  expect(moveRefusal(held, 'Card 1', held.message)).toBe('Not moved: Carol is editing Card 1. Card 12 is being edited by Carol.');
 });

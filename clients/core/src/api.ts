@@ -17,6 +17,7 @@ import type {
   Edgenote,
   Identity,
   Lock,
+  LockDepth,
   LockEvent,
   LockStatus,
   LockableType,
@@ -38,6 +39,13 @@ import type {
 
 /** Identifies a lockable: a record, or just its `type` and `param`. */
 export type LockableRef = Pick<RecordKey, 'type' | 'param'>;
+
+export interface LockOptions {
+  /** "Edit anyway": take the lock over from its holder. */
+  takeover?: boolean;
+  /** `infinity`: lock a page with its cards, or a case with everything in it (default `0`). */
+  depth?: LockDepth;
+}
 
 export interface SaveOptions {
   /** The version this tab last saw: sent as `If-Match`. */
@@ -66,6 +74,9 @@ function lockable(record: Pick<RecordKey, 'type'>): LockableType {
   if (!type) throw new InvalidError('invalid', 0, `baton locks Case, Page, Card and Edgenote records, not ${record.type}`);
   return type;
 }
+
+/** A lockable as lock requests name it. */
+const lockRef = (record: LockableRef) => ({ lockableType: lockable(record), lockableParam: record.param });
 
 /** A case is addressed by its slug, every other lockable by its id. */
 const slugOf = (record: RecordRef): string => (typeof record.slug === 'string' ? record.slug : record.param);
@@ -206,18 +217,31 @@ export class Api {
     return this.call('delete', RECORD_ROUTES[type], { path: { id: record.param }, ...guards });
   }
 
-  /** POST /locks: 201 new, 200 already this tab's; `takeover` is "Edit anyway". */
-  async acquireLock(record: LockableRef, takeover = false): Promise<Reply<Lock>> {
-    const lock = { lockableType: lockable(record), lockableParam: record.param };
-    const reply = await this.call('post', '/locks', { body: { lock: takeover ? { ...lock, takeover } : lock } });
+  /** POST /locks: 201 new, 200 already this tab's; `takeover` is "Edit anyway", `depth: 'infinity'` a deep lock. */
+  async acquireLock(record: LockableRef, options: LockOptions | boolean = {}): Promise<Reply<Lock>> {
+    const { takeover, depth } = typeof options === 'boolean' ? { takeover: options, depth: undefined } : options;
+    const lock = {
+      ...lockRef(record),
+      ...(takeover ? { takeover } : {}),
+      ...(depth && depth !== '0' ? { depth } : {}),
+    };
+    const reply = await this.call('post', '/locks', { body: { lock } });
     // only a request with `wait` is answered with a waiter
     const { data } = reply;
     if (data.type !== 'Lock') throw new InvalidError('invalid', reply.status, `baton answered a lock request with a ${data.type}`);
     return { ...reply, data };
   }
+  /** POST /locks/batch: every record's lock or none (201, in the order asked); LockHeldError names every lock in the way. */
+  lockMany(records: LockableRef[]): Promise<Reply<{ locks: Lock[] }>> {
+    return this.call('post', '/locks/batch', { body: { locks: records.map(lockRef) } });
+  }
+  /** POST /locks/claim: a lock on the first candidate nobody else holds (201), or the one this tab holds (200); NoneFreeError when all are held. */
+  claim(candidates: LockableRef[]): Promise<Reply<Lock>> {
+    return this.call('post', '/locks/claim', { body: { claim: { candidates: candidates.map(lockRef) } } });
+  }
   /** POST /locks with `wait: true`: a Lock (201 free, 200 already this tab's) or this tab's Waiter (202 joined, 200 already waiting). */
   waitForLock(record: LockableRef): Promise<Reply<Lock | Waiter>> {
-    const lock = { lockableType: lockable(record), lockableParam: record.param, wait: true };
+    const lock = { ...lockRef(record), wait: true };
     return this.call('post', '/locks', { body: { lock } });
   }
   /** DELETE /waiters/:id: leaves the line. */

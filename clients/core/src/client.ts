@@ -93,6 +93,13 @@ export class BatonClient {
         }
         return undefined;
       },
+      findCover: (key) => {
+        for (const { live } of this.cases.values()) {
+          const lock = live.store.getView().coverOn[key];
+          if (lock) return lock;
+        }
+        return undefined;
+      },
       onLock: (lock) => this.storesOf(lock.caseId).forEach((s) => s.store.upsert(lock)),
       onUnlock: (lock) => this.storesOf(lock.caseId).forEach((s) => s.store.remove(lock)),
       isOpen: (caseId) => this.storesOf(caseId).some((live) => live.status !== 'stopped'),
@@ -236,6 +243,18 @@ export class BatonClient {
       this.refused(record, error);
       throw error;
     }
+  }
+
+  /**
+   * Moves a card to a page of its case, at `position` (its sort key there;
+   * last when omitted): `PATCH /cards/:id {card: {pageId, position}}`,
+   * guarded like a save (`Lock-Token` when the tab holds the card's lock).
+   * LockedError while someone else holds the card, or the source or target
+   * page (or the case) deeply.
+   */
+  move(card: Card, to: { pageId: number | string; position?: number }): Promise<Card> {
+    const { pageId, position } = to;
+    return this.save(card, position === undefined ? { pageId } : { pageId, position });
   }
 
   /** Deletes a lockable record, guarded like a save. */

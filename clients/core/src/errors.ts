@@ -26,20 +26,55 @@ export type WithLock = ErrorInfo & { lock: Lock };
 /** An error body that carries `current`. */
 export type WithCurrent = ErrorInfo & { current: Lockable };
 
-/** 409 `lock_held`: someone else holds the lock; `lock` says who and since when. */
+/** Each user once, in the order of the locks they hold. */
+function holdersOf(locks: Lock[]): User[] {
+  const seen = new Map<number, User>();
+  for (const { user } of locks) if (!seen.has(user.id)) seen.set(user.id, user);
+  return [...seen.values()];
+}
+
+/**
+ * 409 `lock_held`: someone else holds the lock; `lock` says who and since
+ * when. For a lock set or a deep lock, `locks` is every lock in the way
+ * (and `holders` everyone holding one); for one record, just `[lock]`.
+ * A record inside someone else's deep lock is refused with that deep lock.
+ */
 export class LockHeldError extends BatonError {
   override name = 'LockHeldError';
   readonly lock: Lock;
+  readonly locks: Lock[];
   constructor(status: number, body: WithLock) {
     super('lock_held', status, body.message, body);
     this.lock = body.lock;
+    this.locks = body.locks?.length ? body.locks : [body.lock];
   }
   get holder(): User {
     return this.lock.user;
   }
+  /** Everyone whose lock is in the way, each once. */
+  get holders(): User[] {
+    return holdersOf(this.locks);
+  }
 }
 
-/** 423 `locked`: a save was refused because someone else holds the record's lock. */
+/** 409 `none_free`: a claim found every candidate held; `locks` are the locks in the way. */
+export class NoneFreeError extends BatonError {
+  override name = 'NoneFreeError';
+  readonly locks: Lock[];
+  constructor(status: number, body: ErrorInfo) {
+    super('none_free', status, body.message, body);
+    this.locks = body.locks ?? [];
+  }
+  get holders(): User[] {
+    return holdersOf(this.locks);
+  }
+}
+
+/**
+ * 423 `locked`: a save was refused because someone else holds the record's
+ * lock, or a deep lock on its page or case (then `lockable` is that page or
+ * case, and `lock.depth` is `infinity`).
+ */
 export class LockedError extends BatonError {
   override name = 'LockedError';
   readonly lock: Lock;
@@ -166,6 +201,7 @@ export function errorFromResponse(
   // each carries what its code promises; without it, the error is the plain one for its status
   if (lock && code === 'lock_held') return new LockHeldError(status, { ...body, lock });
   if (lock && (code === 'locked' || status === 423)) return new LockedError(status, { ...body, lock });
+  if (code === 'none_free') return new NoneFreeError(status, body);
   if (lock && code === 'outranked') return new OutrankedError(status, { ...body, lock });
   if (current && code === 'stale_version') return new StaleVersionError(status, { ...body, current });
   if (current && code === 'lock_lost') return new LockLostError(status, { ...body, current });

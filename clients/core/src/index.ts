@@ -1,5 +1,5 @@
 export { BatonClient, type BatonClientOptions, type CaseHandle } from './client.js';
-export { Api, lockableType, paramKey, recordPath, type LockableRef, type SaveOptions } from './api.js';
+export { Api, lockableType, paramKey, recordPath, type LockOptions, type LockableRef, type SaveOptions } from './api.js';
 export {
   fillPath,
   type Method,
@@ -29,6 +29,7 @@ export {
   LockLostError,
   LockedError,
   NetworkError,
+  NoneFreeError,
   NotFoundError,
   OutrankedError,
   RateLimitedError,
@@ -43,5 +44,5 @@ export { LiveCase, type LiveState, type LiveStatus } from './live.js';
 export { LockManager, endReason, type LockInfo, type LockState } from './locks.js';
 export { inLine, positionIn, waiterEnd, waiterIn } from './line.js';
 export { SESSION_KEY, tabSessionId, type SessionStore } from './session.js';
-export { CaseStore, keyOf, lockIn, type CaseView, type Listener, type PageView, type RecordKinds } from './store.js';
+export { CaseStore, enclosingKeys, keyOf, lockIn, type CaseView, type Listener, type PageView, type RecordKinds } from './store.js';
 export type * from './types.js';

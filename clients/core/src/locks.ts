@@ -1,5 +1,5 @@
-import type { Api, LockableRef } from './api.js';
-import { LockHeldError, NotFoundError, OutrankedError } from './errors.js';
+import type { Api, LockableRef, LockOptions } from './api.js';
+import { LockHeldError, NoneFreeError, NotFoundError, OutrankedError } from './errors.js';
 import { positionIn, waiterEnd } from './line.js';
 import { keyOf, type Listener } from './store.js';
 import type { EndedLock, EndedWaiter, Lock, LockEndReason, User, Waiter, WaiterEndReason } from './types.js';
@@ -16,8 +16,14 @@ export function endReason(lock: Lock | EndedLock): LockEndReason {
 /** What a tab knows about the lock on one record. */
 export interface LockInfo {
   state: LockState;
-  /** The lock on the record now (this tab's or someone else's). */
+  /** The lock on the record now (this tab's or someone else's; a covering deep lock when the record has none of its own). */
   lock: Lock | null;
+  /**
+   * Someone else's deep lock on the page or case the record is inside: the
+   * record is theirs too ("Bob is editing this page"). Taking it over means
+   * taking over that lock, not the record's.
+   */
+  cover: Lock | null;
   /** Who holds it now. */
   holder: User | null;
   /** When this tab's lock ended without it asking: who took it ("Edit anyway"), if anyone. */
@@ -48,6 +54,8 @@ export interface LockManagerOptions {
   sessionId: string;
   /** The lock on a record as the open cases know it. */
   findLock: (key: string) => Lock | undefined;
+  /** The deep lock on the page or case enclosing a record, as the open cases know it. */
+  findCover?: (key: string) => Lock | undefined;
   /** Puts a lock this tab got (or learned of) into the open cases. */
   onLock: (lock: Lock) => void;
   /** Takes a lock out of the open cases. */
@@ -115,7 +123,12 @@ export class LockManager {
     const other = this.refused.get(key);
     const seen = this.options.findLock(key) ?? (other && !this.options.isOpen(other.caseId) ? other : undefined);
     const mine = this.held.get(key);
-    const lock = mine ?? seen ?? null;
+    const enclosing = this.options.findCover?.(key);
+    // this tab's own deep lock lets it work inside; someone else's holds the record
+    const theirs = enclosing && !this.isMine(enclosing) ? enclosing : undefined;
+    const lock = mine ?? seen ?? theirs ?? null;
+    // a refusal names the deep lock in the way when the case is not open
+    const cover = theirs ?? (lock && !mine && keyOf(lock.lockable) !== key ? lock : null);
     const lost = this.lost.get(key);
     const waiter = mine ? undefined : this.waiting.get(key);
     let state: LockState = 'free';
@@ -127,6 +140,7 @@ export class LockManager {
     const info: LockInfo = {
       state,
       lock,
+      cover,
       holder: lock?.user ?? null,
       lostTo: state === 'lost' ? (lost?.lostTo ?? null) : null,
       lostReason: state === 'lost' ? (lost?.reason ?? null) : null,
@@ -142,6 +156,7 @@ export class LockManager {
       prev &&
       prev.state === info.state &&
       prev.lock === info.lock &&
+      prev.cover === info.cover &&
       prev.lostTo === info.lostTo &&
       prev.lostReason === info.lostReason &&
       prev.position === info.position &&
@@ -158,14 +173,58 @@ export class LockManager {
     return lock.sessionId === this.options.sessionId || [...this.held.values()].some((l) => l.token === lock.token);
   }
 
-  /** Takes the lock (201), or renews it when this tab holds it already (200). */
-  acquire(record: LockableRef): Promise<Lock> {
-    return this.take(record, false);
+  /**
+   * Takes the lock (201), or renews it when this tab holds it already (200).
+   * `depth: 'infinity'` locks a page with its cards or a case with
+   * everything in it (asked on a record this tab holds, it upgrades that lock).
+   */
+  acquire(record: LockableRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
+    return this.take(record, { depth: options.depth });
   }
 
-  /** "Edit anyway": takes the lock over from its holder in one step. */
-  editAnyway(record: LockableRef): Promise<Lock> {
-    return this.take(record, true);
+  /** "Edit anyway": takes the lock over from its holder in one step (with `depth: 'infinity'`, every lock inside too). */
+  editAnyway(record: LockableRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
+    return this.take(record, { takeover: true, depth: options.depth });
+  }
+
+  /**
+   * Locks several records of one case, all or nothing (`POST /locks/batch`):
+   * the locks in the order asked, or LockHeldError naming every lock in the
+   * way (and then nothing was taken).
+   */
+  async lockMany(records: LockableRef[]): Promise<Lock[]> {
+    try {
+      const { data } = await this.options.api.lockMany(records);
+      for (const lock of data.locks) this.adopt(lock);
+      return data.locks;
+    } catch (error) {
+      if (error instanceof LockHeldError) this.learn(error.locks);
+      throw error;
+    }
+  }
+
+  /**
+   * Takes the first of `candidates` nobody else holds (`POST /locks/claim`);
+   * a retried claim gets the same record. NoneFreeError when all are held.
+   */
+  async claim(candidates: LockableRef[]): Promise<Lock> {
+    try {
+      const { data } = await this.options.api.claim(candidates);
+      this.adopt(data);
+      return data;
+    } catch (error) {
+      if (error instanceof NoneFreeError) this.learn(error.locks);
+      throw error;
+    }
+  }
+
+  /** Others' locks a refusal named: the open cases show them at once. */
+  private learn(locks: Lock[]): void {
+    for (const lock of locks) {
+      this.refused.set(keyOf(lock.lockable), lock);
+      this.options.onLock(lock);
+    }
+    this.changed();
   }
 
   /**
@@ -266,9 +325,9 @@ export class LockManager {
     }
   }
 
-  private async take(record: LockableRef, takeover: boolean): Promise<Lock> {
+  private async take(record: LockableRef, options: LockOptions): Promise<Lock> {
     try {
-      const { data: lock } = await this.options.api.acquireLock(record, takeover);
+      const { data: lock } = await this.options.api.acquireLock(record, options);
       // "Edit anyway" skips the line: the tab's own place in it ended
       const waiter = this.waiting.get(keyOf(record));
       if (waiter) this.options.onWaiter?.(waiter, true);
@@ -276,11 +335,9 @@ export class LockManager {
       return lock;
     } catch (error) {
       if (error instanceof LockHeldError || error instanceof OutrankedError) {
-        if (error.lock) {
-          this.refused.set(keyOf(record), error.lock);
-          this.options.onLock(error.lock);
-        }
-        this.changed();
+        // the record's holder, or the deep lock it is inside; a deep lock asked for names every lock in it too
+        this.refused.set(keyOf(record), error.lock);
+        this.learn(error instanceof LockHeldError ? error.locks : [error.lock]);
       }
       throw error;
     }

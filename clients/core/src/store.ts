@@ -33,6 +33,13 @@ export interface CaseView {
   locks: Lock[];
   /** The lock on each locked record, by the record's key. */
   lockOn: Record<string, Lock>;
+  /**
+   * The deep lock (`depth: infinity`) on the page or case that encloses a
+   * record, by the record's key: a card under a deep-locked page or case, a
+   * page or edgenote under a deep-locked case. Whoever holds it holds the
+   * record too (see `enclosingKeys`).
+   */
+  coverOn: Record<string, Lock>;
   /** Every tab waiting for a record of the case, in line order. */
   waiters: Waiter[];
   /** Each record's waiting line, in line order, by the record's key. */
@@ -77,6 +84,20 @@ const KINDS: { [K in keyof RecordKinds]: (record: Stored) => RecordKinds[K] | nu
   Lock: (r) => lockIn(r),
   Waiter: (r) => waiterIn(r),
 };
+
+/**
+ * The records whose deep lock covers this one, nearest first: a card's page
+ * and case; a page's or an edgenote's case; nothing for a case. This is the
+ * subtree rule of baton's deep locks, and the one place the kit knows it.
+ */
+export function enclosingKeys(record: Stored): string[] {
+  const caseKey = 'caseId' in record && typeof record.caseId === 'number' ? `Case/${record.caseId}` : null;
+  if (!caseKey || record.type === 'Lock' || record.type === 'Waiter') return [];
+  const card = KINDS.Card(record);
+  return card ? [`Page/${card.pageId}`, caseKey] : [caseKey];
+}
+
+const isDeep = (lock: Lock | undefined): lock is Lock => lock?.depth === 'infinity';
 
 const ROLES: { readonly [R in Role]: R } = {
   reader: 'reader',
@@ -230,6 +251,13 @@ export class CaseStore {
     const locks = this.all('Lock');
     const lockOn: Record<string, Lock> = {};
     for (const lock of locks) lockOn[keyOf(lock.lockable)] = lock;
+    const coverOn: Record<string, Lock> = {};
+    if (locks.some(isDeep)) {
+      for (const [key, record] of this.records) {
+        const cover = enclosingKeys(record).map((k) => lockOn[k]).find(isDeep);
+        if (cover) coverOn[key] = cover;
+      }
+    }
     const waiters = inLine(this.all('Waiter'));
     const lineOn: Record<string, Waiter[]> = {};
     for (const waiter of waiters) (lineOn[keyOf(waiter.lockable)] ??= []).push(waiter);
@@ -242,6 +270,7 @@ export class CaseStore {
       edgenotes: this.all('Edgenote').sort((a, b) => a.id - b.id),
       locks,
       lockOn,
+      coverOn,
       waiters,
       lineOn,
       onlineUsers: this.onlineUsers,

@@ -13,6 +13,8 @@ export type RecordKey = Schemas['RecordKey'];
 export type Identity = Schemas['Identity'];
 export type User = Schemas['User'];
 export type Lock = Schemas['Lock'];
+/** How far a lock reaches: `0` the record alone, `infinity` a page with its cards or a case with everything in it. */
+export type LockDepth = Lock['depth'];
 /** A lock as its `destroy` frame carries it: with `reason` and, for an override, `overriddenBy`. */
 export type EndedLock = Schemas['EndedLock'];
 export type LockAction = Schemas['LockAction'];

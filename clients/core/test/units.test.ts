@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   CaseStore,
   LockHeldError,
+  NoneFreeError,
+  enclosingKeys,
   RateLimitedError,
   backoffDelay,
   errorFromResponse,
@@ -94,5 +96,61 @@ describe('waiting lines', () => {
     // a deleted record takes its line with it
     store.apply({ type: 'destroy', watchable: { type: 'Card', table: 'cards', param: '2', id: 2 } as never, editorSessionId: null });
     expect(store.getView().lineOn['Card/2']).toBeUndefined();
+  });
+});
+
+describe('deep locks in the store', () => {
+  const user = { type: 'User', table: 'users', param: '1', id: 1, name: 'Alice', color: '#e6194b' } as const;
+  const lockOn = (type: 'Page' | 'Case', param: string, depth: '0' | 'infinity') => ({
+    type: 'Lock' as const,
+    table: 'locks' as const,
+    param: '9',
+    id: 9,
+    token: '9',
+    lockable: { type, table: type === 'Page' ? 'pages' : 'cases', param },
+    depth,
+    caseId: 5,
+    user,
+    sessionId: 'tab-a',
+    createdAt: '2026-01-01T00:00:00Z',
+    expiresAt: '2026-01-01T00:01:00Z',
+    lastActivityAt: '2026-01-01T00:00:00Z',
+  });
+  const at = '2026-01-01T00:00:00Z';
+  const page = { type: 'Page', table: 'pages', param: '3', id: 3, caseId: 5, position: 0, title: 'P', version: 1, createdAt: at, updatedAt: at } as const;
+  const card = { type: 'Card', table: 'cards', param: '12', id: 12, caseId: 5, pageId: 3, position: 0, content: 'c', version: 1, createdAt: at, updatedAt: at } as const;
+  const note = { type: 'Edgenote', table: 'edgenotes', param: '4', id: 4, caseId: 5, slug: 'n', caption: 'N', content: 'x', version: 1, createdAt: at, updatedAt: at } as const;
+
+  it('a card is inside its page and its case; a page or an edgenote inside its case', () => {
+    expect(enclosingKeys(card)).toEqual(['Page/3', 'Case/5']);
+    expect(enclosingKeys(page)).toEqual(['Case/5']);
+    expect(enclosingKeys(note)).toEqual(['Case/5']);
+    expect(enclosingKeys(lockOn('Page', '3', 'infinity'))).toEqual([]);
+  });
+
+  it('coverOn: a deep page lock covers its cards, a deep case lock everything; a depth-0 lock nothing', () => {
+    const store = new CaseStore();
+    for (const record of [page, card, note]) store.upsert(record);
+    store.upsert(lockOn('Page', '3', '0'));
+    expect(store.getView().coverOn).toEqual({});
+    store.upsert(lockOn('Page', '3', 'infinity'));
+    expect(Object.keys(store.getView().coverOn)).toEqual(['Card/12']);
+    store.remove({ type: 'Lock', param: '9' });
+    store.upsert(lockOn('Case', '5', 'infinity'));
+    expect(Object.keys(store.getView().coverOn).sort()).toEqual(['Card/12', 'Edgenote/4', 'Page/3']);
+  });
+
+  it('errors: lock_held lists every lock and each holder once; none_free is NoneFreeError', () => {
+    const deep = lockOn('Page', '3', 'infinity');
+    const other = { ...deep, param: '10', token: '10', lockable: { type: 'Card', table: 'cards', param: '12' }, depth: '0' as const };
+    const held = errorFromResponse(409, { error: { code: 'lock_held', message: 'held', lock: deep, locks: [deep, other] } }, new Headers());
+    expect(held).toBeInstanceOf(LockHeldError);
+    expect((held as LockHeldError).locks).toHaveLength(2);
+    expect((held as LockHeldError).holders.map((u) => u.name)).toEqual(['Alice']);
+    const single = errorFromResponse(409, { error: { code: 'lock_held', message: 'held', lock: deep } }, new Headers());
+    expect((single as LockHeldError).locks).toEqual([deep]);
+    const none = errorFromResponse(409, { error: { code: 'none_free', message: 'all held', locks: [deep] } }, new Headers());
+    expect(none).toBeInstanceOf(NoneFreeError);
+    expect((none as NoneFreeError).holders.map((u) => u.name)).toEqual(['Alice']);
   });
 });

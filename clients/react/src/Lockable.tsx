@@ -20,8 +20,14 @@ export interface LockableRenderProps {
   state: LockState;
   /** Who holds the lock (you, or who is editing instead). */
   holder: User | null;
-  /** The lock on the record now (this tab's or someone else's). */
+  /** The lock on the record now (this tab's or someone else's; a covering deep lock when the record has none of its own). */
   lock: Lock | null;
+  /**
+   * Someone else's deep lock on the page or case the record is inside: the
+   * record reads as theirs ("Alice is restructuring this page"). "Edit
+   * anyway" cannot get past it; only a takeover of that lock could.
+   */
+  cover: Lock | null;
   /** Who took the lock away, when `state` is `lost`: keep the draft and say so. */
   lostTo: User | null;
   /** Why this tab's lock ended, when `state` is `lost` (`overridden`, `expired`, `kicked`, …). */
@@ -128,6 +134,7 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
         state: lock.state,
         holder: lock.holder,
         lock: current,
+        cover: lock.cover,
         lostTo: lock.lostTo,
         lostReason: lock.lostReason,
         outrankedBy: outranked && current && outranked.token === current.token ? current.user : null,

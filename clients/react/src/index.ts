@@ -3,3 +3,4 @@ export { useCase, useLiveCase } from './useCase.js';
 export { useLock, type UseLock } from './useLock.js';
 export { usePresence } from './usePresence.js';
 export { Lockable, type LockableProps, type LockableRenderProps } from './Lockable.js';
+export { useDragLock, type MoveTarget, type UseDragLock } from './useDragLock.js';

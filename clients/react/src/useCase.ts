@@ -9,6 +9,7 @@ const LOADING: LiveState = Object.freeze({
   edgenotes: [],
   locks: [],
   lockOn: {},
+  coverOn: {},
   waiters: [],
   lineOn: {},
   onlineUsers: [],

@@ -1,10 +1,11 @@
-import type { Lock, LockInfo, LockState, LockableRef, LockEndReason, User, Waiter, WaiterEndReason } from '@baton/client';
+import type { Lock, LockDepth, LockInfo, LockState, LockableRef, LockEndReason, User, Waiter, WaiterEndReason } from '@baton/client';
 import { useCallback, useSyncExternalStore } from 'react';
 import { useBaton } from './context.js';
 
 const FREE: LockInfo = Object.freeze({
   state: 'free',
   lock: null,
+  cover: null,
   holder: null,
   lostTo: null,
   lostReason: null,
@@ -24,6 +25,8 @@ export interface UseLock {
   /** Who holds the lock now. */
   holder: User | null;
   lock: Lock | null;
+  /** Someone else's deep lock on the page or case the record is inside (then `lock` is that lock and `state` is `theirs`). */
+  cover: Lock | null;
   /** Who took this tab's lock ("Edit anyway"), when `state` is `lost`. */
   lostTo: User | null;
   lostReason: LockEndReason | null;
@@ -35,8 +38,8 @@ export interface UseLock {
   waiters: Waiter[];
   /** Why this tab's place in the line ended without it asking (`expired`, `disconnected`, `kicked`, `left`). */
   lineEnded: WaiterEndReason | null;
-  /** Takes the lock; rejects with LockHeldError when someone else has it. */
-  acquire: () => Promise<Lock>;
+  /** Takes the lock (`depth: 'infinity'`: with everything inside the record); rejects with LockHeldError when someone else has it. */
+  acquire: (options?: { depth?: LockDepth }) => Promise<Lock>;
   /** Releases this tab's lock (or forgets a lost one). */
   release: () => Promise<void>;
   /** Takes the lock over from its holder; rejects with OutrankedError when the holder outranks you. */
@@ -64,7 +67,7 @@ export function useLock(record: LockableRef | null): UseLock {
     if (!type || !param) throw new Error('useLock: no record');
     return { type, param };
   }, [type, param]);
-  const acquire = useCallback(() => client.locks.acquire(need()), [client, need]);
+  const acquire = useCallback((options?: { depth?: LockDepth }) => client.locks.acquire(need(), options), [client, need]);
   const release = useCallback(() => client.locks.release(need()), [client, need]);
   const editAnyway = useCallback(() => client.locks.editAnyway(need()), [client, need]);
   const wait = useCallback(() => client.locks.wait(need()), [client, need]);

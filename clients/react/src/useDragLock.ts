@@ -1,0 +1,100 @@
+import { BatonError, NetworkError, type Card } from '@baton/client';
+import { useCallback, useRef, useState } from 'react';
+import { useBaton } from './context.js';
+import { useLock } from './useLock.js';
+
+/** Where a card goes: a page of its case, and its sort key there (last when omitted). */
+export interface MoveTarget {
+  pageId: number | string;
+  position?: number;
+}
+
+export interface UseDragLock {
+  /** A drag of this tab holds the card's lock now (taken at its start, until the drop or the cancel). */
+  dragging: boolean;
+  /** The lock is being taken, or the move saved. */
+  busy: boolean;
+  /** The last refusal (LockHeldError at the start, LockedError at the drop, …), cleared by the next start. */
+  error: BatonError | null;
+  /** Drag start: takes the card's lock. False (and `error`) when someone else holds it or the page it is on. */
+  start: () => Promise<boolean>;
+  /**
+   * Drop: waits for the start's lock, saves the move under it
+   * (`PATCH /cards/:id {card: {pageId, position}}` with `Lock-Token`), then
+   * releases it. The moved card, or null (and `error`) when refused; the lock
+   * is released either way.
+   */
+  drop: (to: MoveTarget) => Promise<Card | null>;
+  /** Drag cancelled: releases the lock the start took. */
+  cancel: () => Promise<void>;
+}
+
+const asBatonError = (e: unknown): BatonError => (e instanceof BatonError ? e : new NetworkError(String(e), e));
+
+/**
+ * "Lock while dragging" for a card: everyone sees the card as held by this
+ * tab from the drag's start, and the card in its new place as soon as the
+ * drop is saved.
+ *
+ *   const drag = useDragLock(card);
+ *   <li draggable onDragStart={() => void drag.start()} onDragEnd={…cancel unless dropped…}>
+ *   // on the target: await drag.drop({ pageId, position })
+ */
+export function useDragLock(card: Card): UseDragLock {
+  const client = useBaton();
+  const lock = useLock(card);
+  const [error, setError] = useState<BatonError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [active, setActive] = useState(false);
+  /** The lock the drag's start asked for: a drop may come before it is granted. */
+  const taking = useRef<Promise<boolean> | null>(null);
+  const cardRef = useRef(card);
+  cardRef.current = card;
+
+  const release = useCallback(async () => {
+    taking.current = null;
+    setActive(false);
+    await client.locks.release(cardRef.current).catch(() => {});
+  }, [client]);
+
+  const start = useCallback((): Promise<boolean> => {
+    setError(null);
+    setBusy(true);
+    setActive(true);
+    const attempt = client.locks
+      .acquire(cardRef.current)
+      .then(() => true)
+      .catch((e: unknown) => {
+        setError(asBatonError(e));
+        setActive(false);
+        return false;
+      })
+      .finally(() => setBusy(false));
+    taking.current = attempt;
+    return attempt;
+  }, [client]);
+
+  const drop = useCallback(
+    async (to: MoveTarget): Promise<Card | null> => {
+      const took = await (taking.current ?? Promise.resolve(false));
+      if (!took) {
+        await release();
+        return null;
+      }
+      setBusy(true);
+      try {
+        // the card as the tab knows it now, for If-Match
+        return await client.move(cardRef.current, to);
+      } catch (e) {
+        setError(asBatonError(e));
+        return null;
+      } finally {
+        await release();
+        setBusy(false);
+      }
+    },
+    [client, release],
+  );
+
+  return { dragging: active && lock.state === 'mine', busy, error, start, drop, cancel: release };
+}
