@@ -5,7 +5,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 
-use crate::db::DbError;
+use crate::db::{DbError, TransientConflict};
 use crate::views::{ErrorBody, ErrorCode, LockView, RecordView};
 
 #[derive(Debug, thiserror::Error)]
@@ -80,7 +80,7 @@ pub enum AppError {
     Db(#[from] DbError),
 }
 
-impl crate::db::TransientConflict for AppError {
+impl TransientConflict for AppError {
     fn is_transient_conflict(&self) -> bool {
         matches!(self, AppError::Db(e) if e.is_transient_conflict())
     }
@@ -175,6 +175,18 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
             ErrorBody::new(ErrorCode::Unavailable, e.to_string()),
         );
     }
+    if e.is_transient_conflict() {
+        // PostgreSQL aborted this transaction to let another go on (a
+        // deadlock between lock writes, say): it changed nothing.
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorBody::new(
+                ErrorCode::Unavailable,
+                "The database stopped this request to let a conflicting one finish; nothing \
+                 was changed. Try again.",
+            ),
+        );
+    }
     let (status, code, message) = match e {
         DbError::Query(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => (
             StatusCode::CONFLICT,
@@ -262,3 +274,20 @@ impl ResponseError for AppError {
 }
 
 pub type AppResult<T> = Result<T, AppError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadlock_victim_is_unavailable_not_internal() {
+        let victim = AppError::Db(DbError::Query(DieselError::DatabaseError(
+            DatabaseErrorKind::Unknown,
+            Box::new("deadlock detected".to_owned()),
+        )));
+        let (status, body) = victim.to_response_parts();
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body.error.code, ErrorCode::Unavailable);
+        assert!(body.error.message.contains("nothing was changed"));
+    }
+}
