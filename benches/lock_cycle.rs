@@ -12,12 +12,15 @@
 //! conflicts. PostgreSQL runs in a scratch database `baton_bench_<random>`
 //! created on `BATON_BENCH_POSTGRES_URL` and dropped at the end.
 
+#[path = "support/backends.rs"]
+mod backends;
 mod support;
 
 use std::future::Future;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use backends::Backends;
 use baton::auth::{password, tokens};
 use baton::config::Settings;
 use baton::db::schema::{cards, locks};
@@ -28,12 +31,12 @@ use baton::models::Role;
 use baton::models::{Card, CardId, Case, CaseId, Lock, Membership, Page, User, UserId};
 use baton::state::AppState;
 use baton::{clock, server};
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use reqwest::StatusCode;
 use serde::Deserialize;
-use support::{tab_client, ScratchPg};
+use support::tab_client;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -76,13 +79,6 @@ struct Args {
     bench: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Backends {
-    All,
-    Sqlite,
-    Postgres,
-}
-
 fn main() {
     let args = Args::parse();
     if args.clients.contains(&0) {
@@ -99,26 +95,19 @@ fn main() {
 
     let mut rows = Vec::new();
     let mut failed = false;
-    if args.backend != Backends::Postgres {
-        match run_sqlite(&args) {
+    let runs = backends::on_each(
+        args.backend,
+        &args.postgres_url,
+        "baton_bench",
+        |name, url, pool| run_backend(name, url, pool, &args),
+    );
+    for (name, outcome) in runs {
+        match outcome {
             Ok(mut r) => rows.append(&mut r),
             Err(e) => {
-                eprintln!("SQLite run failed: {e}");
+                eprintln!("{name} run failed: {e}");
                 failed = true;
             }
-        }
-    }
-    if args.backend != Backends::Sqlite {
-        match ScratchPg::create(&args.postgres_url, "baton_bench") {
-            Ok(db) => match run_backend("PostgreSQL", &db.url, 32, &args) {
-                Ok(mut r) => rows.append(&mut r),
-                Err(e) => {
-                    eprintln!("PostgreSQL run failed: {e}");
-                    failed = true;
-                }
-            },
-            // No PostgreSQL server here is not a failure of baton.
-            Err(e) => eprintln!("PostgreSQL skipped: cannot use {}: {e}", args.postgres_url),
         }
     }
 
@@ -130,14 +119,6 @@ fn main() {
     if failed || errors > 0 {
         std::process::exit(1);
     }
-}
-
-fn run_sqlite(args: &Args) -> Result<Vec<Row>, BoxError> {
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("bench.sqlite3");
-    let path = path.to_str().ok_or("temporary path is not UTF-8")?;
-    // SQLite has one writer at a time; a few connections are plenty.
-    run_backend("SQLite", path, 8, args)
 }
 
 // ---- one backend ----

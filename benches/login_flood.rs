@@ -10,6 +10,8 @@
 //! cargo bench --bench login_flood -- --backend sqlite --duration 5s
 //! ```
 
+#[path = "support/backends.rs"]
+mod backends;
 mod support;
 
 use std::collections::BTreeMap;
@@ -18,14 +20,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use backends::Backends;
 use baton::auth::{password, tokens};
 use baton::config::Settings;
 use baton::error::AppError;
 use baton::models::{Card, Case, Membership, Page, Role, User};
 use baton::server;
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use serde_json::json;
-use support::{tab_client, ScratchPg};
+use support::tab_client;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -65,13 +68,6 @@ struct Args {
     bench: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Backends {
-    All,
-    Sqlite,
-    Postgres,
-}
-
 fn main() {
     let args = Args::parse();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -81,16 +77,14 @@ fn main() {
         args.clients, args.flooders, args.duration, args.warmup
     );
     let mut failed = false;
-    if args.backend != Backends::Postgres {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("bench.sqlite3");
-        failed |= report("SQLite", run(path.to_str().unwrap_or_default(), 8, &args));
-    }
-    if args.backend != Backends::Sqlite {
-        match ScratchPg::create(&args.postgres_url, "baton_flood") {
-            Ok(db) => failed |= report("PostgreSQL", run(&db.url, 32, &args)),
-            Err(e) => eprintln!("PostgreSQL skipped: cannot use {}: {e}", args.postgres_url),
-        }
+    let runs = backends::on_each(
+        args.backend,
+        &args.postgres_url,
+        "baton_flood",
+        |_, url, pool| run(url, pool, &args),
+    );
+    for (name, outcome) in runs {
+        failed |= report(name, outcome);
     }
     if failed {
         std::process::exit(1);

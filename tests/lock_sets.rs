@@ -101,8 +101,15 @@ async fn a_set_with_a_record_held_by_someone_else_takes_nothing(backend: Backend
     };
     let f = &c.case;
     let cards = more_cards(&app, f, 3).await;
-    let carols = app.lock(&c.carol.tab("carol-tab"), "Card", cards[1]).await;
     let (mut watcher, _) = app.open_tab(&f.slug, &c.rita.tab("watcher")).await;
+    let carols = app.lock(&c.carol.tab("carol-tab"), "Card", cards[1]).await;
+    // Carol's lock reaches the watcher first (on PostgreSQL through the
+    // event bus, which may take a moment): what follows it is the set's.
+    watcher
+        .next_where("Carol's lock", |frame| {
+            frame["type"] == "create" && frame["watchable"]["id"] == carols["id"]
+        })
+        .await;
 
     let bob = c.bob.tab("bob-tab");
     let asked = [
