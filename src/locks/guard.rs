@@ -2,7 +2,7 @@
 //! through [`guarded_write`], inside the write's transaction.
 
 use super::engine::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
-use super::lockable::{containers_of, kind_named, Lockable};
+use super::lockable::{containers_of, find_named, Lockable};
 use super::render::{held_message, lock_view};
 use super::subtree;
 use super::LockPolicy;
@@ -168,7 +168,9 @@ fn lock_in_force(
     Ok(None)
 }
 
-fn locked(held: &HeldLock, lockable: RecordView) -> AppError {
+/// The 423 for a write refused by `held` (a lock on the record, or a deep
+/// lock around it on `lockable`).
+pub(super) fn locked(held: &HeldLock, lockable: RecordView) -> AppError {
     AppError::Locked {
         message: format!("{}; your changes were not saved.", held_message(held)),
         lock: Box::new(lock_view(held)),
@@ -187,10 +189,7 @@ pub fn clear_child_locks(tx: &mut Tx, ctx: &WriteContext, locks: Vec<HeldLock>) 
             continue;
         };
         if !is_held_by(&held.lock, ctx.actor) {
-            let child = kind_named(&held.lock.lockable_type)
-                .map(|kind| kind.find(tx.conn, held.lock.lockable_id))
-                .transpose()?
-                .flatten();
+            let child = find_named(tx.conn, &held.lock.lockable_type, held.lock.lockable_id)?;
             // A lock on a record that is gone already blocks nothing.
             if let Some(child) = child {
                 return Err(locked(&held, child.view));

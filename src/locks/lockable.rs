@@ -212,6 +212,15 @@ pub fn kind_named(name: &str) -> Option<&'static LockableKind> {
     REGISTRY.iter().find(|k| k.type_name == name)
 }
 
+/// The record a lock or a waiter names by type name and id, if both still
+/// exist.
+pub fn find_named(conn: &mut DbConn, type_name: &str, id: i64) -> QueryResult<Option<Target>> {
+    match kind_named(type_name) {
+        Some(kind) => kind.find(conn, id),
+        None => Ok(None),
+    }
+}
+
 /// The table of a lockable type name, for rendering stored locks.
 pub fn table_of(type_name: &str) -> &'static str {
     kind_named(type_name).map_or("", |k| k.table)

@@ -38,7 +38,12 @@ pub fn acquire_all(
         }
         match engine::acquire(tx, actor, target, AcquireMode::default(), policy) {
             Ok(Acquired::Created(held) | Acquired::Renewed(held)) => taken.push(held),
-            Ok(Acquired::Waiting(_)) => unreachable!("a set does not wait"),
+            // Not asked for (`wait` is off); never a panic in a request.
+            Ok(Acquired::Waiting(_)) => {
+                return Err(AppError::Conflict(
+                    "The set joined a line it never asks for; ask again.".into(),
+                ))
+            }
             Err(AppError::LockHeld { locks, .. }) => in_the_way.add(locks),
             Err(e) => return Err(e),
         }

@@ -6,8 +6,9 @@
 //! registry's (`LockableKind::locks_inside`, `Target::containers`).
 
 use super::engine::{end, ensure_outranks, is_held_by, live_or_end, Line};
+use super::guard::locked;
 use super::line;
-use super::lockable::{containers_of, kind_named, LockableKind, Target};
+use super::lockable::{containers_of, find_named, kind_named, LockableKind, Target};
 use super::render::{held_message, lock_view, lock_views};
 use super::LockPolicy;
 use crate::auth::Actor;
@@ -87,25 +88,14 @@ pub fn refuse_write_inside(
 
 /// The 423 for a write inside `deep`: its `lockable` is the deep-locked record.
 pub fn locked_by_deep(tx: &mut Tx, deep: &HeldLock) -> AppResult<AppError> {
-    let lockable = kind_named(&deep.lock.lockable_type)
-        .map(|kind| kind.find(tx.conn, deep.lock.lockable_id))
-        .transpose()?
-        .flatten();
-    let lockable = match lockable {
-        Some(target) => target.view,
+    match find_named(tx.conn, &deep.lock.lockable_type, deep.lock.lockable_id)? {
+        Some(record) => Ok(locked(deep, record.view)),
         // The deep-locked record is being deleted in another transaction.
-        None => {
-            return Err(AppError::Conflict(format!(
-                "{} {} is being deleted; reload and try again.",
-                deep.lock.lockable_type, deep.lock.lockable_id
-            )))
-        }
-    };
-    Ok(AppError::Locked {
-        message: format!("{}; your changes were not saved.", held_message(deep)),
-        lock: Box::new(lock_view(deep)),
-        lockable: Box::new(lockable),
-    })
+        None => Err(AppError::Conflict(format!(
+            "{} {} is being deleted; reload and try again.",
+            deep.lock.lockable_type, deep.lock.lockable_id
+        ))),
+    }
 }
 
 /// The kind of `target`, if it holds records (a Page, a Case); else 422:
@@ -200,10 +190,7 @@ pub fn refuse_creation_in<L: LockableRecord>(
 pub fn end_lines_inside(tx: &mut Tx, target: &Target) -> AppResult<()> {
     let deep = (target.identity.type_name, target.identity.id);
     for (waiter, user) in Waiter::of_case(tx.conn, target.case_id)? {
-        let record = kind_named(&waiter.lockable_type)
-            .map(|kind| kind.find(tx.conn, waiter.lockable_id))
-            .transpose()?
-            .flatten();
+        let record = find_named(tx.conn, &waiter.lockable_type, waiter.lockable_id)?;
         if record.is_some_and(|record| record.containers().contains(&deep)) {
             line::leave(tx, &waiter, &user, WaiterEnd::Left)?;
         }
