@@ -8,15 +8,16 @@ mod retry;
 
 pub use retry::TransientConflict;
 pub mod schema;
+mod writer;
 
 use std::cell::Cell;
 use std::future::Future;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::NaiveDateTime;
-use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::connection::{SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;
 use diesel::r2d2::{self as diesel_r2d2, ManageConnection, R2D2Connection};
 use diesel::sqlite::SqliteConnection;
@@ -455,12 +456,12 @@ pub struct Database {
     pool: Pool,
     backend: Backend,
     bus: Arc<dyn EventBus>,
-    /// SQLite has one writer at a time. Queueing writers here, instead of in
-    /// SQLite's sleeping busy handler, keeps latency flat under contention.
-    /// It also keeps commit order for the SQLite bus: the lock is held from
-    /// BEGIN until the broadcasts are handed over. (On PostgreSQL, the outbox
-    /// table's ids give the order.)
-    sqlite_writer: Arc<Mutex<()>>,
+    /// SQLite has one writer at a time: every write goes to one thread,
+    /// which commits the requests waiting at that moment together
+    /// (`writer`). It also keeps commit order for the SQLite bus. `None` on
+    /// PostgreSQL, where writers run side by side and the outbox table's ids
+    /// give the order.
+    sqlite_writer: Option<writer::GroupWriter>,
     /// Requests waiting for a pooled connection right now.
     waiting: Arc<AtomicUsize>,
     /// `BATON_DB_TIMEOUT`.
@@ -498,11 +499,20 @@ impl Database {
                 url: url.to_owned(),
                 timeout,
             })?;
+        let backend = Backend::of_url(url);
+        let sqlite_writer = match backend {
+            Backend::Sqlite => Some(writer::GroupWriter::start(
+                connect_bounded(url, timeout)?,
+                Arc::clone(&bus),
+                timeout,
+            )),
+            Backend::Postgres => None,
+        };
         Ok(Database {
             pool,
-            backend: Backend::of_url(url),
+            backend,
             bus,
-            sqlite_writer: Arc::new(Mutex::new(())),
+            sqlite_writer,
             waiting: Arc::new(AtomicUsize::new(0)),
             timeout,
         })
@@ -526,12 +536,24 @@ impl Database {
         E: From<DbError> + Send + 'static,
     {
         let state = Arc::new(CallState(AtomicU8::new(RUNNING)));
-        let limit = budget_left(self.timeout);
-        let started = Instant::now();
         let call = actix_web::web::block({
             let state = state.clone();
             move || job(&state)
         });
+        self.wait_for(&state, call).await
+    }
+
+    /// Waits for `call` at most what is left of the request's budget; on
+    /// timeout, gives up on `state` and answers [`DbError::Timeout`]. An
+    /// `Err` from `call` itself means the worker never answered (it
+    /// panicked).
+    async fn wait_for<T, E, C, Never>(&self, state: &CallState, call: C) -> Result<T, E>
+    where
+        C: Future<Output = Result<Result<T, E>, Never>>,
+        E: From<DbError>,
+    {
+        let limit = budget_left(self.timeout);
+        let started = Instant::now();
         let outcome = tokio::time::timeout(limit, call).await;
         record_wait(started.elapsed());
         match outcome {
@@ -691,21 +713,14 @@ impl Database {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
+        if let Some(writer) = &self.sqlite_writer {
+            let state = Arc::new(CallState(AtomicU8::new(RUNNING)));
+            let outcome = writer.submit(Arc::clone(&state), editor_session_id, f);
+            return self.wait_for(&state, outcome).await;
+        }
         let db = self.clone();
         self.bounded(move |state| db.write_on(state, editor_session_id, f))
             .await
-    }
-
-    /// The body of [`Database::write`], for callers already on a blocking
-    /// thread (not bounded by `BATON_DB_TIMEOUT` beyond the pool's wait and,
-    /// on PostgreSQL, the statements' limits).
-    pub fn write_blocking<T, E, F>(&self, editor_session_id: Option<String>, f: F) -> Result<T, E>
-    where
-        F: FnOnce(&mut Tx) -> Result<T, E>,
-        E: From<DbError>,
-    {
-        let state = CallState(AtomicU8::new(RUNNING));
-        self.write_on(&state, editor_session_id, f)
     }
 
     fn write_on<T, E, F>(
@@ -718,12 +733,6 @@ impl Database {
         F: FnOnce(&mut Tx) -> Result<T, E>,
         E: From<DbError>,
     {
-        // Queue for SQLite's single writer before taking a connection, so
-        // waiting writers do not empty the pool for readers.
-        let _writer = match self.backend {
-            Backend::Sqlite => Some(self.sqlite_writer.lock().unwrap_or_else(|e| e.into_inner())),
-            Backend::Postgres => None,
-        };
         let mut conn = self.checkout_for(state)?;
         if let Err(e) = begin(&mut conn) {
             // A dead pooled connection shows here first: retry once.
@@ -804,13 +813,9 @@ impl Database {
     }
 }
 
+/// (SQLite's writes go through the group writer, which begins its own.)
 fn begin(conn: &mut DbConn) -> diesel::QueryResult<()> {
-    match conn {
-        // Take the write lock up front: a deferred transaction that reads and
-        // then writes can fail with SQLITE_BUSY without waiting.
-        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE"),
-        DbConn::Postgresql(c) => AnsiTransactionManager::begin_transaction(c),
-    }
+    <DbConn as Connection>::TransactionManager::begin_transaction(conn)
 }
 
 fn commit(conn: &mut DbConn) -> diesel::QueryResult<()> {
