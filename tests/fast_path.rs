@@ -6,12 +6,41 @@
 
 mod common;
 
-use common::{id, lock_body, Backend, TestApp};
-use serde_json::Value;
+use common::{id, lock_body, Backend, TestApp, TestUser};
+use serde_json::{json, Value};
 
 /// What one run left: statuses, frames, audit rows, and how many outbox
 /// rows the fast path's statements wrote.
 type Run = (Vec<u16>, Vec<Value>, Vec<Value>, usize);
+
+/// Saves the card's content with these preconditions: the status, and the
+/// error code or the saved version.
+async fn save(
+    app: &TestApp,
+    user: &TestUser,
+    card: i64,
+    lock_token: Option<&str>,
+    if_match: Option<i64>,
+    content: &str,
+) -> Value {
+    let mut req = app.patch(&format!("/cards/{card}")).by(user);
+    if let Some(token) = lock_token {
+        req = req.header("Lock-Token", token);
+    }
+    if let Some(version) = if_match {
+        req = req.header("If-Match", format!("\"{version}\""));
+    }
+    let resp = req.json(json!({"card": {"content": content}})).send().await;
+    match resp.status {
+        200 => json!([200, resp.body["version"]]),
+        status => json!([status, resp.body["error"]["code"]]),
+    }
+}
+
+/// Written by the fast path's SQL (`json_build_object` spaces its keys).
+fn is_saved_card(payload: &str) -> bool {
+    payload.contains(r#""k" : "card""#) || payload.contains(r#""k":"card""#)
+}
 
 /// Run the script on a fresh database; `None` without PostgreSQL.
 async fn run(fast_path: bool) -> Option<Run> {
@@ -34,6 +63,19 @@ async fn run(fast_path: bool) -> Option<Run> {
                 .status,
         );
     }
+    // Saves while Bob's tab holds the card: his tab with its token (fast),
+    // Carol (423), his tab from a stale version (412), his other tab (423),
+    // his tab without the token (fast); a reader (403).
+    let token = first.body["token"].as_str().expect("a token").to_owned();
+    let bob_2 = c.bob.tab("bob-tab-2");
+    let mut saves = vec![
+        save(&app, &bob, card, Some(&token), Some(1), "b1").await,
+        save(&app, &carol, card, None, None, "c1").await,
+        save(&app, &bob, card, Some(&token), Some(1), "b2").await,
+        save(&app, &bob_2, card, None, None, "b3").await,
+        save(&app, &bob, card, None, Some(2), "b4").await,
+        save(&app, &c.rita, card, None, None, "r1").await,
+    ];
     let by_a_reader = app
         .delete(&format!("/locks/{}", id(&first.body)))
         .by(&c.rita)
@@ -41,6 +83,11 @@ async fn run(fast_path: bool) -> Option<Run> {
         .await;
     statuses.push(by_a_reader.status);
     app.release(&bob, id(&first.body)).await;
+    // After the release: his tab's token is gone (412), Carol saves freely
+    // (fast).
+    saves.push(save(&app, &bob, card, Some(&token), None, "b5").await);
+    saves.push(save(&app, &carol, card, None, Some(3), "c2").await);
+    statuses.extend(saves.iter().filter_map(|s| s[0].as_u64()).map(|s| s as u16));
     let second = app.lock(&carol, "Card", card).await;
     let taken = app.takeover(&c.mia, "Card", card).await;
     assert_ne!(id(&taken), id(&second));
@@ -72,8 +119,22 @@ async fn run(fast_path: bool) -> Option<Run> {
     let fast_rows = outbox_payloads(&app)
         .await
         .iter()
-        .filter(|p| is_lock_notice(p))
+        .filter(|p| is_lock_notice(p) || is_saved_card(p))
         .count();
+    assert_eq!(
+        saves,
+        [
+            json!([200, 2]),
+            json!([423, "locked"]),
+            json!([412, "stale_version"]),
+            json!([423, "locked"]),
+            json!([200, 3]),
+            json!([403, "forbidden"]),
+            json!([412, "lock_lost"]),
+            json!([200, 4]),
+        ],
+        "saves (fast path {fast_path})"
+    );
     Some((statuses, frames, audit, fast_rows))
 }
 
@@ -138,10 +199,13 @@ async fn the_fast_path_answers_broadcasts_and_audits_as_the_general_path_does() 
     assert_eq!(fast.0, general.0, "statuses");
     assert_eq!(fast.1, general.1, "frames");
     assert_eq!(fast.2, general.2, "audit trail");
-    // The fast path took the free acquires and the holders' releases; off,
-    // it took nothing.
-    assert_eq!((fast.3, general.3), (5, 0), "lock rows the fast path wrote");
-    assert_eq!(fast.0, [201, 409, 200, 409, 403, 204]);
+    // The fast path took the free acquires, the holders' releases and the
+    // three saves nothing stood in the way of; off, it took nothing.
+    assert_eq!((fast.3, general.3), (8, 0), "rows the fast path wrote");
+    assert_eq!(
+        fast.0,
+        [201, 409, 200, 409, 403, 200, 423, 412, 423, 200, 403, 412, 200, 204]
+    );
     assert!(fast.1.len() >= 8, "{:?}", fast.1);
     let actions: Vec<&str> = fast.2.iter().filter_map(|e| e[0].as_str()).collect();
     assert_eq!(
@@ -176,9 +240,32 @@ async fn the_outbox_payload_round_trips_the_rows_the_fast_path_writes() {
     let lock = app
         .lock(&c.bob.tab("bob-tab"), "Card", c.case.card_id)
         .await;
+    let saved = save(
+        &app,
+        &c.bob.tab("bob-tab"),
+        c.case.card_id,
+        None,
+        None,
+        "saved",
+    )
+    .await;
+    assert_eq!(saved, json!([200, 2]));
     app.release(&c.bob.tab("bob-tab"), id(&lock)).await;
 
     let rows = outbox_payloads(&app).await;
+    let cards: Vec<&String> = rows.iter().filter(|p| is_saved_card(p)).collect();
+    assert_eq!(cards.len(), 1, "one save: {:?}", rows.len());
+    let written: Value = serde_json::from_str(cards[0]).expect("JSON");
+    let read: OutboxPayload = serde_json::from_str(cards[0]).expect("an OutboxPayload");
+    assert!(
+        matches!(&read, OutboxPayload::Card(saved) if saved.card.content == "saved"),
+        "{written}"
+    );
+    assert_eq!(
+        keys(&serde_json::to_value(&read).expect("serialize")),
+        keys(&written)
+    );
+
     let locks: Vec<&String> = rows.iter().filter(|p| is_lock_notice(p)).collect();
     assert_eq!(locks.len(), 2, "an acquire and a release: {:?}", rows.len());
     for payload in locks {

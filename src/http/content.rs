@@ -8,12 +8,14 @@ use utoipa::ToSchema;
 
 use super::extract::WriteHeaders;
 use super::locks::RecordParam;
-use super::{case_by_slug, case_of, guarded, lockable_response, params, show_lockable};
+use super::{
+    case_by_slug, case_of, guarded, lockable_response, params, show_lockable, written_response,
+};
 use crate::auth::access::authorize;
 use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::locks::guard::{clear_child_locks, Preconditions};
-use crate::locks::subtree;
+use crate::locks::{fast_path, subtree};
 use crate::locks::{Lockable, Written};
 use crate::models::card::CardChanges;
 use crate::models::edgenote::EdgenoteChanges;
@@ -299,12 +301,19 @@ pub async fn update_card(
         content: params::body_text("card.content", fields.content)?,
         position: params::position("card.position", fields.position)?,
     };
-    let policy = state.policy;
+    let (id, policy) = (id.into_inner(), state.policy);
+    if state.settings.lock_fast_path && move_to.is_none() {
+        let saved =
+            fast_path::save_card(&state.db, &caller, id, preconditions, &changes, &policy).await?;
+        if let Some(card) = saved {
+            return Ok(written_response(Written::Updated(card)));
+        }
+    }
     guarded::<Card, _>(
         &state,
         caller,
         preconditions,
-        id.into_inner(),
+        id,
         Role::Editor,
         move |tx, ctx, card| {
             if let Some(page_id) = move_to.filter(|&p| p != card.page_id) {

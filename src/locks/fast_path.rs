@@ -1,21 +1,34 @@
-//! The lock fast path: on PostgreSQL the everyday acquire (a free record,
-//! no takeover) and the holder's release are one statement each, committed
-//! on its own, with the token check, the audit row and the broadcast in it
-//! (`crate::models::lock_fast_path`). `None` means "take the general path",
-//! which then decides everything the fast path does not: 401/403/404/409,
-//! renewing one's own lock, takeovers, locks past their lease. SQLite, whose
-//! statements cost no round trip, always takes the general path.
+//! The fast path: on PostgreSQL the everyday acquire (a free record, no
+//! takeover), the holder's release and the everyday card save are one
+//! statement each, committed on its own, with the token check, the audit
+//! row and the broadcast in it (`crate::models::lock_fast_path`,
+//! `crate::models::card::fast_update`). `None` means "take the general
+//! path", which then decides everything the fast path does not:
+//! 401/403/404/409/412/423, renewing one's own lock, takeovers, locks past
+//! their lease. SQLite, whose statements cost no round trip, always takes
+//! the general path.
 
 use diesel::pg::PgConnection;
 use diesel::QueryResult;
 
 use super::engine::count_event;
+use super::guard::Preconditions;
 use super::{LockPolicy, LockableKind};
 use crate::auth::access::Rank;
 use crate::auth::Caller;
 use crate::db::{Backend, Database, DbConn, DbError};
+use crate::models::card::{self, CardChanges, FastSave};
 use crate::models::lock_fast_path::{self, FreshLock};
-use crate::models::{HeldLock, LockAction, LockId, Role};
+use crate::models::{Card, CardId, HeldLock, LockAction, LockId, Role};
+
+/// The case roles that may take locks and save (a site admin always may).
+fn editor_roles() -> Vec<&'static str> {
+    Role::ALL
+        .into_iter()
+        .filter(|r| Rank::Member(*r).allows(Role::Editor))
+        .map(Role::as_str)
+        .collect()
+}
 
 /// Takes the lock on a free record in one statement, or `None`.
 pub async fn acquire(
@@ -29,12 +42,8 @@ pub async fn acquire(
     let session_id = caller.session_id().cloned();
     let user_agent = caller.user_agent().cloned();
     let ttl = policy.ttl;
-    one_statement(db, "acquire", LockAction::Acquired, move |pg| {
-        let editor_roles: Vec<&str> = Role::ALL
-            .into_iter()
-            .filter(|r| Rank::Member(*r).allows(Role::Editor))
-            .map(Role::as_str)
-            .collect();
+    let held = one_statement(db, "acquire", move |pg| {
+        let editor_roles = editor_roles();
         let fresh = FreshLock {
             sql: kind.fast_acquire,
             lockable_type: kind.type_name,
@@ -46,7 +55,11 @@ pub async fn acquire(
         };
         lock_fast_path::acquire(pg, holder, &fresh)
     })
-    .await
+    .await?;
+    if held.is_some() {
+        count_event(LockAction::Acquired);
+    }
+    Ok(held)
 }
 
 /// Releases the caller's own lock, still in force, in one statement; or `None`.
@@ -59,22 +72,62 @@ pub async fn release(
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
     let idle_timeout = policy.idle_timeout;
-    one_statement(db, "release", LockAction::Released, move |pg| {
+    let held = one_statement(db, "release", move |pg| {
         lock_fast_path::release(pg, holder, id, session_id.as_deref(), idle_timeout)
+    })
+    .await?;
+    if held.is_some() {
+        count_event(LockAction::Released);
+    }
+    Ok(held)
+}
+
+/// Saves a card's content or position (not a move) in one statement; or
+/// `None`.
+pub async fn save_card(
+    db: &Database,
+    caller: &Caller,
+    id: CardId,
+    preconditions: Preconditions,
+    changes: &CardChanges,
+    policy: &LockPolicy,
+) -> Result<Option<Card>, DbError> {
+    if changes.page_id.is_some() {
+        return Ok(None);
+    }
+    let holder = caller.token_holder();
+    let session_id = caller.session_id().cloned();
+    let content = changes.content.clone();
+    let position = changes.position;
+    let (ttl, idle_timeout) = (policy.ttl, policy.idle_timeout);
+    one_statement(db, "save", move |pg| {
+        let editor_roles = editor_roles();
+        let save = FastSave {
+            id,
+            session_id: session_id.as_deref(),
+            lock_token: preconditions.lock_token,
+            if_match: preconditions.if_match,
+            content: content.as_deref(),
+            position,
+            ttl,
+            idle_timeout,
+            editor_roles: &editor_roles,
+        };
+        card::fast_update(pg, holder, &save)
     })
     .await
 }
 
-/// Runs `statement` (PostgreSQL only) committed on its own, and counts what
-/// it did: the lock event when it took the request, and whether it did.
-async fn one_statement<F>(
+/// Runs `statement` (PostgreSQL only) committed on its own, and counts
+/// whether it took the request.
+async fn one_statement<T, F>(
     db: &Database,
     request: &'static str,
-    action: LockAction,
     statement: F,
-) -> Result<Option<HeldLock>, DbError>
+) -> Result<Option<T>, DbError>
 where
-    F: FnOnce(&mut PgConnection) -> QueryResult<Option<HeldLock>> + Send + 'static,
+    F: FnOnce(&mut PgConnection) -> QueryResult<Option<T>> + Send + 'static,
+    T: Send + 'static,
 {
     if db.backend() != Backend::Postgres {
         return Ok(None);
@@ -88,9 +141,6 @@ where
             Option::is_some,
         )
         .await?;
-    if held.is_some() {
-        count_event(action);
-    }
     let outcome = if held.is_some() { "taken" } else { "declined" };
     metrics::counter!("baton_lock_fast_path_total", "request" => request, "outcome" => outcome)
         .increment(1);

@@ -1,8 +1,11 @@
 //! Lock JSON is rendered here and nowhere else: locks, ended locks, waiters,
-//! audit rows, and the message that says who holds a record.
+//! audit rows, and the message that says who holds a record; and the frames
+//! of what the fast path wrote.
 
 use super::lockable::table_of;
+use super::Lockable;
 use crate::db::Frame;
+use crate::models::card::SavedCard;
 use crate::models::lock_fast_path::LockNotice;
 use crate::models::{HeldLock, LockAction, LockEvent, QueuedWaiter, UserRef, WaiterEnd};
 use crate::views::locks::LockDepth;
@@ -65,6 +68,14 @@ pub fn notice_frame(notice: LockNotice) -> Frame {
         reason => (Change::Destroy, ended_lock(&held, reason, None)),
     };
     ServerFrame::change(change, watchable, editor).for_case(held.lock.case_id)
+}
+
+/// The frame of a card saved by the fast path: the same `update` the guard
+/// emits for a save.
+pub fn saved_card_frame(saved: SavedCard) -> Frame {
+    let SavedCard { card, editor, .. } = saved;
+    let case_id = card.case_id;
+    ServerFrame::change(Change::Update, card.view().into(), editor).for_case(case_id)
 }
 
 /// One audit row, with the users it names (looked up by the caller).

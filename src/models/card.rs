@@ -1,12 +1,21 @@
+use std::time::Duration;
+
 use chrono::NaiveDateTime;
 use diesel::dsl::max;
+use diesel::pg::PgConnection;
 use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
+use serde::{Deserialize, Serialize};
 
 use crate::db::schema::cards;
-use crate::db::DbConn;
-use crate::models::{CardId, CaseId, PageId};
+use crate::db::{DbConn, Prepared};
+use crate::models::lock_fast_path::{micros, TokenHolder};
+use crate::models::{CardId, CaseId, LockId, PageId};
 
-#[derive(Queryable, Selectable, Clone, Debug)]
+/// (`Serialize`/`Deserialize`: the fast path's outbox rows carry it as JSON.)
+#[derive(
+    Queryable, QueryableByName, Selectable, Clone, Debug, PartialEq, Serialize, Deserialize,
+)]
 #[diesel(table_name = cards)]
 pub struct Card {
     pub id: CardId,
@@ -95,4 +104,59 @@ impl Card {
             .returning(cards::all_columns)
             .get_result::<Card>(conn)
     }
+}
+
+/// A save made by the fast path (PostgreSQL), as its outbox row carries it:
+/// the saved row, which every instance's listener renders as the general
+/// path's `update` frame.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedCard {
+    pub card: Card,
+    /// The tab whose request it was.
+    pub editor: Option<String>,
+    /// When the statement ran (Unix microseconds), for the fan-out delay.
+    pub at: i64,
+}
+
+/// A save of a card's content or position, as the fast path binds it.
+pub struct FastSave<'a> {
+    pub id: CardId,
+    pub session_id: Option<&'a str>,
+    pub lock_token: Option<LockId>,
+    pub if_match: Option<i64>,
+    pub content: Option<&'a str>,
+    pub position: Option<i32>,
+    /// The lease and idle limit a save renews and checks.
+    pub ttl: Duration,
+    pub idle_timeout: Duration,
+    /// The case roles that may save (a site admin always may).
+    pub editor_roles: &'a [&'a str],
+}
+
+/// Saves the card in one call if nothing stands in the way (the function
+/// `baton_fast_card_update` in the PostgreSQL migrations restates the
+/// guard); no row means "take the general path".
+pub fn fast_update(
+    pg: &mut PgConnection,
+    caller: TokenHolder,
+    save: &FastSave,
+) -> QueryResult<Option<Card>> {
+    Prepared::new(
+        "SELECT * FROM baton_fast_card_update($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        |q| {
+            q.bind::<BigInt, _>(save.id)
+                .bind::<BigInt, _>(caller.user_id)
+                .bind::<BigInt, _>(caller.token_id)
+                .bind::<Nullable<Text>, _>(save.session_id)
+                .bind::<Nullable<BigInt>, _>(save.lock_token)
+                .bind::<Nullable<BigInt>, _>(save.if_match)
+                .bind::<Nullable<Text>, _>(save.content)
+                .bind::<Nullable<Integer>, _>(save.position)
+                .bind::<BigInt, _>(micros(save.ttl))
+                .bind::<BigInt, _>(micros(save.idle_timeout))
+                .bind::<Array<Text>, _>(save.editor_roles)
+        },
+    )
+    .get_result::<Card>(pg)
+    .optional()
 }

@@ -56,7 +56,7 @@ pub struct FreshLock<'a> {
 }
 
 /// A duration as the statements bind it: whole microseconds (saturating).
-fn micros(d: Duration) -> i64 {
+pub(crate) fn micros(d: Duration) -> i64 {
     i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
 }
 

@@ -38,6 +38,7 @@ use crate::clock;
 use crate::db::schema::event_outbox;
 use crate::db::{DbConn, EventBus, Frame, Outgoing, Prepared};
 use crate::locks::render;
+use crate::models::card::SavedCard;
 use crate::models::lock_fast_path::LockNotice;
 
 const CHANNEL: &str = "baton_events";
@@ -92,6 +93,8 @@ pub enum OutboxPayload<'a> {
     /// A lock written by the fast path, rendered by the listener (boxed: it
     /// is much larger than the others).
     Lock(Box<LockNotice>),
+    /// A card saved by the fast path, rendered by the listener.
+    Card(Box<SavedCard>),
 }
 
 impl OutboxPayload<'_> {
@@ -191,13 +194,27 @@ impl EventBus for PgBus {
     }
 }
 
-/// Deletes outbox rows old enough that every listener has read them.
+/// Deletes outbox rows old enough that every listener has read them: every
+/// row below the first one young enough to keep. Ids grow with time, so the
+/// primary key finds them, reading only rows it deletes; `created_at` needs
+/// no index of its own, which every write would pay for.
 pub fn prune_outbox(conn: &mut DbConn, now: chrono::NaiveDateTime) -> QueryResult<usize> {
-    diesel::delete(
-        event_outbox::table
-            .filter(event_outbox::created_at.lt(clock::before(now, OUTBOX_RETENTION))),
-    )
-    .execute(conn)
+    let cutoff = clock::before(now, OUTBOX_RETENTION);
+    let first_kept: Option<i64> = event_outbox::table
+        .select(event_outbox::id)
+        .filter(event_outbox::created_at.ge(cutoff))
+        .order(event_outbox::id.asc())
+        .limit(1)
+        .get_result(conn)
+        .optional()?;
+    match first_kept {
+        Some(id) => {
+            diesel::delete(event_outbox::table.filter(event_outbox::id.lt(id))).execute(conn)
+        }
+        // Nothing young enough to keep: every row may go.
+        None => diesel::delete(event_outbox::table.filter(event_outbox::created_at.lt(cutoff)))
+            .execute(conn),
+    }
 }
 
 /// Where a listener is in the outbox: the next id to deliver, the gap it
@@ -520,6 +537,10 @@ fn deliver(hub: &Hub, payload: &str) {
         Ok(OutboxPayload::Lock(notice)) => {
             record_delay(notice.at);
             hub.publish(render::notice_frame(*notice))
+        }
+        Ok(OutboxPayload::Card(saved)) => {
+            record_delay(saved.at);
+            hub.publish(render::saved_card_frame(*saved))
         }
         Ok(OutboxPayload::Kick { session, reason }) => hub.kick(&session, &reason),
         Err(e) => tracing::warn!(error = %e, "unreadable outbox row"),
