@@ -109,6 +109,9 @@ pub enum DbError {
     Migration(String),
     #[error("the database worker was cancelled")]
     Cancelled,
+    /// SQLite's writer or checkpointer thread could not start.
+    #[error("cannot start SQLite's {0} thread: {1}")]
+    Thread(&'static str, String),
     /// The call did not finish within `BATON_DB_TIMEOUT`.
     #[error("{}", timeout_message(*.limit, *.outcome))]
     Timeout {
@@ -503,9 +506,10 @@ impl Database {
         let sqlite_writer = match backend {
             Backend::Sqlite => Some(writer::GroupWriter::start(
                 connect_bounded(url, timeout)?,
+                connect_bounded(url, timeout)?,
                 Arc::clone(&bus),
                 timeout,
-            )),
+            )?),
             Backend::Postgres => None,
         };
         Ok(Database {

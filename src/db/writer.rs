@@ -12,13 +12,19 @@
 //! Requests are run in the order they arrived, and their broadcasts are
 //! handed to the bus in that order after the commit: the commit order the
 //! in-process bus relies on.
+//!
+//! The writer never checkpoints the WAL itself (SQLite would, in the COMMIT
+//! that crosses 1,000 pages, and every request of that group would wait for
+//! it): a second thread, on its own connection, runs a passive checkpoint
+//! several times a second, which copies pages back without blocking the
+//! writer.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use diesel::connection::{AnsiTransactionManager, TransactionManager};
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::Connection;
 use tokio::sync::oneshot;
 
@@ -27,6 +33,9 @@ use super::{now, CallState, DbConn, DbError, EventBus, Outgoing, TimeoutOutcome,
 /// Most requests in one transaction: enough to absorb any burst the HTTP
 /// workers can produce, few enough that the group's latency stays short.
 const MOST_PER_GROUP: usize = 128;
+
+/// How often the checkpointer copies the WAL back into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
 /// What a group's successful request still has to do once the group's
 /// outcome is known: answer with its value (or the commit's error), and
@@ -111,15 +120,31 @@ pub(super) struct GroupWriter {
 }
 
 impl GroupWriter {
-    /// Starts the writer thread on its own connection.
-    pub(super) fn start(conn: DbConn, bus: Arc<dyn EventBus>, timeout: Duration) -> GroupWriter {
+    /// Starts the writer thread on `conn`, and the checkpointer on
+    /// `checkpoints` (see the module docs).
+    pub(super) fn start(
+        mut conn: DbConn,
+        checkpoints: DbConn,
+        bus: Arc<dyn EventBus>,
+        timeout: Duration,
+    ) -> Result<GroupWriter, DbError> {
+        conn.batch_execute("PRAGMA wal_autocheckpoint = 0;")?;
         let (queue, requests) = mpsc::channel();
+        // Dropped when the writer ends, which ends the checkpointer.
+        let (writer_alive, writer_gone) = mpsc::channel::<()>();
         let thread = Thread { conn, bus, timeout };
         std::thread::Builder::new()
             .name("baton-sqlite-writer".into())
-            .spawn(move || thread.serve(requests))
-            .expect("cannot start the SQLite writer thread");
-        GroupWriter { queue }
+            .spawn(move || {
+                thread.serve(requests);
+                drop(writer_alive);
+            })
+            .map_err(|e| DbError::Thread("writer", e.to_string()))?;
+        std::thread::Builder::new()
+            .name("baton-sqlite-checkpointer".into())
+            .spawn(move || checkpoint_until(checkpoints, writer_gone))
+            .map_err(|e| DbError::Thread("checkpointer", e.to_string()))?;
+        Ok(GroupWriter { queue })
     }
 
     /// Queues `f`; the receiver has its outcome once its group has
@@ -273,6 +298,17 @@ impl Thread {
                 <DbConn as Connection>::TransactionManager::rollback_transaction(&mut self.conn)?;
                 Ok(None)
             }
+        }
+    }
+}
+
+/// Checkpoints the WAL every [`CHECKPOINT_EVERY`] until the writer is gone.
+/// Passive: it copies what no reader still needs and never waits for the
+/// writer, so a busy moment only leaves more for the next round.
+fn checkpoint_until(mut conn: DbConn, writer_gone: mpsc::Receiver<()>) {
+    while let Err(mpsc::RecvTimeoutError::Timeout) = writer_gone.recv_timeout(CHECKPOINT_EVERY) {
+        if let Err(e) = conn.batch_execute("PRAGMA wal_checkpoint(PASSIVE);") {
+            tracing::warn!(error = %e, "SQLite checkpoint failed; trying again");
         }
     }
 }
