@@ -118,9 +118,9 @@ pub struct Settings {
     #[arg(long, env = "BATON_SHUTDOWN_TIMEOUT", default_value = "10s", value_parser = duration)]
     pub shutdown_timeout: Duration,
 
-    /// The lock fast path (PostgreSQL): the everyday acquire and release as
-    /// one statement each. `false` sends every lock request down the general
-    /// path, which answers the same (tests compare the two).
+    /// The fast path (PostgreSQL): the everyday acquire, release and card
+    /// save as one statement each. `false` sends every such request down the
+    /// general path, which answers the same (tests compare the two).
     #[arg(long, env = "BATON_LOCK_FAST_PATH", default_value_t = true, action = clap::ArgAction::Set)]
     pub lock_fast_path: bool,
 

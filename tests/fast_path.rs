@@ -295,3 +295,67 @@ fn keys(value: &Value) -> Vec<String> {
     out.sort();
     out
 }
+
+/// Saves racing a lock on the same card, through the fast path: once the
+/// lock is taken (its `create` frame, in commit order), no save of anyone
+/// else commits until it ends. The save's function locks the card's row
+/// first and reads the lock after, with a fresh snapshot; this fails if it
+/// read the lock from before the acquire committed.
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn a_fast_save_never_lands_inside_someone_elses_lock() {
+    let Some(app) = TestApp::start(Backend::Postgres).await else {
+        return;
+    };
+    let app = std::sync::Arc::new(app);
+    let c = app.cast().await;
+    let card = c.case.card_id;
+    let (mut watcher, _) = app.open_tab("c", &c.rita.tab("rita-tab")).await;
+    let (bob, carol) = (c.bob.tab("bob-tab"), c.carol.tab("carol-tab"));
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let saver = {
+        let (app, stop) = (app.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut saved = 0;
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                match save(&app, &bob, card, None, None, &format!("bob {n}")).await[0].as_u64() {
+                    Some(200) => saved += 1,
+                    Some(423) => {}
+                    other => panic!("a save answered {other:?}"),
+                }
+            }
+            saved
+        })
+    };
+    let rounds = 15;
+    for _ in 0..rounds {
+        let lock = app.lock(&carol, "Card", card).await;
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        app.release(&carol, id(&lock)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let saved = saver.await.expect("the saver");
+    assert!(saved > 0, "some saves landed between Carol's locks");
+
+    let mut held = false;
+    let (mut locks, mut updates) = (0, 0);
+    while locks < 2 * rounds || updates < saved {
+        let frame = watcher.next_change().await;
+        match (frame["type"].as_str(), frame["editorSessionId"].as_str()) {
+            (Some("create"), Some("carol-tab")) => (held, locks) = (true, locks + 1),
+            (Some("destroy"), Some("carol-tab")) => (held, locks) = (false, locks + 1),
+            (Some("update"), Some("bob-tab")) => {
+                assert!(!held, "Bob's save committed inside Carol's lock: {frame}");
+                updates += 1;
+            }
+            _ => {}
+        }
+    }
+}

@@ -103,6 +103,11 @@ async fn lock_cycle_is_counted(backend: Backend) {
         assert_eq!(fast("release", "declined"), 0.0, "{after}");
     } else {
         assert_eq!(fast("acquire", "taken"), 0.0, "{after}");
+        // Every SQLite write went through the group writer: at least the
+        // acquire, the refused acquire and the release.
+        let groups = value_of(&after, "baton_sqlite_write_group_size_count")
+            - value_of(&before, "baton_sqlite_write_group_size_count");
+        assert!(groups >= 3.0, "{after}");
     }
 
     // A hand-off: Rita waits while Bob holds the card, then Bob releases.

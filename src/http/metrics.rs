@@ -76,7 +76,11 @@ fn describe() {
     );
     describe_counter!(
         "baton_lock_fast_path_total",
-        "Lock acquires and releases by whether the one-statement fast path took them (taken) or left them to the general path (declined); PostgreSQL only"
+        "Lock acquires, releases and card saves by whether the one-statement fast path took them (taken) or left them to the general path (declined); PostgreSQL only"
+    );
+    describe_histogram!(
+        "baton_sqlite_write_group_size",
+        "SQLite: requests carried by each write transaction (group commit)"
     );
     describe_counter!(
         "baton_takeovers_refused_total",
