@@ -435,7 +435,18 @@ pub struct Tx<'a> {
     after_commit: Vec<Box<dyn FnOnce()>>,
 }
 
-impl Tx<'_> {
+impl<'a> Tx<'a> {
+    /// A transaction begun on `conn` at `now`, publishing nothing yet.
+    fn new(conn: &'a mut DbConn, now: NaiveDateTime, editor_session_id: Option<String>) -> Tx<'a> {
+        Tx {
+            conn,
+            now,
+            editor_session_id,
+            outgoing: Vec::new(),
+            after_commit: Vec::new(),
+        }
+    }
+
     /// The session (browser tab) whose request this is; broadcasts carry it.
     pub fn editor_session_id(&self) -> Option<&str> {
         self.editor_session_id.as_deref()
@@ -776,13 +787,7 @@ impl Database {
                 return Err(lost_or(conn, DbError::from(e)).into());
             }
         };
-        let mut tx = Tx {
-            conn,
-            now,
-            editor_session_id,
-            outgoing: Vec::new(),
-            after_commit: Vec::new(),
-        };
+        let mut tx = Tx::new(conn, now, editor_session_id);
         let outcome = f(&mut tx);
         let outgoing = std::mem::take(&mut tx.outgoing);
         let after_commit = std::mem::take(&mut tx.after_commit);

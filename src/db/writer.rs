@@ -85,13 +85,7 @@ where
             reply,
             ..
         } = *self;
-        let mut tx = Tx {
-            conn,
-            now,
-            editor_session_id,
-            outgoing: Vec::new(),
-            after_commit: Vec::new(),
-        };
+        let mut tx = Tx::new(conn, now, editor_session_id);
         match f(&mut tx) {
             Ok(value) => Some(Pending {
                 answer: Box::new(move |outcome| {

@@ -56,10 +56,7 @@ pub async fn acquire(
         lock_fast_path::acquire(pg, holder, &fresh)
     })
     .await?;
-    if held.is_some() {
-        count_event(LockAction::Acquired);
-    }
-    Ok(held)
+    Ok(counted(held, LockAction::Acquired))
 }
 
 /// Releases the caller's own lock, still in force, in one statement; or `None`.
@@ -76,10 +73,15 @@ pub async fn release(
         lock_fast_path::release(pg, holder, id, session_id.as_deref(), idle_timeout)
     })
     .await?;
+    Ok(counted(held, LockAction::Released))
+}
+
+/// `held`, its lock event counted when the fast path took the request.
+fn counted(held: Option<HeldLock>, action: LockAction) -> Option<HeldLock> {
     if held.is_some() {
-        count_event(LockAction::Released);
+        count_event(action);
     }
-    Ok(held)
+    held
 }
 
 /// Saves a card's content or position (not a move) in one statement; or
