@@ -30,12 +30,16 @@ pub enum Closing {
 /// queue (an unbounded channel allocates a block of 32 slots up front).
 pub type CloseSender = oneshot::Sender<Closing>;
 
+/// One open channel of a session: its connection id, and its close signal
+/// until the tab has been told to close.
+type OpenTab = (u64, Option<CloseSender>);
+
 #[derive(Default)]
 pub struct Hub {
     cases: Mutex<HashMap<i64, broadcast::Sender<Arc<Frame>>>>,
     /// Open channels by session id (a tab may briefly have two while it
     /// reconnects); a channel's sender is taken once it has been told to close.
-    tabs: Mutex<HashMap<String, Vec<(u64, Option<CloseSender>)>>>,
+    tabs: Mutex<HashMap<String, Vec<OpenTab>>>,
     /// Set once the instance is shutting down: new channels are refused.
     restarting: AtomicBool,
 }
