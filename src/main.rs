@@ -181,6 +181,26 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             )
         }
     };
+    #[cfg(unix)]
+    match server::raise_open_file_limit(args.settings.database.db_pool_size) {
+        Ok(files) => {
+            tracing::info!(
+                "open-file limit {} (started with {}): room for about {} open tabs",
+                files.limit,
+                files.started_with,
+                files.tabs
+            );
+            if files.tabs < 10_000 {
+                tracing::warn!(
+                    "the hard open-file limit is {}: raise it (LimitNOFILE= in a systemd \
+                     unit, `ulimit -Hn` as root) for more open tabs",
+                    files.limit
+                );
+            }
+        }
+        // Serving goes on with the limit it has; tabs past it are refused.
+        Err(e) => tracing::warn!(error = %e, "could not raise the open-file limit"),
+    }
     let bind = args.settings.bind.clone();
     let mut settings = args.settings;
     settings.demo = args.demo;

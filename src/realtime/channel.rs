@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use actix_ws::{AggregatedMessage, CloseCode, CloseReason, MessageStream, Session};
 use tokio::sync::broadcast::{self, error::RecvError};
-use tokio::sync::mpsc;
+use tokio::sync::oneshot;
 
 use super::hub::Closing;
 use super::presence::online_users;
@@ -22,7 +22,7 @@ use crate::locks::lease;
 use crate::locks::line::waiters_of_case;
 use crate::locks::render::{lock_views, waiter_views};
 use crate::models::presence::NewPresence;
-use crate::models::{Case, Lock, Presence, Waiter};
+use crate::models::{Case, CaseId, Lock, Presence, Waiter};
 use crate::views::ServerFrame;
 
 /// Largest frame a tab may send; the channel is server → client, so small.
@@ -56,12 +56,17 @@ pub async fn serve(
         return;
     };
     let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
-    let (close_tx, close_rx) = mpsc::unbounded_channel();
+    let (close_tx, close_rx) = oneshot::channel();
     rt.hub.register_tab(&session_id, connection, close_tx);
     // Subscribe before the welcome snapshot, so nothing falls between them.
     let frames = rt.hub.subscribe(case.id);
 
-    match join(&rt, &actor, &case, &session_id).await {
+    let joined = join(&rt, &actor, &case, &session_id).await;
+    // An open tab holds what it needs and no more: the user's and the
+    // case's rows (strings and all) would sit in memory for every idle tab.
+    let case_id = case.id;
+    drop((actor, case));
+    match joined {
         Ok((presence_id, welcome)) => {
             let end = if session.text(welcome).await.is_ok() {
                 pump(&rt, &session_id, &mut session, stream, frames, close_rx).await
@@ -71,7 +76,7 @@ pub async fn serve(
             // Close first, record after: the tab's TCP connection ends as
             // soon as the close handshake is done, not after a database write.
             let _ = session.close(close_reason(&end)).await;
-            if let Err(e) = leave(&rt, &case, &session_id, presence_id, &end).await {
+            if let Err(e) = leave(&rt, case_id, &session_id, presence_id, &end).await {
                 tracing::warn!(error = %e, session_id, "could not record a tab leaving");
             }
         }
@@ -147,7 +152,7 @@ async fn pump(
     session: &mut Session,
     stream: MessageStream,
     mut frames: broadcast::Receiver<Arc<Frame>>,
-    mut closing: mpsc::UnboundedReceiver<Closing>,
+    mut closing: oneshot::Receiver<Closing>,
 ) -> End {
     let mut stream = stream
         .max_frame_size(MAX_CLIENT_FRAME)
@@ -159,6 +164,8 @@ async fn pump(
     // The first ping waits a full period: it must not race the client's first frame.
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     let mut last_pong = Instant::now();
+    // A oneshot must not be polled again once it has answered.
+    let mut may_close = true;
     loop {
         let sent = tokio::select! {
             message = stream.recv() => match message {
@@ -192,13 +199,19 @@ async fn pump(
                     deliver(session.ping(b""), patience).await
                 }
             }
-            Some(closing) = closing.recv() => match closing {
-                Closing::Kicked(reason) => {
+            closing = &mut closing, if may_close => match closing {
+                Ok(Closing::Kicked(reason)) => {
                     let kicked = ServerFrame::Kicked { reason }.text();
                     let _ = deliver(session.text(kicked), patience).await;
                     Err(End::Kicked)
                 }
-                Closing::Restart => Err(End::Restart),
+                Ok(Closing::Restart) => Err(End::Restart),
+                // The hub let go of the sender without a word: no close can
+                // come any more.
+                Err(_) => {
+                    may_close = false;
+                    Ok(())
+                }
             },
         };
         if let Err(end) = sent {
@@ -226,12 +239,12 @@ async fn deliver(
 /// the case.
 async fn leave(
     rt: &Realtime,
-    case: &Case,
+    case_id: CaseId,
     session_id: &str,
     presence_id: i64,
     end: &End,
 ) -> AppResult<()> {
-    let (timing, case_id, session_id) = (rt.timing, case.id, session_id.to_owned());
+    let (timing, session_id) = (rt.timing, session_id.to_owned());
     let kicked = matches!(end, End::Kicked);
     rt.db
         .write(Some(session_id.clone()), move |tx| {

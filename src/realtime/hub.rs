@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, oneshot};
 
 use crate::db::{EventBus, Frame, Outgoing};
 use crate::models::CaseId;
@@ -25,14 +25,21 @@ pub enum Closing {
     Restart,
 }
 
-/// Tells one open tab to close.
-pub type CloseSender = mpsc::UnboundedSender<Closing>;
+/// Tells one open tab to close. A oneshot: the first word ends the tab, so
+/// nothing after it is read, and it costs a tab far less memory than a
+/// queue (an unbounded channel allocates a block of 32 slots up front).
+pub type CloseSender = oneshot::Sender<Closing>;
+
+/// One open channel of a session: its connection id, and its close signal
+/// until the tab has been told to close.
+type OpenTab = (u64, Option<CloseSender>);
 
 #[derive(Default)]
 pub struct Hub {
     cases: Mutex<HashMap<i64, broadcast::Sender<Arc<Frame>>>>,
-    /// Open channels by session id (a tab may briefly have two while it reconnects).
-    tabs: Mutex<HashMap<String, Vec<(u64, CloseSender)>>>,
+    /// Open channels by session id (a tab may briefly have two while it
+    /// reconnects); a channel's sender is taken once it has been told to close.
+    tabs: Mutex<HashMap<String, Vec<OpenTab>>>,
     /// Set once the instance is shutting down: new channels are refused.
     restarting: AtomicBool,
 }
@@ -80,9 +87,12 @@ impl Hub {
     /// at once.
     pub fn register_tab(&self, session_id: &str, id: u64, close: CloseSender) {
         let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
-        if self.restarting.load(Ordering::SeqCst) {
+        let close = if self.restarting.load(Ordering::SeqCst) {
             let _ = close.send(Closing::Restart);
-        }
+            None
+        } else {
+            Some(close)
+        };
         tabs.entry(session_id.to_owned())
             .or_default()
             .push((id, close));
@@ -111,19 +121,19 @@ impl Hub {
 
     /// Tells every open channel of the session here to close.
     pub fn kick(&self, session_id: &str, reason: &str) {
-        let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
-        for (_, close) in tabs.get(session_id).into_iter().flatten() {
-            let _ = close.send(Closing::Kicked(reason.to_owned()));
+        let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, close) in tabs.get_mut(session_id).into_iter().flatten() {
+            tell(close, Closing::Kicked(reason.to_owned()));
         }
     }
 
     /// Shutting down: tells every open channel here to close with 1012, and
     /// any that opens from now on.
     pub fn restart_all(&self) {
-        let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
         self.restarting.store(true, Ordering::SeqCst);
-        for (_, close) in tabs.values().flatten() {
-            let _ = close.send(Closing::Restart);
+        for (_, close) in tabs.values_mut().flatten() {
+            tell(close, Closing::Restart);
         }
     }
 
@@ -133,6 +143,13 @@ impl Hub {
             Outgoing::Kick { session_id, reason } => self.kick(&session_id, &reason),
             Outgoing::Frame(frame) => self.publish(frame),
         }
+    }
+}
+
+/// Tells a tab to close, unless it has been told already (it is closing).
+fn tell(close: &mut Option<CloseSender>, closing: Closing) {
+    if let Some(close) = close.take() {
+        let _ = close.send(closing);
     }
 }
 
