@@ -209,3 +209,29 @@ async fn requests_given_up_on_never_commit_and_the_writer_goes_on() {
     );
     drop(test_db);
 }
+
+#[actix_web::test]
+async fn a_group_that_fails_keeps_nothing_and_the_writer_starts_over() {
+    let (_test_db, db, _hub) = open();
+
+    // A request that ends the group's transaction behind the writer's back:
+    // its savepoint can no longer be released, so the group fails.
+    let wrecked = db
+        .write(None, |tx| {
+            insert(tx.conn, 1)?;
+            tx.conn.batch_execute("ROLLBACK")?;
+            Ok::<_, DbError>(())
+        })
+        .await;
+    assert!(wrecked.is_err(), "{wrecked:?}");
+
+    for n in 2..=3 {
+        db.write(None, move |tx| {
+            insert(tx.conn, n)?;
+            Ok::<_, DbError>(())
+        })
+        .await
+        .expect("the writer goes on, on a new connection");
+    }
+    assert_eq!(notes(&db).await, vec![2, 3]);
+}

@@ -515,12 +515,7 @@ impl Database {
             })?;
         let backend = Backend::of_url(url);
         let sqlite_writer = match backend {
-            Backend::Sqlite => Some(writer::GroupWriter::start(
-                connect_bounded(url, timeout)?,
-                connect_bounded(url, timeout)?,
-                Arc::clone(&bus),
-                timeout,
-            )?),
+            Backend::Sqlite => Some(writer::GroupWriter::start(url, Arc::clone(&bus), timeout)?),
             Backend::Postgres => None,
         };
         Ok(Database {

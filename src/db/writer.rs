@@ -5,9 +5,11 @@
 //! hand-offs each), one thread owns the write connection and runs whatever
 //! requests are waiting at that moment in one transaction: each request in
 //! its own savepoint, so that each still commits whole or not at all, and
-//! one COMMIT for the group. A request's answer (and its broadcasts) wait
-//! for that COMMIT; a request that failed is answered at once, its
-//! savepoint rolled back.
+//! one COMMIT for the group. Every answer waits for that COMMIT, refusals
+//! too: a request may have been refused because of an earlier one in the
+//! same group, which nobody else can see before the COMMIT. If the group
+//! fails, every request in it is answered with that error (nothing of the
+//! group was kept), and the writer starts over on a new connection.
 //!
 //! Requests are run in the order they arrived, and their broadcasts are
 //! handed to the bus in that order after the commit: the commit order the
@@ -28,7 +30,9 @@ use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionMa
 use diesel::Connection;
 use tokio::sync::oneshot;
 
-use super::{now, CallState, DbConn, DbError, EventBus, Outgoing, TimeoutOutcome, Tx};
+use super::{
+    connect_bounded, now, CallState, DbConn, DbError, EventBus, Outgoing, TimeoutOutcome, Tx,
+};
 
 /// Most requests in one transaction: enough to absorb any burst the HTTP
 /// workers can produce, few enough that the group's latency stays short.
@@ -37,13 +41,30 @@ const MOST_PER_GROUP: usize = 128;
 /// How often the checkpointer copies the WAL back into the database file.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
-/// What a group's successful request still has to do once the group's
-/// outcome is known: answer with its value (or the commit's error), and
-/// its broadcasts and after-commit hooks.
-struct Pending {
+/// A request that has run in its savepoint, waiting for its group's
+/// outcome.
+struct Ran {
+    /// Answers the request, given the group's outcome: its value (or its
+    /// own refusal) if the group committed, the group's error if not.
     answer: Box<dyn FnOnce(Result<(), DbError>)>,
+    /// Whether its changes stay in the group (its savepoint was released).
+    kept: bool,
+    /// Published after the COMMIT, if kept.
     outgoing: Vec<Outgoing>,
     after_commit: Vec<Box<dyn FnOnce()>>,
+}
+
+impl Ran {
+    /// A request that keeps nothing and answers `error` once the group is
+    /// over (or the group's own error).
+    fn refused(answer: Box<dyn FnOnce(Result<(), DbError>)>, error: DbError) -> Ran {
+        Ran {
+            answer: Box::new(move |group| answer(Err(group.err().unwrap_or(error)))),
+            kept: false,
+            outgoing: Vec::new(),
+            after_commit: Vec::new(),
+        }
+    }
 }
 
 /// One request's write, its types erased so that requests of every kind
@@ -51,10 +72,8 @@ struct Pending {
 trait Job: Send {
     fn state(&self) -> Arc<CallState>;
 
-    /// Runs the request's closure in `tx`. `Some` when it succeeded (its
-    /// changes are to be kept); `None` when it failed and has been
-    /// answered.
-    fn run(self: Box<Self>, conn: &mut DbConn, now: chrono::NaiveDateTime) -> Option<Pending>;
+    /// Runs the request's closure in a transaction on `conn`.
+    fn run(self: Box<Self>, conn: &mut DbConn, now: chrono::NaiveDateTime) -> Ran;
 
     /// Answers without running: the group could not start, or the request
     /// gave up while it waited.
@@ -78,7 +97,7 @@ where
         Arc::clone(&self.state)
     }
 
-    fn run(self: Box<Self>, conn: &mut DbConn, now: chrono::NaiveDateTime) -> Option<Pending> {
+    fn run(self: Box<Self>, conn: &mut DbConn, now: chrono::NaiveDateTime) -> Ran {
         let Request {
             editor_session_id,
             f,
@@ -87,17 +106,25 @@ where
         } = *self;
         let mut tx = Tx::new(conn, now, editor_session_id);
         match f(&mut tx) {
-            Ok(value) => Some(Pending {
-                answer: Box::new(move |outcome| {
-                    let _ = reply.send(outcome.map(|()| value).map_err(E::from));
+            Ok(value) => Ran {
+                answer: Box::new(move |group| {
+                    let _ = reply.send(group.map(|()| value).map_err(E::from));
                 }),
+                kept: true,
                 outgoing: tx.outgoing,
                 after_commit: tx.after_commit,
-            }),
-            Err(e) => {
-                let _ = reply.send(Err(e));
-                None
-            }
+            },
+            Err(refusal) => Ran {
+                answer: Box::new(move |group| {
+                    let _ = reply.send(Err(match group {
+                        Ok(()) => refusal,
+                        Err(e) => E::from(e),
+                    }));
+                }),
+                kept: false,
+                outgoing: Vec::new(),
+                after_commit: Vec::new(),
+            },
         }
     }
 
@@ -114,19 +141,24 @@ pub(super) struct GroupWriter {
 }
 
 impl GroupWriter {
-    /// Starts the writer thread on `conn`, and the checkpointer on
-    /// `checkpoints` (see the module docs).
+    /// Starts the writer thread and the checkpointer (see the module
+    /// docs), each on its own connection to `url`.
     pub(super) fn start(
-        mut conn: DbConn,
-        checkpoints: DbConn,
+        url: &str,
         bus: Arc<dyn EventBus>,
         timeout: Duration,
     ) -> Result<GroupWriter, DbError> {
-        conn.batch_execute("PRAGMA wal_autocheckpoint = 0;")?;
+        let conn = writer_connection(url, timeout)?;
+        let checkpoints = connect_bounded(url, timeout)?;
         let (queue, requests) = mpsc::channel();
         // Dropped when the writer ends, which ends the checkpointer.
         let (writer_alive, writer_gone) = mpsc::channel::<()>();
-        let thread = Thread { conn, bus, timeout };
+        let thread = Thread {
+            conn,
+            url: url.to_owned(),
+            bus,
+            timeout,
+        };
         std::thread::Builder::new()
             .name("baton-sqlite-writer".into())
             .spawn(move || {
@@ -170,6 +202,8 @@ impl GroupWriter {
 
 struct Thread {
     conn: DbConn,
+    /// To start over on a new connection after a failed group.
+    url: String,
     bus: Arc<dyn EventBus>,
     timeout: Duration,
 }
@@ -185,7 +219,13 @@ impl Thread {
                 }
             }
             metrics::histogram!("baton_sqlite_write_group_size").record(group.len() as f64);
-            self.run_group(group);
+            // A panic here (not in a request: those are caught) drops the
+            // group's answers (their callers are told the worker was
+            // cancelled); the writer goes on with the next group.
+            if catch_unwind(AssertUnwindSafe(|| self.run_group(group))).is_err() {
+                tracing::error!("the SQLite writer panicked; its group was not saved");
+                self.start_over();
+            }
         }
     }
 
@@ -208,92 +248,101 @@ impl Thread {
             for job in group {
                 job.fail(same_error(&e));
             }
+            self.start_over();
             return;
         }
-        let mut committing: Vec<Pending> = Vec::with_capacity(group.len());
-        let mut broken = None;
+        let mut ran: Vec<Ran> = Vec::with_capacity(group.len());
+        let mut failure = None;
         for job in group {
-            if broken.is_some() {
+            if failure.is_some() {
                 job.fail(self.not_applied());
                 continue;
             }
-            match self.run_one(job) {
-                Ok(Some(pending)) => committing.push(pending),
-                Ok(None) => {}
-                Err(e) => broken = Some(e),
-            }
-        }
-        if let Some(e) = broken {
-            // A savepoint could not be rolled back or released: the
-            // transaction is in an unknown state, so none of it is kept.
-            let _ = rollback(&mut self.conn);
-            for pending in committing {
-                (pending.answer)(Err(same_error(&e)));
-            }
-            return;
+            let (one, outcome) = self.run_one(job);
+            ran.extend(one);
+            failure = outcome.err();
         }
         // SQLite's COMMIT either happens or leaves the transaction to roll
         // back: a failed one changed nothing.
-        if let Err(e) = commit(&mut self.conn) {
-            let _ = rollback(&mut self.conn);
-            for pending in committing {
-                (pending.answer)(Err(same_error(&e)));
+        let outcome = match failure {
+            Some(e) => Err(e),
+            None => commit(&mut self.conn),
+        };
+        if let Err(e) = outcome {
+            self.start_over();
+            for one in ran {
+                (one.answer)(Err(same_error(&e)));
             }
             return;
         }
-        for pending in committing {
-            self.bus.committed(pending.outgoing);
-            pending.after_commit.into_iter().for_each(|f| f());
-            (pending.answer)(Ok(()));
+        for one in ran {
+            if one.kept {
+                self.bus.committed(one.outgoing);
+                one.after_commit.into_iter().for_each(|f| f());
+            }
+            (one.answer)(Ok(()));
         }
     }
 
-    /// One request in its own savepoint. `Err` only when the savepoint
-    /// itself failed, which ends the group.
-    fn run_one(&mut self, job: Box<dyn Job>) -> diesel::QueryResult<Option<Pending>> {
+    /// One request in its own savepoint. An error is the savepoint's own
+    /// (or the clock's): it ends the group.
+    fn run_one(&mut self, job: Box<dyn Job>) -> (Option<Ran>, diesel::QueryResult<()>) {
         let state = job.state();
         if state.abandoned() {
             job.fail(self.not_applied());
-            return Ok(None);
+            return (None, Ok(()));
         }
-        let now = now(&mut self.conn)?;
         // Nested in the group's transaction, this is a savepoint.
-        <DbConn as Connection>::TransactionManager::begin_transaction(&mut self.conn)?;
-        // A panicking request drops its reply (its caller is told the
-        // worker was cancelled) and its savepoint is rolled back.
-        let ran = catch_unwind(AssertUnwindSafe(|| job.run(&mut self.conn, now)));
-        let pending = match ran {
-            Ok(Some(pending)) => match self.bus.stage(&mut self.conn, &pending.outgoing) {
-                Err(e) => {
-                    (pending.answer)(Err(DbError::from(e)));
-                    None
-                }
-                // The request answered 503 already: nothing may change.
-                Ok(()) if !state.may_commit() => {
-                    (pending.answer)(Err(self.not_applied()));
-                    None
-                }
-                Ok(()) => Some(pending),
-            },
-            Ok(None) | Err(_) => None,
-        };
-        match pending {
-            Some(pending) => {
-                match <DbConn as Connection>::TransactionManager::commit_transaction(&mut self.conn)
-                {
-                    Ok(()) => Ok(Some(pending)),
-                    Err(e) => {
-                        (pending.answer)(Err(same_error(&e)));
-                        Err(e)
-                    }
-                }
+        let began = now(&mut self.conn).and_then(|now| {
+            <DbConn as Connection>::TransactionManager::begin_transaction(&mut self.conn)
+                .map(|()| now)
+        });
+        let now = match began {
+            Ok(now) => now,
+            Err(e) => {
+                job.fail(same_error(&e));
+                return (None, Err(e));
             }
-            None => {
-                <DbConn as Connection>::TransactionManager::rollback_transaction(&mut self.conn)?;
-                Ok(None)
+        };
+        // A panicking request drops its reply (its caller is told the
+        // worker was cancelled), and its savepoint is rolled back.
+        let mut one = match catch_unwind(AssertUnwindSafe(|| job.run(&mut self.conn, now))) {
+            Ok(one) => Some(one),
+            Err(_) => None,
+        };
+        if let Some(kept) = one.take_if(|one| one.kept) {
+            one = Some(match self.bus.stage(&mut self.conn, &kept.outgoing) {
+                Err(e) => Ran::refused(kept.answer, DbError::from(e)),
+                // The request answered 503 already: nothing may change.
+                Ok(()) if !state.may_commit() => Ran::refused(kept.answer, self.not_applied()),
+                Ok(()) => kept,
+            });
+        }
+        let end = match &one {
+            Some(one) if one.kept => commit(&mut self.conn),
+            _ => rollback(&mut self.conn),
+        };
+        (one, end)
+    }
+
+    /// After a failed group: a new connection, so that no transaction or
+    /// savepoint of the old one is left open (closing it rolls them back).
+    fn start_over(&mut self) {
+        match writer_connection(&self.url, self.timeout) {
+            Ok(conn) => self.conn = conn,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot reopen the SQLite writer's connection");
+                let _ = rollback(&mut self.conn);
             }
         }
     }
+}
+
+/// The writer's connection: it leaves checkpoints to the checkpointer.
+fn writer_connection(url: &str, timeout: Duration) -> Result<DbConn, DbError> {
+    let mut conn = connect_bounded(url, timeout)?;
+    conn.batch_execute("PRAGMA wal_autocheckpoint = 0;")?;
+    Ok(conn)
 }
 
 /// Checkpoints the WAL every [`CHECKPOINT_EVERY`] until the writer is gone.

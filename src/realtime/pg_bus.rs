@@ -207,13 +207,19 @@ pub fn prune_outbox(conn: &mut DbConn, now: chrono::NaiveDateTime) -> QueryResul
         .limit(1)
         .get_result(conn)
         .optional()?;
+    let stale = event_outbox::created_at.lt(cutoff);
     match first_kept {
-        Some(id) => {
-            diesel::delete(event_outbox::table.filter(event_outbox::id.lt(id))).execute(conn)
-        }
-        // Nothing young enough to keep: every row may go.
-        None => diesel::delete(event_outbox::table.filter(event_outbox::created_at.lt(cutoff)))
-            .execute(conn),
+        // The primary key bounds the scan. The age is checked too: a row
+        // below `id` may have committed since the query above (ids are
+        // taken before commit), young as it is.
+        Some(id) => diesel::delete(
+            event_outbox::table
+                .filter(event_outbox::id.lt(id))
+                .filter(stale),
+        )
+        .execute(conn),
+        // Nothing young enough to keep: every stale row may go.
+        None => diesel::delete(event_outbox::table.filter(stale)).execute(conn),
     }
 }
 

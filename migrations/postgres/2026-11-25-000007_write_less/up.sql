@@ -13,11 +13,12 @@ DROP INDEX index_event_outbox_on_created_at;
 -- card's content or position when nothing stands in the way, and returns
 -- the saved row; otherwise it writes nothing and returns no row, and the
 -- general path decides (401, 403, 404, 412, 423, an overdue lock). It is
--- the guard's rules restated (`crate::locks::guard`): the card's row first,
--- so that it queues behind a lock being taken on the card; then, each
--- statement with a fresh snapshot (a VOLATILE function), the caller's live
--- token and role, no deep lock in the case, the card's lock held by the
--- caller's tab and in force (or no lock), `Lock-Token` and `If-Match`. The
+-- the guard's rules restated (`crate::locks::guard`), in the guard's order:
+-- the card's row first, so that it queues behind a lock being taken on the
+-- card; then, each statement with a fresh snapshot (a VOLATILE function),
+-- the caller's live token and role, the card's lock (read FOR SHARE), no
+-- deep lock in the case, the card's lock held by the caller's tab and in
+-- force (or no lock), `Lock-Token` and `If-Match`. The
 -- lock's lease and activity are renewed as a save renews them, and the
 -- outbox row carries the saved row for every instance's listener to render.
 -- Times are the database's clock, as everywhere on PostgreSQL.
@@ -53,13 +54,15 @@ BEGIN
   IF NOT FOUND THEN
     RETURN;
   END IF;
+  SELECT * INTO held FROM locks l
+   WHERE l.lockable_type = 'Card' AND l.lockable_id = p_card FOR SHARE;
+  -- After the card's lock (as the guard reads them): a deep takeover that
+  -- ended the card's lock is seen here with the deep lock it took.
   PERFORM 1 FROM locks d WHERE d.case_id = card.case_id AND d.deep;
   IF FOUND THEN
     RETURN;
   END IF;
-  SELECT * INTO held FROM locks l
-   WHERE l.lockable_type = 'Card' AND l.lockable_id = p_card FOR SHARE;
-  IF FOUND THEN
+  IF held.id IS NOT NULL THEN
     IF held.user_id <> p_user
        OR NOT (p_session IS NULL OR held.session_id IS NULL OR held.session_id = p_session)
        OR held.expires_at <= v_now
