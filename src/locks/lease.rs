@@ -13,8 +13,15 @@ use crate::db::schema::{lock_waiters, locks};
 use crate::db::DbConn;
 use crate::models::{Lock, UserId, Waiter};
 
-/// Most sessions renewed by one statement.
-const RENEW_CHUNK: usize = 500;
+/// Most sessions renewed by one statement: SQLite binds each session (and
+/// limits how many one statement takes); PostgreSQL binds the whole list as
+/// one array, so a beat renews any number of tabs in one statement.
+fn renew_chunk(conn: &DbConn) -> usize {
+    match conn {
+        DbConn::Sqlite(_) => 500,
+        DbConn::Postgresql(_) => usize::MAX,
+    }
+}
 
 /// Extends the leases of every live lock held by these (answering) tabs, and
 /// of their live places in line, in a few statements however many tabs there
@@ -29,8 +36,9 @@ pub fn renew_for_sessions(
     // One ordered lock over every session (PostgreSQL binds the list as one
     // array), not per chunk: chunks would take rows in several orders.
     Lock::lock_rows_of_sessions(conn, sessions)?;
+    let chunk_size = renew_chunk(conn);
     let mut renewed = 0;
-    for chunk in sessions.chunks(RENEW_CHUNK) {
+    for chunk in sessions.chunks(chunk_size) {
         renewed += diesel::update(
             locks::table
                 .filter(locks::session_id.eq_any(chunk))
@@ -42,7 +50,7 @@ pub fn renew_for_sessions(
         .execute(conn)?;
     }
     Waiter::lock_rows_of_sessions(conn, sessions)?;
-    for chunk in sessions.chunks(RENEW_CHUNK) {
+    for chunk in sessions.chunks(chunk_size) {
         renewed += diesel::update(
             lock_waiters::table
                 .filter(lock_waiters::session_id.eq_any(chunk))
