@@ -306,10 +306,7 @@ impl Thread {
         };
         // A panicking request drops its reply (its caller is told the
         // worker was cancelled), and its savepoint is rolled back.
-        let mut one = match catch_unwind(AssertUnwindSafe(|| job.run(&mut self.conn, now))) {
-            Ok(one) => Some(one),
-            Err(_) => None,
-        };
+        let mut one = catch_unwind(AssertUnwindSafe(|| job.run(&mut self.conn, now))).ok();
         if let Some(kept) = one.take_if(|one| one.kept) {
             one = Some(match self.bus.stage(&mut self.conn, &kept.outgoing) {
                 Err(e) => Ran::refused(kept.answer, DbError::from(e)),
