@@ -193,8 +193,8 @@ impl GroupWriter {
             f,
             reply,
         };
-        // The thread lives as long as any handle; if it died (a panic
-        // outside a request), the dropped reply tells the caller.
+        // The thread lives as long as any handle; were it gone, the
+        // dropped reply would tell the caller.
         let _ = self.queue.send(Box::new(request));
         outcome
     }
