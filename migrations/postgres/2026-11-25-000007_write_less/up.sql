@@ -14,8 +14,8 @@ DROP INDEX index_event_outbox_on_created_at;
 -- the saved row; otherwise it writes nothing and returns no row, and the
 -- general path decides (401, 403, 404, 412, 423, an overdue lock). It is
 -- the guard's rules restated (`crate::locks::guard`), in the guard's order:
--- the card's row first, so that it queues behind a lock being taken on the
--- card; then, each statement with a fresh snapshot (a VOLATILE function),
+-- the card's row first, so that it comes after a lock being taken on the
+-- card (a row another transaction holds is left to the general path); then, each statement with a fresh snapshot (a VOLATILE function),
 -- the caller's live token and role, the card's lock (read FOR SHARE), no
 -- deep lock in the case, the card's lock held by the caller's tab and in
 -- force (or no lock), `Lock-Token` and `If-Match`. The
@@ -41,7 +41,11 @@ DECLARE
   card cards;
   held locks;
 BEGIN
-  SELECT * INTO card FROM cards WHERE id = p_card FOR NO KEY UPDATE;
+  -- A card (or, below, a lock) whose row another transaction holds is
+  -- left to the general path: it waits in a transaction of its own, which
+  -- it rolls back if it gives up (503 "nothing was changed"), where this
+  -- call, committing on its own, could only say "it may have been saved".
+  SELECT * INTO card FROM cards WHERE id = p_card FOR NO KEY UPDATE SKIP LOCKED;
   IF NOT FOUND THEN
     RETURN;
   END IF;
@@ -55,7 +59,13 @@ BEGIN
     RETURN;
   END IF;
   SELECT * INTO held FROM locks l
-   WHERE l.lockable_type = 'Card' AND l.lockable_id = p_card FOR SHARE;
+   WHERE l.lockable_type = 'Card' AND l.lockable_id = p_card FOR SHARE SKIP LOCKED;
+  IF NOT FOUND THEN
+    PERFORM 1 FROM locks l WHERE l.lockable_type = 'Card' AND l.lockable_id = p_card;
+    IF FOUND THEN
+      RETURN;
+    END IF;
+  END IF;
   -- After the card's lock (as the guard reads them): a deep takeover that
   -- ended the card's lock is seen here with the deep lock it took.
   PERFORM 1 FROM locks d WHERE d.case_id = card.case_id AND d.deep;
