@@ -219,11 +219,23 @@ pub fn start(state: AppState, listener: TcpListener) -> Result<Server, StartErro
     actix_web::rt::spawn(heartbeat::run(state.realtime.clone()));
     actix_web::rt::spawn(presence::run(state.realtime.clone()));
     if let Some(wakeups) = &state.realtime.bus_wakeups {
+        // Where delivery starts, read before the first request (the
+        // listener itself may connect later).
+        let from = match state.db.pool().get() {
+            Ok(mut conn) => pg_bus::outbox_end(&mut conn).ok(),
+            Err(_) => None,
+        };
+        if from.is_none() {
+            tracing::warn!(
+                "cannot read the outbox's end; the event listener will when it connects"
+            );
+        }
         actix_web::rt::spawn(pg_bus::listen(
             state.settings.database.database_url.clone(),
             state.realtime.hub.clone(),
             wakeups.clone(),
             state.settings.database.db_timeout,
+            from,
         ));
     }
     let settings = state.settings.clone();

@@ -194,6 +194,15 @@ impl EventBus for PgBus {
     }
 }
 
+/// The id the next outbox row will have at the earliest: where a listener
+/// starting now begins.
+pub fn outbox_end(conn: &mut DbConn) -> QueryResult<i64> {
+    let last: Option<i64> = event_outbox::table
+        .select(diesel::dsl::max(event_outbox::id))
+        .get_result(conn)?;
+    Ok(last.unwrap_or(0) + 1)
+}
+
 /// Deletes outbox rows old enough that every listener has read them: every
 /// row below the first one young enough to keep. Ids grow with time, so the
 /// primary key finds them, reading only rows it deletes; `created_at` needs
@@ -293,10 +302,24 @@ impl Cursor {
 /// `timeout` (`BATON_DB_TIMEOUT`) bounds connecting and every read: a
 /// listener whose connection stalls gives it up and reconnects, as after a
 /// cut.
-pub async fn listen(url: String, hub: Arc<Hub>, wakeups: Arc<Wakeups>, timeout: Duration) {
+///
+/// `from` is where delivery starts: [`outbox_end`] read before the server
+/// took its first request, so that a change committed after a tab joined is
+/// delivered even if the listener connects later than the tab.
+pub async fn listen(
+    url: String,
+    hub: Arc<Hub>,
+    wakeups: Arc<Wakeups>,
+    timeout: Duration,
+    from: Option<i64>,
+) {
     const FIRST_RETRY: Duration = Duration::from_millis(100);
     let mut backoff = FIRST_RETRY;
-    let mut cursor: Option<Cursor> = None;
+    let mut cursor: Option<Cursor> = from.map(|next_id| Cursor {
+        next_id,
+        gap: None,
+        read_at: Instant::now(),
+    });
     loop {
         let started = Instant::now();
         match listen_once(&url, &hub, &wakeups, &mut cursor, timeout).await {
