@@ -31,6 +31,11 @@ pub struct DatabaseSettings {
     /// may sit idle before the server aborts it.
     #[arg(long, env = "BATON_DB_TIMEOUT", default_value = "5s", value_parser = duration)]
     pub db_timeout: Duration,
+
+    /// The schema file that declares the record types (TOML); the built-in
+    /// casebook schema when left out.
+    #[arg(long, env = "BATON_SCHEMA")]
+    pub schema: Option<std::path::PathBuf>,
 }
 
 /// Everything `baton serve` needs.

@@ -1,9 +1,12 @@
-//! `serve --demo`: three people and a sample case, created only if absent.
+//! `serve --demo`: three people and a sample case, created only if absent,
+//! with demo data for the schema in force.
 
 use crate::auth::password;
 use crate::db::{Database, DbError, Tx};
 use crate::error::{AppError, AppResult};
-use crate::models::{Card, Case, Edgenote, Membership, Page, Role, User};
+use crate::models::{Case, CaseId, DeclaredRecord, Membership, Place, Role, User};
+use crate::schema::{self, RecordType, Store};
+use serde_json::{Map, Value};
 
 pub const DEMO_PASSWORD: &str = "demo";
 pub const DEMO_CASE: &str = "sample-case";
@@ -15,15 +18,30 @@ pub const PEOPLE: [(&str, &str, bool, Role); 3] = [
     ("carol@example.com", "Carol", false, Role::Editor),
 ];
 
-pub async fn seed(db: &Database) -> AppResult<()> {
+/// The casebook's demo data (`examples/schemas/casebook.demo.json`).
+const CASEBOOK_DEMO: &str = include_str!("../examples/schemas/casebook.demo.json");
+
+/// The demo data for the schema in force: `FILE.demo.json` beside a schema
+/// file `FILE.toml`, the casebook's for the built-in schema, else none (a
+/// sample record of each type is made up).
+pub fn demo_data(schema_file: Option<&std::path::Path>) -> Value {
+    let text = match schema_file {
+        Some(path) => std::fs::read_to_string(path.with_extension("demo.json")).ok(),
+        None => Some(CASEBOOK_DEMO.to_owned()),
+    };
+    text.and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null)
+}
+
+pub async fn seed(db: &Database, data: Value) -> AppResult<()> {
     let hash = actix_web::web::block(|| password::hash(DEMO_PASSWORD))
         .await
         .map_err(|_| AppError::Db(DbError::Cancelled))?
         .map_err(AppError::Unavailable)?;
-    db.write(None, move |tx| seed_in(tx, &hash)).await
+    db.write(None, move |tx| seed_in(tx, &hash, &data)).await
 }
 
-fn seed_in(tx: &mut Tx, hash: &str) -> AppResult<()> {
+fn seed_in(tx: &mut Tx, hash: &str, seed: &Value) -> AppResult<()> {
     let mut people = Vec::new();
     for (email, name, admin, role) in PEOPLE {
         let user = match User::find_by_email(tx.conn, email)? {
@@ -35,52 +53,106 @@ fn seed_in(tx: &mut Tx, hash: &str) -> AppResult<()> {
     if Case::find_by_slug(tx.conn, DEMO_CASE)?.is_some() {
         return Ok(());
     }
-    let case = Case::create(
-        tx.conn,
-        DEMO_CASE,
-        "The Lighthouse Keeper's Dilemma",
-        tx.now,
-    )?;
+    let title = seed
+        .get("title")
+        .and_then(Value::as_str)
+        .unwrap_or("A sample case");
+    let case = Case::create(tx.conn, DEMO_CASE, title, tx.now)?;
     for (user, role) in &people {
         Membership::create(tx.conn, case.id, user.id, *role, tx.now)?;
     }
-    let pages = [
-        (
-            "Introduction",
-            [
-                "The lighthouse on Gull Rock has been automated.",
-                "Its last keeper must decide what to do next.",
-            ],
-        ),
-        (
-            "The decision",
-            [
-                "Option A: retrain as a harbour pilot.",
-                "Option B: turn the keeper's cottage into a museum.",
-            ],
-        ),
-    ];
-    for (title, cards) in pages {
-        let page = Page::create(tx.conn, case.id, title, None, tx.now)?;
-        for content in cards {
-            Card::create(tx.conn, case.id, page.id, content, None, tx.now)?;
+    let mut made = 0;
+    plant(tx, case.id, None, seed.get("records"), &mut made)?;
+    Ok(())
+}
+
+/// Creates the records of `tree` (shaped as `GET /cases/:slug` nests them:
+/// each type under its camelCase plural, children inside their parent)
+/// under `parent`, validated as any create is.
+fn plant(
+    tx: &mut Tx,
+    case_id: CaseId,
+    parent: Option<(&'static RecordType, i64)>,
+    tree: Option<&Value>,
+    made: &mut usize,
+) -> AppResult<()> {
+    let schema = schema::in_force();
+    for ty in schema.children_of(parent.map(|(p, _)| p.name.as_str())) {
+        if ty.store != Store::Baton {
+            continue;
+        }
+        let planted = tree.and_then(|t| t.get(&ty.nest_key)).and_then(Value::as_array);
+        let sample = [sample_record(ty, *made)];
+        let records: Vec<&Value> = match planted {
+            Some(records) => records.iter().collect(),
+            // No seed for this type: one sample record shows it.
+            None => sample.iter().collect(),
+        };
+        for record in records {
+            let Some(object) = record.as_object() else {
+                continue;
+            };
+            let children: Vec<&str> = schema
+                .children_of(Some(&ty.name))
+                .iter()
+                .map(|child| child.nest_key.as_str())
+                .collect();
+            let given: Map<String, Value> = object
+                .iter()
+                .filter(|(key, _)| !children.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect();
+            let fields = ty.check_create(&given).map_err(|problems| {
+                AppError::invalid(format!(
+                    "The demo data for {} does not fit the schema: {}",
+                    ty.name,
+                    problems
+                        .iter()
+                        .map(|p| p.message.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ))
+            })?;
+            let place = Place {
+                case_id,
+                parent_id: parent.map(|(_, id)| id),
+            };
+            let (created, _) = DeclaredRecord::create(tx.conn, ty, place, fields, None, tx.now)?;
+            *made += 1;
+            plant(tx, case_id, Some((ty, created.id.get())), Some(record), made)?;
         }
     }
-    Edgenote::create(
-        tx.conn,
-        case.id,
-        "gull-rock-map",
-        "Map of Gull Rock",
-        "https://example.com/gull-rock.png",
-        tx.now,
-    )?;
-    Edgenote::create(
-        tx.conn,
-        case.id,
-        "keeper-interview",
-        "Interview with the keeper",
-        "https://example.com/interview.mp3",
-        tx.now,
-    )?;
     Ok(())
+}
+
+/// A record of `ty` for a schema without demo data: every required field
+/// given a value its schema accepts.
+fn sample_record(ty: &RecordType, n: usize) -> Value {
+    let mut record = Map::new();
+    for field in &ty.fields {
+        if !ty.required.contains(&field.name) {
+            continue;
+        }
+        let schema = &field.schema;
+        let value = if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
+            first.clone()
+        } else {
+            match (
+                schema.get("type").and_then(Value::as_str),
+                schema.get("format").and_then(Value::as_str),
+            ) {
+                (Some("integer" | "number"), _) => {
+                    schema.get("minimum").cloned().unwrap_or(Value::from(0))
+                }
+                (Some("boolean"), _) => Value::Bool(false),
+                (_, Some("date")) => Value::from("2026-01-01"),
+                (_, Some("date-time")) => Value::from("2026-01-01T09:00:00Z"),
+                (_, Some("email")) => Value::from("sample@example.com"),
+                (_, Some("uri")) => Value::from("https://example.com/"),
+                _ => Value::from(format!("Sample {} {}", ty.words, n + 1)),
+            }
+        };
+        record.insert(field.name.clone(), value);
+    }
+    Value::Object(record)
 }

@@ -61,6 +61,12 @@ pub enum AppError {
     UnsupportedMediaType(String),
     #[error("{0}")]
     Invalid(String),
+    /// Fields of a record that break their declared schemas: every one.
+    #[error("{message}")]
+    InvalidFields {
+        message: String,
+        fields: Vec<FieldProblem>,
+    },
     /// A write to a record someone else holds the lock on.
     #[error("{message}")]
     Locked {
@@ -80,6 +86,8 @@ pub enum AppError {
     Db(#[from] DbError),
 }
 
+pub use crate::views::FieldProblem;
+
 impl TransientConflict for AppError {
     fn is_transient_conflict(&self) -> bool {
         matches!(self, AppError::Db(e) if e.is_transient_conflict())
@@ -95,6 +103,14 @@ impl From<DieselError> for AppError {
 impl AppError {
     pub fn invalid(message: impl Into<String>) -> Self {
         AppError::Invalid(message.into())
+    }
+
+    /// 422 `invalid` naming every bad field; the message repeats the first.
+    pub fn invalid_fields(fields: Vec<FieldProblem>) -> Self {
+        let message = fields
+            .first()
+            .map_or_else(|| "Invalid fields.".to_owned(), |f| f.message.clone());
+        AppError::InvalidFields { message, fields }
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
@@ -125,7 +141,9 @@ impl AppError {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 ErrorCode::UnsupportedMediaType,
             ),
-            Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, ErrorCode::Invalid),
+            Invalid(_) | InvalidFields { .. } => {
+                (StatusCode::UNPROCESSABLE_ENTITY, ErrorCode::Invalid)
+            }
             Locked { .. } => (StatusCode::LOCKED, ErrorCode::Locked),
             RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::RateLimited),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
@@ -146,6 +164,7 @@ impl AppError {
                 body.error.lock = Some(lock.clone());
                 body.error.lockable = Some(lockable.clone());
             }
+            InvalidFields { fields, .. } => body.error.fields = Some(fields.clone()),
             _ => {}
         }
         (status, body)

@@ -16,7 +16,8 @@
 //! - `views`: the wire shapes (every JSON body and channel frame);
 //! - `models`: records and their queries;
 //! - `db`: connections, the transaction and what it will publish;
-//! - `config`, `clock`: settings and time, used by any layer.
+//! - `config`, `clock`, `schema`: settings, time and the declared record
+//!   types in force, used by any layer.
 
 pub mod accounts;
 pub mod auth;
@@ -29,6 +30,7 @@ pub mod http;
 pub mod locks;
 pub mod models;
 pub mod realtime;
+pub mod schema;
 pub mod server;
 pub mod state;
 pub mod views;

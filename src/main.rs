@@ -43,6 +43,72 @@ enum Command {
     User(UserCommand),
     /// Print a login token for a user (for scripts).
     Token(TokenArgs),
+    /// The schema file that declares the record types.
+    #[command(subcommand)]
+    Schema(SchemaCommand),
+}
+
+#[derive(Subcommand)]
+enum SchemaCommand {
+    /// Print the schema in force as TOML (opens no database).
+    Print(SchemaPrintArgs),
+    /// Check a schema file, and what it would change in the database:
+    /// exit 0 when all is well, 2 for a file that cannot be right, 3 for a
+    /// schema that does not fit the stored records.
+    Check(SchemaCheckArgs),
+    /// Delete the stored records of a type (`Comment`), or a field's values
+    /// from every record of its type (`Card.colour`). Cannot be undone.
+    Drop(SchemaDropArgs),
+}
+
+#[derive(Args)]
+struct SchemaPrintArgs {
+    /// The schema file (else the built-in casebook schema).
+    #[arg(long, env = "BATON_SCHEMA")]
+    schema: Option<std::path::PathBuf>,
+}
+
+#[derive(Args)]
+struct SchemaCheckArgs {
+    /// The schema file to check.
+    file: std::path::PathBuf,
+    #[command(flatten)]
+    database: DatabaseSettings,
+}
+
+#[derive(Args)]
+struct SchemaDropArgs {
+    /// `TYPE` or `TYPE.FIELD`.
+    what: String,
+    #[command(flatten)]
+    database: DatabaseSettings,
+}
+
+/// A command's failure: what to print, and the exit status (1; 2 for a
+/// schema file that cannot be right, 3 for one that does not fit the data).
+struct Failure {
+    message: String,
+    status: u8,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure { message, status: 1 }
+    }
+}
+
+impl From<StartError> for Failure {
+    fn from(e: StartError) -> Failure {
+        let status = match e {
+            StartError::Schema(_) => 2,
+            StartError::SchemaMismatch(_) => 3,
+            _ => 1,
+        };
+        Failure {
+            message: e.to_string(),
+            status,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -147,23 +213,83 @@ fn main() -> ExitCode {
         match cli.command {
             None => serve(cli.serve).await,
             Some(Command::Serve(args)) => serve(*args).await,
-            Some(Command::Migrate(db)) => migrate(db),
-            Some(Command::User(UserCommand::Add(args))) => user_add(args).await,
-            Some(Command::User(UserCommand::Passwd(args))) => user_passwd(args).await,
-            Some(Command::User(UserCommand::Remove(args))) => user_remove(args).await,
-            Some(Command::Token(args)) => token(args).await,
+            Some(Command::Migrate(db)) => migrate(db).map_err(Failure::from),
+            Some(Command::User(UserCommand::Add(args))) => user_add(args).await.map_err(Failure::from),
+            Some(Command::User(UserCommand::Passwd(args))) => {
+                user_passwd(args).await.map_err(Failure::from)
+            }
+            Some(Command::User(UserCommand::Remove(args))) => {
+                user_remove(args).await.map_err(Failure::from)
+            }
+            Some(Command::Token(args)) => token(args).await.map_err(Failure::from),
+            Some(Command::Schema(SchemaCommand::Print(args))) => schema_print(args),
+            Some(Command::Schema(SchemaCommand::Check(args))) => schema_check(args),
+            Some(Command::Schema(SchemaCommand::Drop(args))) => schema_drop(args),
         }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("baton: {message}");
-            ExitCode::FAILURE
+        Err(failure) => {
+            eprintln!("baton: {}", failure.message);
+            ExitCode::from(failure.status)
         }
     }
 }
 
-async fn serve(args: ServeArgs) -> Result<(), String> {
+/// `baton schema print`: the schema in force as TOML.
+fn schema_print(args: SchemaPrintArgs) -> Result<(), Failure> {
+    let schema = match &args.schema {
+        Some(path) => baton::schema::Schema::load(path).map_err(StartError::from)?,
+        None => baton::schema::Schema::casebook(),
+    };
+    print!("{}", schema.to_toml());
+    Ok(())
+}
+
+/// `baton schema check FILE`: the file, then the database against it.
+fn schema_check(args: SchemaCheckArgs) -> Result<(), Failure> {
+    let schema = baton::schema::Schema::load(&args.file).map_err(StartError::from)?;
+    let mut conn = baton::db::connect(&args.database.database_url)
+        .map_err(|e| format!("cannot open the database: {e}"))?;
+    baton::db::migrate(&mut conn).map_err(|e| e.to_string())?;
+    baton::schema::install(schema).map_err(Failure::from)?;
+    let comparison = baton::models::stored_types::compare(&mut conn, baton::schema::in_force())
+        .map_err(|e| e.to_string())?;
+    if !comparison.fits() {
+        return Err(
+            StartError::SchemaMismatch(server::mismatch_message(Some(&args.file), &comparison))
+                .into(),
+        );
+    }
+    println!("{}: the schema is valid and fits the database.", args.file.display());
+    if comparison.changes.is_empty() {
+        println!("Nothing changes.");
+    } else {
+        println!("It adds:");
+        for change in &comparison.changes {
+            println!("  - {change}");
+        }
+    }
+    Ok(())
+}
+
+/// `baton schema drop WHAT`: deletes what the command names.
+fn schema_drop(args: SchemaDropArgs) -> Result<(), Failure> {
+    let mut conn = baton::db::connect(&args.database.database_url)
+        .map_err(|e| format!("cannot open the database: {e}"))?;
+    baton::db::migrate(&mut conn).map_err(|e| e.to_string())?;
+    let changed = baton::models::stored_types::drop(&mut conn, &args.what)
+        .map_err(|e| e.to_string())?;
+    match args.what.split_once('.') {
+        None => println!("deleted {changed} record(s) of {}", args.what),
+        Some((type_name, field)) => {
+            println!("removed {field} from {changed} record(s) of {type_name}")
+        }
+    }
+    Ok(())
+}
+
+async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let secret = match (&args.settings.jwt_secret, args.dev || args.demo) {
         (Some(secret), _) => secret.clone().into_bytes(),
         (None, true) => {
@@ -174,11 +300,11 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             bytes.to_vec()
         }
         (None, false) => {
-            return Err(
+            return Err(Failure::from(
                 "BATON_JWT_SECRET is not set. Set it (any long random string), \
                  or run `baton serve --dev` to try baton with a throwaway secret."
-                    .into(),
-            )
+                    .to_owned(),
+            ))
         }
     };
     #[cfg(unix)]
@@ -204,9 +330,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let bind = args.settings.bind.clone();
     let mut settings = args.settings;
     settings.demo = args.demo;
-    let state = server::build_state(settings, &secret).map_err(|e| e.to_string())?;
+    let demo_data = baton::demo::demo_data(settings.database.schema.as_deref());
+    let state = server::build_state(settings, &secret)?;
     if args.demo {
-        baton::demo::seed(&state.db)
+        baton::demo::seed(&state.db, demo_data)
             .await
             .map_err(|e| format!("seeding the demo failed: {e}"))?;
         tracing::info!("demo data ready: sign in as alice@example.com, bob@example.com or carol@example.com with password `demo`");
@@ -222,9 +349,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         "baton listening on http://{}",
         listener.local_addr().map_err(|e| e.to_string())?
     );
-    server::run(state, listener)
+    Ok(server::run(state, listener)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?)
 }
 
 /// The database for a command. On PostgreSQL what a command publishes (a
@@ -232,6 +359,8 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
 /// instance through the bus; a SQLite server, in another process, does not
 /// hear it (the ended tokens are refused all the same).
 fn open(database: &DatabaseSettings) -> Result<Database, String> {
+    let schema = server::load_schema(database).map_err(|e| e.to_string())?;
+    baton::schema::install(schema)?;
     let bus: Arc<dyn EventBus> = match Backend::of_url(&database.database_url) {
         Backend::Postgres => Arc::new(PgBus::for_command()),
         Backend::Sqlite => Arc::new(LocalBus {

@@ -26,6 +26,12 @@ use crate::state::AppState;
 pub enum StartError {
     #[error("{0}")]
     Config(String),
+    /// A schema file that cannot be right (exit status 2).
+    #[error(transparent)]
+    Schema(#[from] crate::schema::SchemaError),
+    /// A schema that does not fit the stored records (exit status 3).
+    #[error("{0}")]
+    SchemaMismatch(String),
     #[error(transparent)]
     Db(#[from] DbError),
     #[error(transparent)]
@@ -37,6 +43,64 @@ pub enum StartError {
     },
     #[error("the server failed: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// The schema in force: the file named by `--schema`, else the casebook.
+pub fn load_schema(
+    database: &crate::config::DatabaseSettings,
+) -> Result<crate::schema::Schema, StartError> {
+    Ok(match &database.schema {
+        Some(path) => crate::schema::Schema::load(path)?,
+        None => crate::schema::Schema::casebook(),
+    })
+}
+
+/// Before serving: the schema is made the one in force, the database
+/// migrated and compared with it (a schema that does not fit the stored
+/// records is refused, naming each type, field and count), and what the
+/// declared types need in the database made: unique indexes, and the fast
+/// save on PostgreSQL.
+fn prepare_database(
+    url: &str,
+    database: &crate::config::DatabaseSettings,
+) -> Result<(), StartError> {
+    let schema = crate::schema::install(load_schema(database)?).map_err(StartError::Config)?;
+    let mut conn = crate::db::connect(url).map_err(DbError::from)?;
+    crate::db::migrate(&mut conn)?;
+    let comparison =
+        crate::models::stored_types::compare(&mut conn, schema).map_err(DbError::from)?;
+    if !comparison.fits() {
+        return Err(StartError::SchemaMismatch(mismatch_message(
+            database.schema.as_deref(),
+            &comparison,
+        )));
+    }
+    crate::models::stored_types::apply_unique_indexes(&mut conn, schema).map_err(DbError::from)?;
+    if let crate::db::DbConn::Postgresql(pg) = &mut conn {
+        crate::models::lock_fast_path::install_fast_save(pg).map_err(DbError::from)?;
+    }
+    Ok(())
+}
+
+/// What `serve` and `baton schema check` say when a schema does not fit.
+pub fn mismatch_message(
+    file: Option<&std::path::Path>,
+    comparison: &crate::models::stored_types::Comparison,
+) -> String {
+    let file = file.map_or_else(|| "the built-in schema".to_owned(), |p| p.display().to_string());
+    let mut message = format!("{file} does not fit the records in the database:");
+    for problem in &comparison.problems {
+        message.push_str(&format!("\n  - {problem}"));
+    }
+    if !comparison.commands.is_empty() {
+        message.push_str(
+            "\nNothing was changed. To delete what no longer fits (this cannot be undone):",
+        );
+        for command in &comparison.commands {
+            message.push_str(&format!("\n  {command}"));
+        }
+    }
+    message
 }
 
 /// SQLite serves one instance: a second `baton serve` on the same file would
@@ -115,6 +179,7 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
     if Backend::of_url(url) == Backend::Postgres {
         pg_bus::check_listener_url(url).map_err(StartError::Config)?;
     }
+    prepare_database(url, &settings.database)?;
     let hub = Arc::new(Hub::default());
     // On PostgreSQL every instance reads every commit from the outbox; on
     // SQLite (one instance) the hub is fed directly.

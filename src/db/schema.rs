@@ -49,11 +49,16 @@ diesel::table! {
 }
 
 diesel::table! {
-    pages (id) {
+    /// Every record of a declared type (the schema file): its declared
+    /// fields are one JSON object in `fields`.
+    records (record_type, id) {
+        record_type -> Text,
         id -> BigInt,
         case_id -> BigInt,
-        position -> Integer,
-        title -> Text,
+        parent_type -> Nullable<Text>,
+        parent_id -> Nullable<BigInt>,
+        position -> Nullable<Integer>,
+        fields -> Text,
         version -> BigInt,
         created_at -> Timestamp,
         updated_at -> Timestamp,
@@ -61,28 +66,10 @@ diesel::table! {
 }
 
 diesel::table! {
-    cards (id) {
-        id -> BigInt,
-        case_id -> BigInt,
-        page_id -> BigInt,
-        position -> Integer,
-        content -> Text,
-        version -> BigInt,
-        created_at -> Timestamp,
-        updated_at -> Timestamp,
-    }
-}
-
-diesel::table! {
-    edgenotes (id) {
-        id -> BigInt,
-        case_id -> BigInt,
-        slug -> Text,
-        caption -> Text,
-        content -> Text,
-        version -> BigInt,
-        created_at -> Timestamp,
-        updated_at -> Timestamp,
+    /// The last id handed out per declared type: ids are never used twice.
+    record_ids (record_type) {
+        record_type -> Text,
+        last_id -> BigInt,
     }
 }
 
@@ -157,9 +144,7 @@ diesel::table! {
 diesel::joinable!(auth_tokens -> users (user_id));
 diesel::joinable!(memberships -> cases (case_id));
 diesel::joinable!(memberships -> users (user_id));
-diesel::joinable!(pages -> cases (case_id));
-diesel::joinable!(cards -> pages (page_id));
-diesel::joinable!(edgenotes -> cases (case_id));
+diesel::joinable!(records -> cases (case_id));
 diesel::joinable!(locks -> users (user_id));
 diesel::joinable!(lock_waiters -> users (user_id));
 diesel::joinable!(presences -> users (user_id));
@@ -170,9 +155,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     auth_tokens,
     cases,
     memberships,
-    pages,
-    cards,
-    edgenotes,
+    records,
+    record_ids,
     locks,
     lock_events,
     lock_waiters,

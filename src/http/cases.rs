@@ -16,10 +16,10 @@ use crate::locks::line::waiters_of_case;
 use crate::locks::render::{lock_views, waiter_views};
 use crate::locks::Written;
 use crate::models::case::CaseChanges;
-use crate::models::{Card, Case, CaseId, Edgenote, Lock, Membership, Page, Role};
+use crate::models::{Case, CaseId, DeclaredRecord, Lock, Membership, Role};
 use crate::realtime::presence::online_users;
 use crate::state::AppState;
-use crate::views::{CardView, CaseDetailView, CaseView, EdgenoteView, PageWithCardsView};
+use crate::views::{record_tree, CaseDetailView, CaseView};
 
 /// `GET /cases`: the cases the caller is a member of.
 #[utoipa::path(get, operation_id = "listCases", path = "/cases", tag = "cases",
@@ -102,12 +102,13 @@ pub async fn create(
     Ok(lockable_response(StatusCode::CREATED, &case))
 }
 
-/// `GET /cases/:slug`: the case with its pages (each with its cards),
-/// edgenotes, active locks, online users and the caller's role.
+/// `GET /cases/:slug`: the case with its records as a tree (each type
+/// under the case by its plural, children under their parent), active
+/// locks, waiters, online users and the caller's role.
 #[utoipa::path(get, operation_id = "showCase", path = "/cases/{slug}", tag = "cases",
     params(("slug" = String, Path, description = "The case's slug")),
     responses(
-        (status = 200, description = "The case with its pages (each with its cards), edgenotes, active locks, online users and your role", body = CaseDetailView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 200, description = "The case with its records as a tree, active locks, waiters, online users and your role", body = CaseDetailView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
         (status = 403, description = "You are not a member of the case"),
     ))]
 pub async fn show(
@@ -122,27 +123,11 @@ pub async fn show(
         .read(move |conn| {
             let case = case_by_slug(conn, &slug)?;
             let rank = authorize(conn, &actor.user, &case, Role::Reader)?;
-            let mut cards = Card::of_case(conn, case.id)?;
-            let pages = Page::of_case(conn, case.id)?
-                .iter()
-                .map(|page| {
-                    let (mine, rest): (Vec<Card>, Vec<Card>) =
-                        cards.drain(..).partition(|c| c.page_id == page.id);
-                    cards = rest;
-                    PageWithCardsView {
-                        page: page.into(),
-                        cards: mine.iter().map(CardView::from).collect(),
-                    }
-                })
-                .collect();
+            let records = DeclaredRecord::of_case(conn, case.id)?;
             let now = crate::db::now(conn)?;
             Ok::<_, AppError>(CaseDetailView {
                 case: CaseView::from(&case),
-                pages,
-                edgenotes: Edgenote::of_case(conn, case.id)?
-                    .iter()
-                    .map(EdgenoteView::from)
-                    .collect(),
+                records: record_tree(crate::schema::in_force(), &records, None),
                 active_locks: lock_views(&active_locks(conn, case.id, &policy)?),
                 waiters: waiter_views(&waiters_of_case(conn, case.id, now)?),
                 online_users: online_users(conn, case.id, presence_ttl)?,

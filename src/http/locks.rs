@@ -20,8 +20,8 @@ use crate::state::AppState;
 use crate::views::locks::{LockDepth, LockState};
 use crate::views::{LockEventView, LockStatusView, LockView, WaiterView};
 
-/// The lockable types, as the OpenAPI document lists them: the names in
-/// [`crate::locks::lockable::REGISTRY`], so a registered type is documented.
+/// The lockable types, as the OpenAPI document lists them: the case and
+/// every type of the schema in force ([`crate::locks::lockable::registry`]).
 pub struct LockableType;
 
 impl utoipa::PartialSchema for LockableType {
@@ -30,7 +30,7 @@ impl utoipa::PartialSchema for LockableType {
             .schema_type(utoipa::openapi::Type::String)
             .description(Some("A lockable type's name."))
             .enum_values(Some(
-                crate::locks::lockable::REGISTRY.iter().map(|k| k.type_name),
+                crate::locks::lockable::registry().iter().map(|k| k.type_name),
             ))
             .into()
     }

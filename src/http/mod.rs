@@ -4,7 +4,6 @@
 pub mod admin;
 pub mod auth;
 pub mod cases;
-pub mod content;
 pub mod edits;
 pub mod errors;
 pub mod extract;
@@ -15,7 +14,10 @@ pub mod memberships;
 pub mod metrics;
 pub mod observe;
 pub mod openapi;
+pub mod openapi_records;
 pub mod params;
+pub mod records;
+pub mod schema;
 pub mod users;
 pub mod waiters;
 pub mod web_app;
@@ -37,7 +39,8 @@ use crate::state::AppState;
 /// declarations in [`RoutePaths`], from which the OpenAPI document takes its
 /// paths (a test checks each declaration's path and method against this
 /// list). Each path is one resource: a method it does not serve gets 405
-/// with `Allow`.
+/// with `Allow`. The declared types' routes are registered beside them,
+/// from the schema in force ([`records::routes`]).
 macro_rules! routes {
     ($( $path:literal => { $( $method:ident : $module:ident :: $handler:ident ),+ $(,)? } )*) => {
         /// Every route the app serves, as `(path, method)`.
@@ -52,6 +55,7 @@ macro_rules! routes {
                         .default_service(web::to(errors::method_not_allowed)),
                 );
             )*
+            records::routes(cfg);
             cfg.route("/docs", web::get().to(docs_redirect)).service(
                 utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")
                     .config(utoipa_swagger_ui::Config::new(["/openapi.json"])),
@@ -68,6 +72,7 @@ macro_rules! routes {
 routes! {
     "/healthz" => { get: health::healthz }
     "/openapi.json" => { get: openapi::openapi_json }
+    "/schema" => { get: schema::show }
     "/auth/login" => { post: auth::login }
     "/auth/logout" => { post: auth::logout }
     "/auth/demo" => { get: auth::demo }
@@ -78,24 +83,6 @@ routes! {
     "/cases/{slug}" => { get: cases::show, patch: cases::update, delete: cases::destroy }
     "/cases/{slug}/memberships" => { get: memberships::index, post: memberships::create }
     "/memberships/{id}" => { delete: memberships::destroy }
-    "/cases/{slug}/pages" => { post: content::create_page }
-    "/pages/{id}" => {
-        get: content::show_page,
-        patch: content::update_page,
-        delete: content::destroy_page,
-    }
-    "/pages/{id}/cards" => { post: content::create_card }
-    "/cards/{id}" => {
-        get: content::show_card,
-        patch: content::update_card,
-        delete: content::destroy_card,
-    }
-    "/cases/{slug}/edgenotes" => { post: content::create_edgenote }
-    "/edgenotes/{id}" => {
-        get: content::show_edgenote,
-        patch: content::update_edgenote,
-        delete: content::destroy_edgenote,
-    }
     "/cases/{slug}/lock_events" => { get: locks::events }
     "/locks" => { get: locks::index, post: locks::create, delete: locks::destroy_mine }
     "/locks/status" => { get: locks::status }
@@ -110,12 +97,22 @@ routes! {
     "/admin/sessions/{sessionId}" => { delete: admin::kick }
 }
 
-/// The methods served on a route pattern, for `Allow`.
-pub fn allowed_methods(pattern: &str) -> Vec<&'static str> {
+/// Every route served, static and declared, as `(path, method)`: the
+/// routes above, then each declared type's (`records::served`).
+pub fn served_routes() -> Vec<(String, &'static str)> {
     ROUTES
         .iter()
-        .filter(|(path, _)| *path == pattern)
-        .map(|(_, method)| match *method {
+        .map(|(path, method)| ((*path).to_owned(), *method))
+        .chain(records::served())
+        .collect()
+}
+
+/// The methods served on a route pattern, for `Allow`.
+pub fn allowed_methods(pattern: &str) -> Vec<&'static str> {
+    served_routes()
+        .into_iter()
+        .filter(|(path, _)| path == pattern)
+        .map(|(_, method)| match method {
             "get" => "GET",
             "post" => "POST",
             "patch" => "PATCH",
@@ -161,10 +158,9 @@ pub fn case_by_slug(conn: &mut crate::db::DbConn, slug: &str) -> AppResult<Case>
         .ok_or_else(|| AppError::not_found(format!("There is no case '{slug}'.")))
 }
 
-fn missing<L: Lockable>(id: L::Id) -> AppError {
+fn missing(key: impl std::fmt::Display) -> AppError {
     AppError::not_found(format!(
-        "{} {id} does not exist (it may have been deleted).",
-        L::TYPE
+        "{key} does not exist (it may have been deleted)."
     ))
 }
 
@@ -172,12 +168,12 @@ fn missing<L: Lockable>(id: L::Id) -> AppError {
 pub async fn show_lockable<L: Lockable>(
     state: &AppState,
     actor: Actor,
-    id: L::Id,
+    key: L::Key,
 ) -> AppResult<HttpResponse> {
     let record = state
         .db
         .read(move |conn| {
-            let record = L::find(conn, id.into())?.ok_or_else(|| missing::<L>(id))?;
+            let record = L::find(conn, key)?.ok_or_else(|| missing(key))?;
             let case = case_of(conn, record.case_id())?;
             crate::auth::access::authorize(conn, &actor.user, &case, Role::Reader)?;
             Ok::<_, AppError>(record)
@@ -193,7 +189,7 @@ pub async fn guarded<L, F>(
     state: &AppState,
     caller: Caller,
     preconditions: Preconditions,
-    id: L::Id,
+    key: L::Key,
     min_role: Role,
     write: F,
 ) -> AppResult<HttpResponse>
@@ -201,24 +197,58 @@ where
     L: Lockable,
     F: FnOnce(&mut Tx, &WriteContext, L) -> AppResult<Written<L>> + Send + 'static,
 {
+    guarded_after(
+        state,
+        caller,
+        preconditions,
+        key,
+        min_role,
+        |_, _, _| Ok(()),
+        move |tx, ctx, record, ()| write(tx, ctx, record),
+    )
+    .await
+}
+
+/// [`guarded`], with a step between the role check and the guard:
+/// `prepare` reads the request against the record (a body that cannot be
+/// right is 400 or 422, never 412 or 423: RFC 9110 §13.2.1), and `write`
+/// gets what it made.
+pub async fn guarded_after<L, T, P, F>(
+    state: &AppState,
+    caller: Caller,
+    preconditions: Preconditions,
+    key: L::Key,
+    min_role: Role,
+    prepare: P,
+    write: F,
+) -> AppResult<HttpResponse>
+where
+    L: Lockable,
+    P: FnOnce(&mut Tx, &Actor, &L) -> AppResult<T> + Send + 'static,
+    F: FnOnce(&mut Tx, &WriteContext, L, T) -> AppResult<Written<L>> + Send + 'static,
+    T: Send + 'static,
+{
     let policy = state.policy;
     let written = state
         .db
         .write(caller.session_id().cloned(), move |tx| {
             // The record's row first (it orders this write with others of
             // the same record), then caller, case and role in one query.
-            let Some(record) = L::find_for_update(tx.conn, id.into())? else {
+            let Some(record) = L::find_for_update(tx.conn, key)? else {
                 caller.load(tx.conn)?; // 401 comes before 404
-                return Err(missing::<L>(id));
+                return Err(missing(key));
             };
             let (actor, case, rank) = caller.load_on_case(tx.conn, record.case_id())?;
             crate::auth::access::require(rank, &case, min_role)?;
+            let prepared = prepare(tx, &actor, &record)?;
             let ctx = WriteContext {
                 actor: &actor,
                 preconditions,
                 policy: &policy,
             };
-            guarded_write(tx, &ctx, record, |tx, record| write(tx, &ctx, record))
+            guarded_write(tx, &ctx, record, |tx, record| {
+                write(tx, &ctx, record, prepared)
+            })
         })
         .await?;
     Ok(written_response(written))

@@ -53,6 +53,7 @@ pub struct ApiDoc;
 pub fn document() -> Document {
     let mut doc = ApiDoc::openapi();
     doc.merge(super::RoutePaths::openapi());
+    super::openapi_records::add_declared_types(&mut doc);
     Conventions.modify(&mut doc);
     tag_records(&mut doc);
     doc
@@ -65,7 +66,7 @@ pub fn document() -> Document {
 /// schema built on `Identity` is tagged.
 fn tag_records(doc: &mut Document) {
     // The lockable types from the registry, and the other records.
-    let lockables = crate::locks::lockable::REGISTRY
+    let lockables = crate::locks::lockable::registry()
         .iter()
         .map(|kind| (kind.type_name, kind.table));
     let others = [

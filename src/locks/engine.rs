@@ -186,7 +186,7 @@ pub fn acquire(
             session_id: actor.session_id.as_deref(),
             user_agent: actor.user_agent.as_deref(),
             created_at: tx.now,
-            expires_at: clock::after(tx.now, policy.ttl),
+            expires_at: clock::after(tx.now, policy.lease_of(target.identity.type_name)),
             last_activity_at: tx.now,
             deep: mode.deep,
         };
@@ -295,7 +295,7 @@ fn renew(tx: &mut Tx, held: HeldLock, policy: &LockPolicy, activity: bool) -> Ap
     let renewed = Lock::renew(
         tx.conn,
         lock.id,
-        clock::after(tx.now, policy.ttl),
+        clock::after(tx.now, policy.lease_of(&lock.lockable_type)),
         activity.then_some(tx.now),
     )?
     .unwrap_or(lock);
@@ -313,7 +313,7 @@ pub fn touch(tx: &mut Tx, lock: &Lock, policy: &LockPolicy) -> AppResult<()> {
     Lock::renew(
         tx.conn,
         lock.id,
-        clock::after(tx.now, policy.ttl),
+        clock::after(tx.now, policy.lease_of(&lock.lockable_type)),
         Some(tx.now),
     )?;
     Ok(())

@@ -1,8 +1,8 @@
 //! The fast path: on PostgreSQL the everyday acquire (a free record, no
-//! takeover), the holder's release and the everyday card save are one
-//! statement each, committed on its own, with the token check, the audit
-//! row and the broadcast in it (`crate::models::lock_fast_path`,
-//! `crate::models::card::fast_update`). `None` means "take the general
+//! takeover), the holder's release and the everyday save of a declared
+//! record's fields are one statement each, committed on its own, with the
+//! token check, the audit row and the broadcast in it
+//! (`crate::models::lock_fast_path`). `None` means "take the general
 //! path", which then decides everything the fast path does not:
 //! 401/403/404/409/412/423, renewing one's own lock, takeovers, locks past
 //! their lease. SQLite, whose statements cost no round trip, always takes
@@ -17,9 +17,9 @@ use super::{LockPolicy, LockableKind};
 use crate::auth::access::Rank;
 use crate::auth::Caller;
 use crate::db::{Backend, Database, DbConn, DbError};
-use crate::models::card::{self, CardChanges, FastSave};
-use crate::models::lock_fast_path::{self, FreshLock};
-use crate::models::{Card, CardId, HeldLock, LockAction, LockId, Role};
+use crate::models::lock_fast_path::{self, FastSave as FastSaveCall, FreshLock};
+use crate::models::{DeclaredRecord, HeldLock, LockAction, LockId, RecordKey, Role};
+use crate::schema::RecordType;
 
 /// The case roles that may take locks and save (a site admin always may).
 fn editor_roles() -> Vec<&'static str> {
@@ -41,7 +41,7 @@ pub async fn acquire(
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
     let user_agent = caller.user_agent().cloned();
-    let ttl = policy.ttl;
+    let ttl = policy.lease_of(kind.type_name);
     let held = one_statement(db, "acquire", move |pg| {
         let editor_roles = editor_roles();
         let fresh = FreshLock {
@@ -84,38 +84,58 @@ fn counted(held: Option<HeldLock>, action: LockAction) -> Option<HeldLock> {
     held
 }
 
-/// Saves a card's content or position (not a move) in one statement; or
-/// `None`.
-pub async fn save_card(
+/// A save the fast path may take: only declared fields that are not
+/// `unique` (no position, no move), valid as the type declares them. Built
+/// from the request body before anything is read; `None` leaves the
+/// request to the general path, which also says what is wrong with it.
+pub struct FastSave {
+    fields: String,
+}
+
+impl FastSave {
+    pub fn of(ty: &RecordType, body: &serde_json::Value) -> Option<FastSave> {
+        let outer = body.as_object().filter(|o| o.len() == 1)?;
+        let inner = outer.get(&ty.body_key)?.as_object()?;
+        let plain = inner
+            .iter()
+            .all(|(name, value)| ty.field(name).is_some() && !ty.unique.contains(name) && !value.is_null());
+        if !plain || inner.is_empty() {
+            return None;
+        }
+        let fields = ty.check_update(inner).ok()?;
+        Some(FastSave {
+            fields: serde_json::Value::Object(fields).to_string(),
+        })
+    }
+}
+
+/// Saves a declared record's fields in one statement; or `None`.
+pub async fn save(
     db: &Database,
     caller: &Caller,
-    id: CardId,
+    key: RecordKey,
     preconditions: Preconditions,
-    changes: &CardChanges,
+    fast: FastSave,
     policy: &LockPolicy,
-) -> Result<Option<Card>, DbError> {
-    if changes.page_id.is_some() {
-        return Ok(None);
-    }
+) -> Result<Option<DeclaredRecord>, DbError> {
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
-    let content = changes.content.clone();
-    let position = changes.position;
-    let (ttl, idle_timeout) = (policy.ttl, policy.idle_timeout);
+    let (ttl, idle_timeout) = (policy.lease_of(&key.ty.name), policy.idle_timeout);
     one_statement(db, "save", move |pg| {
         let editor_roles = editor_roles();
-        let save = FastSave {
-            id,
+        let save = FastSaveCall {
+            record_type: &key.ty.name,
+            id: key.id.get(),
             session_id: session_id.as_deref(),
             lock_token: preconditions.lock_token,
             if_match: preconditions.if_match,
-            content: content.as_deref(),
-            position,
+            fields: &fast.fields,
             ttl,
             idle_timeout,
             editor_roles: &editor_roles,
         };
-        card::fast_update(pg, holder, &save)
+        let saved = lock_fast_path::save(pg, holder, &save)?;
+        Ok(saved.and_then(DeclaredRecord::shallow))
     })
     .await
 }

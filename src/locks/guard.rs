@@ -2,7 +2,7 @@
 //! through [`guarded_write`], inside the write's transaction.
 
 use super::engine::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
-use super::lockable::{containers_of, find_named, Lockable};
+use super::lockable::{find_named, Lockable};
 use super::render::{held_message, lock_view};
 use super::subtree;
 use super::LockPolicy;
@@ -56,7 +56,8 @@ where
     F: FnOnce(&mut Tx, L) -> AppResult<Written<L>>,
 {
     let Cover { own, deep } = check(tx, ctx, &record)?;
-    let (case_id, id) = (record.case_id(), record.id());
+    let (case_id, id) = (record.case_id(), record.lockable_id());
+    let (type_name, table) = (record.type_name(), record.table());
     let written = write(tx, record)?;
     match &written {
         Written::Updated(updated) => {
@@ -76,9 +77,9 @@ where
                 };
                 end(tx, &held, LockAction::Released, Some(&holder), Line::Drop)?;
             } else {
-                super::line::drop_line(tx, L::TYPE, id)?;
+                super::line::drop_line(tx, type_name, id)?;
             }
-            let gone = Identity::new(L::TYPE, L::TABLE, id);
+            let gone = Identity::new(type_name, table, id);
             tx.emit(case_id, Change::Destroy, Watchable::Gone(gone));
         }
     }
@@ -95,13 +96,13 @@ struct Cover {
 
 /// Steps 1–3; returns the caller's locks that cover the record.
 fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<Cover> {
-    let lock = lock_in_force(tx, ctx, L::TYPE, record.id())?;
+    let lock = lock_in_force(tx, ctx, record.type_name(), record.lockable_id())?;
     if let Some(held) = &lock {
         if !is_held_by(&held.lock, ctx.actor) {
             return Err(locked(held, record.view()));
         }
     }
-    let containers = containers_of(record);
+    let containers = record.containers();
     let covering = subtree::covering_locks(tx, record.case_id(), &containers, ctx.policy)?;
     if let Some(theirs) = covering.iter().find(|h| !is_held_by(&h.lock, ctx.actor)) {
         return Err(subtree::locked_by_deep(tx, theirs)?);
@@ -115,10 +116,9 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
         if !names(&cover.own) && !names(&cover.deep) {
             return Err(AppError::LockLost {
                 message: format!(
-                    "Your lock {token} on {} {} is gone (overridden, expired or released); \
+                    "Your lock {token} on {} is gone (overridden, expired or released); \
                      reload it and lock it again before saving.",
-                    L::TYPE,
-                    record.id()
+                    record.key()
                 ),
                 current: Box::new(record.view()),
             });
@@ -128,10 +128,9 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
         if expected != record.version() {
             return Err(AppError::StaleVersion {
                 message: format!(
-                    "{} {} has changed since you loaded it (you had version {expected}, it is now at {}); \
+                    "{} has changed since you loaded it (you had version {expected}, it is now at {}); \
                      merge with `current` and save again.",
-                    L::TYPE,
-                    record.id(),
+                    record.key(),
                     record.version()
                 ),
                 current: Box::new(record.view()),

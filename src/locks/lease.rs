@@ -38,16 +38,37 @@ pub fn renew_for_sessions(
     Lock::lock_rows_of_sessions(conn, sessions)?;
     let chunk_size = renew_chunk(conn);
     let mut renewed = 0;
+    // Types that declare their own lease (`lock.lease`) renew to it.
+    let own_leases: Vec<(&str, Duration)> = crate::schema::in_force()
+        .types()
+        .iter()
+        .filter_map(|ty| ty.lock.lease.map(|lease| (ty.name.as_str(), lease)))
+        .collect();
+    let own_types: Vec<&str> = own_leases.iter().map(|(name, _)| *name).collect();
     for chunk in sessions.chunks(chunk_size) {
         renewed += diesel::update(
             locks::table
                 .filter(locks::session_id.eq_any(chunk))
+                .filter(locks::lockable_type.ne_all(&own_types))
                 .filter(locks::expires_at.gt(now))
                 .filter(locks::expires_at.lt(until))
                 .filter(locks::disconnected_at.is_null()),
         )
         .set(locks::expires_at.eq(until))
         .execute(conn)?;
+        for (type_name, lease) in &own_leases {
+            let until = clock::after(now, *lease);
+            renewed += diesel::update(
+                locks::table
+                    .filter(locks::session_id.eq_any(chunk))
+                    .filter(locks::lockable_type.eq(type_name))
+                    .filter(locks::expires_at.gt(now))
+                    .filter(locks::expires_at.lt(until))
+                    .filter(locks::disconnected_at.is_null()),
+            )
+            .set(locks::expires_at.eq(until))
+            .execute(conn)?;
+        }
     }
     Waiter::lock_rows_of_sessions(conn, sessions)?;
     for chunk in sessions.chunks(chunk_size) {

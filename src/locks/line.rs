@@ -168,7 +168,7 @@ fn grant(
         session_id: Some(&waiter.session_id),
         user_agent: waiter.user_agent.as_deref(),
         created_at: tx.now,
-        expires_at: clock::after(tx.now, policy.ttl),
+        expires_at: clock::after(tx.now, policy.lease_of(&waiter.lockable_type)),
         last_activity_at: tx.now,
         deep: false,
     };

@@ -1,20 +1,19 @@
-//! What the lock engine knows about lockable records: a type name and table
-//! (from [`Record`]), how to find one, its case and version (from
-//! [`LockableRecord`], which `versioned_record!` implements) and its wire
-//! shape (a `RecordView` variant). A new lockable type is a model made with
-//! `versioned_record!`, its view, and one line in [`REGISTRY`]; the guide is
-//! "Adding a lockable type" in `docs/architecture.md`.
+//! What the lock engine knows about lockable records: the case, and every
+//! type of the schema in force (`crate::schema`), each one
+//! [`LockableKind`] made from its descriptor at start. A new lockable type
+//! is a declaration in the schema file; nothing here names one.
 
 use diesel::QueryResult;
 
 use crate::db::DbConn;
 use crate::models::{
-    Card, Case, CaseId, Edgenote, HeldLock, Lock, LockableRecord, Page, PageId, Record,
+    lock_sql, Case, CaseId, DeclaredRecord, HeldLock, Lock, LockableRecord, Record, RecordId,
+    RecordKey,
 };
+use crate::schema::{self, RecordType};
 use crate::views::{Identity, RecordView};
 
-/// A lockable record with its wire shape: every [`LockableRecord`] that has
-/// a `RecordView` variant.
+/// A lockable record with its wire shape.
 pub trait Lockable: LockableRecord {
     fn view(&self) -> RecordView;
 }
@@ -35,83 +34,72 @@ pub struct Target {
     pub identity: Identity,
     pub case_id: CaseId,
     pub view: RecordView,
-    /// The record it sits in below its case (a card's page).
-    pub container: Option<(&'static str, i64)>,
+    /// The records whose deep locks cover it, innermost first, its case
+    /// last (none for a case).
+    pub containers: Vec<(&'static str, i64)>,
 }
 
 impl Target {
     pub fn of<L: Lockable>(record: &L) -> Target {
         Target {
-            identity: Identity::of(record),
+            identity: Identity::new(record.type_name(), record.table(), record.lockable_id()),
             case_id: record.case_id(),
             view: record.view(),
-            container: record.container(),
+            containers: record.containers(),
         }
     }
 
-    /// The records whose deep lock covers this one, innermost first: its
-    /// container (a card's page), then its case (unless it is the case).
+    /// The records whose deep lock covers this one, innermost first.
     pub fn containers(&self) -> Vec<(&'static str, i64)> {
-        containers(self.identity.type_name, self.case_id, self.container)
+        self.containers.clone()
     }
 }
 
-/// [`Target::containers`] of a record.
-pub fn containers_of<L: LockableRecord>(record: &L) -> Vec<(&'static str, i64)> {
-    containers(L::TYPE, record.case_id(), record.container())
+/// Which records a kind is: the case, or a declared type.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    Case,
+    Declared(&'static RecordType),
 }
 
-fn containers(
-    type_name: &str,
-    case_id: CaseId,
-    container: Option<(&'static str, i64)>,
-) -> Vec<(&'static str, i64)> {
-    let case = (Case::TYPE, case_id.get());
-    container
-        .into_iter()
-        .chain((type_name != Case::TYPE).then_some(case))
-        .collect()
-}
-
-/// The locks on a record and on everything inside it, by the record's id.
-type LocksInside = fn(&mut DbConn, i64) -> QueryResult<Vec<HeldLock>>;
-
-/// One registered lockable type.
+/// One lockable type.
+#[derive(Debug)]
 pub struct LockableKind {
     pub type_name: &'static str,
     pub table: &'static str,
-    pub case_column: &'static str,
     /// Its lock fast path's acquire statement (PostgreSQL).
     pub fast_acquire: &'static str,
-    find: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
-    find_for_update: fn(&mut DbConn, i64) -> QueryResult<Option<Target>>,
-    find_all: fn(&mut DbConn, &[i64], bool) -> QueryResult<Vec<Target>>,
-    /// The locks a deep lock on a record of this type covers (the record's
-    /// own included); `None`: it holds no records, so it cannot be locked
-    /// deeply.
-    inside: Option<LocksInside>,
+    source: Source,
+    /// Whether its records hold others (a deep lock is for them only).
+    holds_records: bool,
 }
 
 impl LockableKind {
-    pub const fn of<L: Lockable>() -> LockableKind {
+    fn case() -> LockableKind {
         LockableKind {
-            type_name: L::TYPE,
-            table: L::TABLE,
-            case_column: L::CASE_COLUMN,
-            fast_acquire: L::FAST_ACQUIRE,
-            find: find_target::<L>,
-            find_for_update: find_target_for_update::<L>,
-            find_all: find_targets::<L>,
-            inside: None,
+            type_name: Case::TYPE,
+            table: Case::TABLE,
+            fast_acquire: lock_sql::FAST_ACQUIRE_CASE,
+            source: Source::Case,
+            holds_records: true,
         }
     }
 
-    /// A type whose records hold others: `inside` lists the locks a deep
-    /// lock on one of them covers.
-    const fn holding(self, inside: LocksInside) -> Self {
+    fn declared(schema: &'static schema::Schema, ty: &'static RecordType) -> LockableKind {
         LockableKind {
-            inside: Some(inside),
-            ..self
+            type_name: &ty.name,
+            table: &ty.plural,
+            fast_acquire: lock_sql::FAST_ACQUIRE_RECORD,
+            source: Source::Declared(ty),
+            holds_records: !schema.children_of(Some(&ty.name)).is_empty(),
+        }
+    }
+
+    /// The declared type, unless this is the case.
+    pub fn record_type(&self) -> Option<&'static RecordType> {
+        match self.source {
+            Source::Case => None,
+            Source::Declared(ty) => Some(ty),
         }
     }
 
@@ -123,7 +111,16 @@ impl LockableKind {
         ids: &[i64],
         for_update: bool,
     ) -> QueryResult<Vec<Target>> {
-        (self.find_all)(conn, ids, for_update)
+        Ok(match self.source {
+            Source::Case => Case::find_all(conn, ids, for_update)?
+                .iter()
+                .map(Target::of)
+                .collect(),
+            Source::Declared(ty) => DeclaredRecord::find_all(conn, ty, ids, for_update)?
+                .iter()
+                .map(Target::of)
+                .collect(),
+        })
     }
 
     /// Locks record `id`'s row for this transaction unless another
@@ -132,84 +129,97 @@ impl LockableKind {
     /// waiting for it. SQLite's writer is single: nothing is ever busy.
     pub fn lock_row_unless_busy(&self, conn: &mut DbConn, id: i64) -> QueryResult<bool> {
         use diesel::prelude::*;
-        use diesel::sql_types::BigInt;
-        // `table` is one of the registry's names, never a client's string.
-        let sql = format!(
-            "SELECT id FROM {} WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED",
-            self.table
-        );
+        use diesel::sql_types::{BigInt, Text};
         crate::on_backend!(conn,
-            postgres: |c| diesel::sql_query(&sql)
+            postgres: |c| match self.source {
+                Source::Case => diesel::sql_query(
+                    "SELECT id FROM cases WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED",
+                )
                 .bind::<BigInt, _>(id)
-                .execute(c)
-                .map(|rows| rows == 1),
+                .execute(c),
+                Source::Declared(ty) => diesel::sql_query(
+                    "SELECT id FROM records WHERE record_type = $1 AND id = $2 \
+                     FOR NO KEY UPDATE SKIP LOCKED",
+                )
+                .bind::<Text, _>(&ty.name)
+                .bind::<BigInt, _>(id)
+                .execute(c),
+            }
+            .map(|rows| rows == 1),
             sqlite: |_c| Ok(true),
         )
     }
 
     /// Whether a record of this type can be locked deeply.
     pub fn holds_records(&self) -> bool {
-        self.inside.is_some()
+        self.holds_records
     }
 
-    /// The locks on record `id` and on everything inside it (empty for a
-    /// type that holds no records).
-    pub fn locks_inside(&self, conn: &mut DbConn, id: i64) -> QueryResult<Vec<HeldLock>> {
-        match self.inside {
-            Some(inside) => inside(conn, id),
-            None => Ok(Vec::new()),
+    /// The locks on record `id` (of case `case_id`) and on everything
+    /// inside it, at any depth (empty for a type that holds no records).
+    pub fn locks_inside(
+        &self,
+        conn: &mut DbConn,
+        case_id: CaseId,
+        id: i64,
+    ) -> QueryResult<Vec<HeldLock>> {
+        match self.source {
+            _ if !self.holds_records => Ok(Vec::new()),
+            Source::Case => Lock::of_case(conn, CaseId(id)),
+            Source::Declared(ty) => Lock::inside_record(conn, case_id, &ty.name, id),
         }
     }
 
     pub fn find(&self, conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
-        (self.find)(conn, id)
+        Ok(match self.source {
+            Source::Case => Case::find(conn, CaseId(id))?.as_ref().map(Target::of),
+            Source::Declared(ty) => DeclaredRecord::find(conn, key(ty, id))?
+                .as_ref()
+                .map(Target::of),
+        })
     }
 
     /// Like `find`, locking the record's row until the transaction ends, so
     /// that acquiring a lock queues behind a guarded write of the same record.
     pub fn find_for_update(&self, conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
-        (self.find_for_update)(conn, id)
+        Ok(match self.source {
+            Source::Case => Case::find_for_update(conn, CaseId(id))?
+                .as_ref()
+                .map(Target::of),
+            Source::Declared(ty) => DeclaredRecord::find_for_update(conn, key(ty, id))?
+                .as_ref()
+                .map(Target::of),
+        })
     }
 }
 
-fn find_target<L: Lockable>(conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
-    Ok(L::find(conn, id)?.as_ref().map(Target::of))
+fn key(ty: &'static RecordType, id: i64) -> RecordKey {
+    RecordKey {
+        ty,
+        id: RecordId(id),
+    }
 }
 
-fn find_targets<L: Lockable>(
-    conn: &mut DbConn,
-    ids: &[i64],
-    for_update: bool,
-) -> QueryResult<Vec<Target>> {
-    Ok(L::find_all(conn, ids, for_update)?
-        .iter()
-        .map(Target::of)
-        .collect())
-}
-
-fn find_target_for_update<L: Lockable>(conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
-    Ok(L::find_for_update(conn, id)?.as_ref().map(Target::of))
-}
-
-/// Every lockable type baton knows.
-pub const REGISTRY: &[LockableKind] = &[
-    LockableKind::of::<Case>().holding(locks_in_case),
-    LockableKind::of::<Page>().holding(locks_in_page),
-    LockableKind::of::<Card>(),
-    LockableKind::of::<Edgenote>(),
-];
-
-fn locks_in_case(conn: &mut DbConn, id: i64) -> QueryResult<Vec<HeldLock>> {
-    Lock::of_case(conn, CaseId(id))
-}
-
-fn locks_in_page(conn: &mut DbConn, id: i64) -> QueryResult<Vec<HeldLock>> {
-    Lock::inside_page(conn, PageId(id))
+/// Every lockable type of the schema in force: the case, then the declared
+/// types in declaration order. Made once per schema.
+pub fn registry() -> &'static [LockableKind] {
+    static REGISTRY: std::sync::OnceLock<Vec<LockableKind>> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let schema = schema::in_force();
+        std::iter::once(LockableKind::case())
+            .chain(
+                schema
+                    .types()
+                    .iter()
+                    .map(|ty| LockableKind::declared(schema, ty)),
+            )
+            .collect()
+    })
 }
 
 /// Looks a type up by its name (`Card`), exactly as the OpenAPI document lists it.
 pub fn kind_named(name: &str) -> Option<&'static LockableKind> {
-    REGISTRY.iter().find(|k| k.type_name == name)
+    registry().iter().find(|k| k.type_name == name)
 }
 
 /// The record a lock or a waiter names by type name and id, if both still
@@ -228,7 +238,7 @@ pub fn table_of(type_name: &str) -> &'static str {
 
 /// The type names, for error messages.
 pub fn known_types() -> String {
-    REGISTRY
+    registry()
         .iter()
         .map(|k| k.type_name)
         .collect::<Vec<_>>()
@@ -241,6 +251,9 @@ mod tests {
     fn types_are_found_by_their_exact_name() {
         assert_eq!(super::kind_named("Card").unwrap().table, "cards");
         assert_eq!(super::kind_named("Edgenote").unwrap().table, "edgenotes");
+        assert!(super::kind_named("Case").unwrap().holds_records());
+        assert!(super::kind_named("Page").unwrap().holds_records());
+        assert!(!super::kind_named("Card").unwrap().holds_records());
         assert!(super::kind_named("card").is_none());
         assert!(super::kind_named("cards").is_none());
         assert!(super::kind_named("Comment").is_none());

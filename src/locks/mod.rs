@@ -39,8 +39,20 @@ pub use lockable::{Lockable, LockableKind, Target};
 /// How long locks live; from the settings.
 #[derive(Clone, Copy, Debug)]
 pub struct LockPolicy {
-    /// Acquire, refresh and the holder's writes extend a lease this far.
+    /// Acquire, refresh and the holder's writes extend a lease this far,
+    /// unless the record's type declares its own (`lock.lease`).
     pub ttl: Duration,
     /// A lock without activity for this long is released.
     pub idle_timeout: Duration,
+}
+
+impl LockPolicy {
+    /// The lease of a lock on a record of `type_name`: its type's
+    /// `lock.lease`, else the server's.
+    pub fn lease_of(&self, type_name: &str) -> Duration {
+        crate::schema::in_force()
+            .get(type_name)
+            .and_then(|ty| ty.lock.lease)
+            .unwrap_or(self.ttl)
+    }
 }

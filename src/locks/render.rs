@@ -5,9 +5,10 @@
 use super::lockable::table_of;
 use super::Lockable;
 use crate::db::Frame;
-use crate::models::card::SavedCard;
-use crate::models::lock_fast_path::LockNotice;
-use crate::models::{HeldLock, LockAction, LockEvent, QueuedWaiter, UserRef, WaiterEnd};
+use crate::models::lock_fast_path::{LockNotice, SavedRecord};
+use crate::models::{
+    DeclaredRecord, HeldLock, LockAction, LockEvent, QueuedWaiter, UserRef, WaiterEnd,
+};
 use crate::views::locks::LockDepth;
 use crate::views::{
     Change, EndedLockView, EndedWaiterView, LockEventView, LockView, ServerFrame, UserView,
@@ -70,12 +71,13 @@ pub fn notice_frame(notice: LockNotice) -> Frame {
     ServerFrame::change(change, watchable, editor).for_case(held.lock.case_id)
 }
 
-/// The frame of a card saved by the fast path: the same `update` the guard
-/// emits for a save.
-pub fn saved_card_frame(saved: SavedCard) -> Frame {
-    let SavedCard { card, editor, .. } = saved;
-    let case_id = card.case_id;
-    ServerFrame::change(Change::Update, card.view().into(), editor).for_case(case_id)
+/// The frame of a record saved by the fast save: the same `update` the
+/// guard emits for a save. `None` for a type the schema does not declare.
+pub fn saved_record_frame(saved: SavedRecord) -> Option<Frame> {
+    let SavedRecord { record, editor, .. } = saved;
+    let record = DeclaredRecord::shallow(record)?;
+    let case_id = record.case_id;
+    Some(ServerFrame::change(Change::Update, record.view().into(), editor).for_case(case_id))
 }
 
 /// One audit row, with the users it names (looked up by the caller).

@@ -8,7 +8,7 @@
 use super::engine::{end, ensure_outranks, is_held_by, live_or_end, Line};
 use super::guard::locked;
 use super::line;
-use super::lockable::{containers_of, find_named, kind_named, LockableKind, Target};
+use super::lockable::{find_named, kind_named, LockableKind, Target};
 use super::render::{held_message, lock_view, lock_views};
 use super::LockPolicy;
 use crate::auth::Actor;
@@ -105,10 +105,22 @@ pub fn holding_kind(target: &Target) -> AppResult<&'static LockableKind> {
         .filter(|kind| kind.holds_records())
         .ok_or_else(|| {
             AppError::invalid(format!(
-                "depth \"infinity\" is for records that hold others (a Page, a Case); {} holds none: lock it with depth \"0\".",
+                "depth \"infinity\" is for records that hold others ({}); {} holds none: lock it with depth \"0\".",
+                holding_types(),
                 target.identity.label()
             ))
         })
+}
+
+/// The types whose records may be locked deeply, for messages ("a Page, a Case").
+fn holding_types() -> String {
+    let names: Vec<String> = super::lockable::registry()
+        .iter()
+        .rev()
+        .filter(|kind| kind.holds_records())
+        .map(|kind| format!("a {}", kind.type_name))
+        .collect();
+    names.join(", ")
 }
 
 /// Before a deep lock on `target` is granted: every lock of someone else on
@@ -126,7 +138,7 @@ pub fn clear_for_deep(
     let kind = holding_kind(target)?;
     let mut theirs = Vec::new();
     let mut ended = false;
-    for held in kind.locks_inside(tx.conn, target.identity.id)? {
+    for held in kind.locks_inside(tx.conn, target.case_id, target.identity.id)? {
         match live_or_end(tx, held, policy)? {
             Some(held) if !is_held_by(&held.lock, actor) => theirs.push(held),
             Some(_) => {}
@@ -136,7 +148,7 @@ pub fn clear_for_deep(
     if ended {
         // An overdue lock ended above may have been handed to its line.
         theirs = kind
-            .locks_inside(tx.conn, target.identity.id)?
+            .locks_inside(tx.conn, target.case_id, target.identity.id)?
             .into_iter()
             .filter(|held| !is_held_by(&held.lock, actor))
             .collect();
@@ -178,8 +190,8 @@ pub fn refuse_creation_in<L: LockableRecord>(
     parent: &L,
     policy: &LockPolicy,
 ) -> AppResult<()> {
-    let mut containers = vec![(L::TYPE, parent.id())];
-    containers.extend(containers_of(parent));
+    let mut containers = vec![(parent.type_name(), parent.lockable_id())];
+    containers.extend(parent.containers());
     refuse_write_inside(tx, actor, parent.case_id(), &containers, policy)
 }
 

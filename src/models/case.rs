@@ -22,9 +22,74 @@ pub struct CaseChanges {
     pub title: Option<String>,
 }
 
-super::versioned_record!(Case, cases, CaseChanges, id = CaseId, type = "Case", case = id);
+impl super::Record for Case {
+    const TYPE: &'static str = "Case";
+    const TABLE: &'static str = "cases";
+
+    fn id(&self) -> i64 {
+        self.id.get()
+    }
+}
 
 impl Case {
+    pub fn find(conn: &mut DbConn, id: CaseId) -> QueryResult<Option<Case>> {
+        cases::table
+            .find(id)
+            .select(Case::as_select())
+            .get_result(conn)
+            .optional()
+    }
+
+    /// Like `find`, the row locked until the transaction ends (PostgreSQL;
+    /// see "Row-lock order" in `crate::locks`).
+    pub fn find_for_update(conn: &mut DbConn, id: CaseId) -> QueryResult<Option<Case>> {
+        crate::select_one_for_no_key_update!(conn, cases::table.find(id).select(Case::as_select()))
+    }
+
+    /// The cases with these ids, by id, in one query; with `for_update`
+    /// their rows are locked in id order until the transaction ends
+    /// (PostgreSQL).
+    pub fn find_all(conn: &mut DbConn, ids: &[i64], for_update: bool) -> QueryResult<Vec<Case>> {
+        let ids: Vec<CaseId> = ids.iter().map(|&id| CaseId(id)).collect();
+        macro_rules! by_ids {
+            () => {
+                cases::table
+                    .filter(cases::id.eq_any(ids.clone()))
+                    .order(cases::id.asc())
+                    .select(Case::as_select())
+            };
+        }
+        match conn {
+            // The lock clause sits above the sort: rows lock in id order.
+            DbConn::Postgresql(c) if for_update => by_ids!().for_no_key_update().load(c),
+            _ => by_ids!().load(conn),
+        }
+    }
+
+    /// Applies `changes` and increments `version`. The caller has read the
+    /// row for update, so `self.version` is current.
+    pub fn update(
+        &self,
+        conn: &mut DbConn,
+        changes: &CaseChanges,
+        now: NaiveDateTime,
+    ) -> QueryResult<Case> {
+        diesel::update(cases::table.find(self.id))
+            .set((
+                changes,
+                cases::version.eq(self.version + 1),
+                cases::updated_at.eq(now),
+            ))
+            .returning(cases::all_columns)
+            .get_result::<Case>(conn)
+    }
+
+    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
+        diesel::delete(cases::table.find(self.id))
+            .execute(conn)
+            .map(|_| ())
+    }
+
     pub fn find_by_slug(conn: &mut DbConn, slug: &str) -> QueryResult<Option<Case>> {
         cases::table
             .filter(cases::slug.eq(slug))

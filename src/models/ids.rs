@@ -1,18 +1,18 @@
-//! Typed record ids: a `CardId` is not a `PageId`, so passing one where the
+//! Typed ids: a `LockId` is not a `UserId`, so passing one where the
 //! other is expected does not compile. Each is an `i64` on the database side
 //! (a `BigInt` column, on either backend) and a plain number on the wire.
 //!
 //! ```
-//! fn card(conn: &mut baton::db::DbConn) -> diesel::QueryResult<Option<baton::models::Card>> {
-//!     baton::models::Card::find(conn, baton::models::CardId(1))
+//! fn user(conn: &mut baton::db::DbConn) -> diesel::QueryResult<Option<baton::models::User>> {
+//!     baton::models::User::find(conn, baton::models::UserId(1))
 //! }
 //! ```
 //!
-//! A page's id does not name a card:
+//! A lock's id does not name a user:
 //!
 //! ```compile_fail,E0308
-//! fn card(conn: &mut baton::db::DbConn) -> diesel::QueryResult<Option<baton::models::Card>> {
-//!     baton::models::Card::find(conn, baton::models::PageId(1))
+//! fn user(conn: &mut baton::db::DbConn) -> diesel::QueryResult<Option<baton::models::User>> {
+//!     baton::models::User::find(conn, baton::models::LockId(1))
 //! }
 //! ```
 
@@ -54,12 +54,8 @@ macro_rules! ids {
 ids! {
     /// A case's id.
     CaseId;
-    /// A page's id.
-    PageId;
-    /// A card's id.
-    CardId;
-    /// An edgenote's id.
-    EdgenoteId;
+    /// A declared record's id, unique within its type.
+    RecordId;
     /// A lock's id (also its token).
     LockId;
     /// A lock event's id.

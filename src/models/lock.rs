@@ -7,7 +7,7 @@ use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamp};
 
 use crate::db::schema::{locks, users};
 use crate::db::{DbConn, Prepared};
-use crate::models::{CaseId, LockId, PageId, UserId, UserRef};
+use crate::models::{CaseId, DeclaredRecord, LockId, UserId, UserRef};
 
 /// (`Serialize`/`Deserialize`: the fast path's outbox rows carry it as JSON.)
 #[derive(
@@ -281,27 +281,25 @@ impl Lock {
             .collect())
     }
 
-    /// The locks on a page and on its cards: what a deep lock on the page
-    /// covers.
-    pub fn inside_page(conn: &mut DbConn, page_id: PageId) -> QueryResult<Vec<HeldLock>> {
-        use crate::db::schema::cards;
-        let cards_of_page = cards::table
-            .filter(cards::page_id.eq(page_id))
-            .select(cards::id);
-        locks::table
-            .inner_join(users::table)
-            .filter(
-                locks::lockable_type
-                    .eq("Page")
-                    .and(locks::lockable_id.eq(page_id.get()))
-                    .or(locks::lockable_type
-                        .eq("Card")
-                        .and(locks::lockable_id.eq_any(cards_of_page))),
-            )
-            .select((Lock::as_select(), UserRef::as_select()))
-            .order(locks::id.asc())
-            .load::<(Lock, UserRef)>(conn)
-            .map(held_locks)
+    /// The locks on a declared record and on everything inside it at any
+    /// depth: what a deep lock on it covers. (A case's are [`Lock::of_case`].)
+    pub fn inside_record(
+        conn: &mut DbConn,
+        case_id: CaseId,
+        type_name: &str,
+        id: i64,
+    ) -> QueryResult<Vec<HeldLock>> {
+        let mut inside: std::collections::HashSet<(String, i64)> =
+            DeclaredRecord::descendants(conn, type_name, id)?
+                .into_iter()
+                .collect();
+        inside.insert((type_name.to_owned(), id));
+        Ok(Lock::of_case(conn, case_id)?
+            .into_iter()
+            .filter(|held| {
+                inside.contains(&(held.lock.lockable_type.clone(), held.lock.lockable_id))
+            })
+            .collect())
     }
 
     /// Makes a holding deep (the holder asked for the subtree).

@@ -17,7 +17,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text};
 use serde::{Deserialize, Serialize};
 
-use super::{lock_sql, HeldLock, Lock, LockAction, LockId, UserId, UserRef};
+use super::{lock_sql, HeldLock, Lock, LockAction, LockId, StoredRecord, UserId, UserRef};
 use crate::db::Prepared;
 
 /// A lock write announced by the fast path, as its outbox row carries it.
@@ -43,7 +43,7 @@ pub struct TokenHolder {
 
 /// A lock to take on a free record. Its times are the database's clock.
 pub struct FreshLock<'a> {
-    /// The statement for the record's type (`LockableRecord::FAST_ACQUIRE`).
+    /// The statement for the record's kind (`LockableKind::fast_acquire`).
     pub sql: &'static str,
     pub lockable_type: &'a str,
     pub lockable_id: i64,
@@ -126,4 +126,66 @@ pub fn release(
     .get_result::<ChangedRow>(pg)
     .optional()
     .map(|row| row.map(HeldLock::from))
+}
+
+/// A save made by the fast save (PostgreSQL), as its outbox row carries it:
+/// the saved row, which every instance's listener renders as the general
+/// path's `update` frame.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedRecord {
+    pub record: StoredRecord,
+    /// The tab whose request it was.
+    pub editor: Option<String>,
+    /// When the statement ran (Unix microseconds), for the fan-out delay.
+    pub at: i64,
+}
+
+/// A save of a declared record's fields, as the fast save binds it.
+pub struct FastSave<'a> {
+    pub record_type: &'a str,
+    pub id: i64,
+    pub session_id: Option<&'a str>,
+    pub lock_token: Option<LockId>,
+    pub if_match: Option<i64>,
+    /// The changed fields, validated: a JSON object merged into the stored one.
+    pub fields: &'a str,
+    /// The lease and idle limit a save renews and checks.
+    pub ttl: Duration,
+    pub idle_timeout: Duration,
+    /// The case roles that may save (a site admin always may).
+    pub editor_roles: &'a [&'a str],
+}
+
+/// Saves the record in one call if nothing stands in the way
+/// (`lock_sql::FAST_SAVE_FUNCTION`); no row means "take the general path".
+pub fn save(
+    pg: &mut PgConnection,
+    caller: TokenHolder,
+    save: &FastSave,
+) -> QueryResult<Option<StoredRecord>> {
+    Prepared::new(lock_sql::FAST_SAVE, |q| {
+        q.bind::<Text, _>(save.record_type)
+            .bind::<BigInt, _>(save.id)
+            .bind::<BigInt, _>(caller.user_id)
+            .bind::<BigInt, _>(caller.token_id)
+            .bind::<Nullable<Text>, _>(save.session_id)
+            .bind::<Nullable<BigInt>, _>(save.lock_token)
+            .bind::<Nullable<BigInt>, _>(save.if_match)
+            .bind::<Text, _>(save.fields)
+            .bind::<BigInt, _>(micros(save.ttl))
+            .bind::<BigInt, _>(micros(save.idle_timeout))
+            .bind::<Array<Text>, _>(save.editor_roles)
+    })
+    .get_result::<StoredRecord>(pg)
+    .optional()
+}
+
+/// Makes the fast save's function (`CREATE OR REPLACE`), once per start,
+/// under an advisory lock so that instances starting together do not race.
+pub fn install_fast_save(pg: &mut PgConnection) -> QueryResult<()> {
+    use diesel::connection::SimpleConnection;
+    pg.transaction(|pg| {
+        diesel::sql_query("SELECT pg_advisory_xact_lock(4242001)").execute(pg)?;
+        pg.batch_execute(lock_sql::FAST_SAVE_FUNCTION)
+    })
 }

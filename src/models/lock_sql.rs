@@ -136,24 +136,21 @@ macro_rules! db_now_minus {
     };
 }
 
-/// The fast path's acquire on a record of `$table` (whose case is in column
-/// `$case`): record `$1` of type `$5`, by the live caller (`$2`, `$3`) from
-/// tab `$6` with agent `$7`, for a lease of `$4` microseconds, if the caller
-/// is a site admin or has a role in `$8` on the record's case. Its times are
-/// the database's clock (`crate::db_now!`), as on the general path. The
-/// record's row is locked first, as on the general path. It declines while
-/// any deep lock is held on the case: the general path decides what a deep
-/// lock covers (its insert orders it with deep acquires, see
+/// The fast path's acquire on record `$1` of type `$5`, whose case
+/// `$record` selects (as `case_id`, its row locked first, as on the general
+/// path), by the live caller (`$2`, `$3`) from tab `$6` with agent `$7`, for
+/// a lease of `$4` microseconds, if the caller is a site admin or has a role
+/// in `$8` on the record's case. Its times are the database's clock
+/// (`crate::db_now!`), as on the general path. It declines while any deep
+/// lock is held on the case: the general path decides what a deep lock
+/// covers (its insert orders it with deep acquires, see
 /// `Lock::order_with_deep_acquires`).
-/// `versioned_record!` builds one per lockable type, at compile time.
 macro_rules! fast_acquire {
-    ($table:expr, $case:expr) => {
+    ($record:expr) => {
         concat!(
-            "WITH record AS (SELECT ",
-            $case,
-            " AS case_id FROM ",
-            $table,
-            " WHERE id = $1 FOR NO KEY UPDATE), caller AS (",
+            "WITH record AS (",
+            $record,
+            " FOR NO KEY UPDATE), caller AS (",
             $crate::models::lock_sql::live_caller!("$2", "$3", $crate::db_now!()),
             "), changed AS (INSERT INTO locks (",
             $crate::models::lock_sql::lock_columns!(),
@@ -177,10 +174,90 @@ macro_rules! fast_acquire {
     };
 }
 
+/// The fast path's acquire on a case.
+pub const FAST_ACQUIRE_CASE: &str = fast_acquire!("SELECT id AS case_id FROM cases WHERE id = $1");
+
+/// The fast path's acquire on a record of any declared type: one statement
+/// for every type, since they share one table.
+pub const FAST_ACQUIRE_RECORD: &str = fast_acquire!(
+    "SELECT case_id FROM records WHERE record_type = $5 AND id = $1"
+);
+
 pub(crate) use {
-    audit_columns, audit_rows, db_now_plus, fast_acquire, live_caller, lock_columns,
-    outbox_lock_row,
+    audit_columns, audit_rows, db_now_plus, live_caller, lock_columns, outbox_lock_row,
 };
+
+/// The fast save (PostgreSQL): one call that saves a declared record's
+/// fields when nothing stands in the way, and returns the saved row;
+/// otherwise it writes nothing and returns no row, and the general path
+/// decides (401, 403, 404, 412, 423, an overdue lock). It is the guard
+/// (`crate::locks::guard`) in the guard's order, from the fragments above:
+/// the record's row first (one another transaction holds is left to the
+/// general path, which waits in a transaction it can roll back); then, each
+/// statement with a fresh snapshot (a VOLATILE function), the caller's live
+/// token and role, the record's lock (read FOR SHARE), no deep lock in the
+/// case, the lock held by the caller's tab and in force (or no lock),
+/// `Lock-Token` and `If-Match`. The lock's lease and activity are renewed
+/// as a save renews them, and the outbox row carries the saved row for
+/// every instance's listener to render. Made at start (`CREATE OR
+/// REPLACE`), so that its rules are these fragments and nothing else.
+pub const FAST_SAVE_FUNCTION: &str = concat!(
+    "CREATE OR REPLACE FUNCTION baton_fast_save( \
+       p_type TEXT, p_id BIGINT, p_user BIGINT, p_token BIGINT, p_session TEXT, \
+       p_lock_token BIGINT, p_if_match BIGINT, p_fields TEXT, p_ttl_micros BIGINT, \
+       p_idle_micros BIGINT, p_editor_roles TEXT[] \
+     ) RETURNS SETOF records LANGUAGE plpgsql VOLATILE AS $fn$ \
+     DECLARE \
+       v_now TIMESTAMP := ",
+    crate::db_now!(),
+    "; rec records; held locks; \
+     BEGIN \
+       SELECT * INTO rec FROM records WHERE record_type = p_type AND id = p_id \
+         FOR NO KEY UPDATE SKIP LOCKED; \
+       IF NOT FOUND THEN RETURN; END IF; \
+       PERFORM 1 FROM (",
+    live_caller!("p_user", "p_token", "v_now"),
+    ") caller WHERE caller.admin OR EXISTS (SELECT 1 FROM memberships m \
+         WHERE m.case_id = rec.case_id AND m.user_id = caller.id \
+           AND m.role = ANY (p_editor_roles)); \
+       IF NOT FOUND THEN RETURN; END IF; \
+       SELECT * INTO held FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = p_id \
+         FOR SHARE SKIP LOCKED; \
+       IF NOT FOUND THEN \
+         PERFORM 1 FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = p_id; \
+         IF FOUND THEN RETURN; END IF; \
+       END IF; \
+       PERFORM 1 FROM locks d WHERE d.case_id = rec.case_id AND d.deep; \
+       IF FOUND THEN RETURN; END IF; \
+       IF held.id IS NOT NULL THEN \
+         PERFORM 1 FROM locks l WHERE l.id = held.id AND l.user_id = p_user AND ",
+    held_by_tab!("p_session"),
+    " AND ",
+    in_force!("v_now", "(v_now - p_idle_micros * interval '1 microsecond')"),
+    " AND (p_lock_token IS NULL OR p_lock_token = l.id); \
+         IF NOT FOUND THEN RETURN; END IF; \
+       ELSIF p_lock_token IS NOT NULL THEN \
+         RETURN; \
+       END IF; \
+       IF p_if_match IS NOT NULL AND p_if_match <> rec.version THEN RETURN; END IF; \
+       UPDATE records SET fields = (fields::jsonb || p_fields::jsonb)::text, \
+              version = version + 1, updated_at = v_now \
+        WHERE record_type = p_type AND id = p_id RETURNING * INTO rec; \
+       IF held.id IS NOT NULL THEN \
+         UPDATE locks SET expires_at = v_now + p_ttl_micros * interval '1 microsecond', \
+                last_activity_at = v_now WHERE id = held.id; \
+       END IF; \
+       INSERT INTO event_outbox (payload, created_at) VALUES (json_build_object( \
+           'k', 'record', 'editor', p_session, \
+           'at', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, \
+           'record', row_to_json(rec))::text, v_now); \
+       RETURN NEXT rec; \
+     END $fn$"
+);
+
+/// Calls [`FAST_SAVE_FUNCTION`].
+pub const FAST_SAVE: &str =
+    "SELECT * FROM baton_fast_save($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
 /// Inserts lock `$1…$9`, `deep` `$10`, unless its record is locked, and
 /// its `acquired` audit row by actor `$11`.
@@ -227,16 +304,16 @@ pub const FAST_RELEASE: &str = concat!(
 
 #[cfg(test)]
 mod tests {
-    use crate::models::{Card, LockableRecord};
-
     #[test]
     fn statements_name_what_they_bind() {
-        assert!(Card::FAST_ACQUIRE.contains("SELECT case_id AS case_id FROM cards WHERE id = $1"));
+        assert!(super::FAST_ACQUIRE_RECORD
+            .contains("SELECT case_id FROM records WHERE record_type = $5 AND id = $1"));
+        assert!(super::FAST_ACQUIRE_CASE.contains("SELECT id AS case_id FROM cases WHERE id = $1"));
         assert!(super::FAST_RELEASE.contains("l.session_id = $4)"));
         assert!(super::FAST_RELEASE.contains(
             "l.last_activity_at > ((now() AT TIME ZONE 'UTC') - $5 * interval '1 microsecond')"
         ));
-        assert!(Card::FAST_ACQUIRE
+        assert!(super::FAST_ACQUIRE_RECORD
             .contains("((now() AT TIME ZONE 'UTC') + $4 * interval '1 microsecond')"));
         assert!(super::INSERT_IF_FREE_AUDITED.contains("case_id, $11, user_id, 'acquired'"));
     }

@@ -38,7 +38,7 @@ use crate::clock;
 use crate::db::schema::event_outbox;
 use crate::db::{DbConn, EventBus, Frame, Outgoing, Prepared};
 use crate::locks::render;
-use crate::models::card::SavedCard;
+use crate::models::lock_fast_path::SavedRecord;
 use crate::models::lock_fast_path::LockNotice;
 
 const CHANNEL: &str = "baton_events";
@@ -93,8 +93,8 @@ pub enum OutboxPayload<'a> {
     /// A lock written by the fast path, rendered by the listener (boxed: it
     /// is much larger than the others).
     Lock(Box<LockNotice>),
-    /// A card saved by the fast path, rendered by the listener.
-    Card(Box<SavedCard>),
+    /// A record saved by the fast save, rendered by the listener.
+    Record(Box<SavedRecord>),
 }
 
 impl OutboxPayload<'_> {
@@ -567,9 +567,12 @@ fn deliver(hub: &Hub, payload: &str) {
             record_delay(notice.at);
             hub.publish(render::notice_frame(*notice))
         }
-        Ok(OutboxPayload::Card(saved)) => {
+        Ok(OutboxPayload::Record(saved)) => {
             record_delay(saved.at);
-            hub.publish(render::saved_card_frame(*saved))
+            match render::saved_record_frame(*saved) {
+                Some(frame) => hub.publish(frame),
+                None => tracing::warn!("an outbox row names a type the schema does not declare"),
+            }
         }
         Ok(OutboxPayload::Kick { session, reason }) => hub.kick(&session, &reason),
         Err(e) => tracing::warn!(error = %e, "unreadable outbox row"),

@@ -58,6 +58,19 @@ pub struct ErrorDetail {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false, nullable = false)]
     pub current: Option<Box<RecordView>>,
+    /// Every field that breaks its declared schema (`invalid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false)]
+    pub fields: Option<Vec<FieldProblem>>,
+}
+
+/// One bad field of a request body.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct FieldProblem {
+    /// The field's declared name.
+    pub field: String,
+    /// What is wrong with it, for a person.
+    pub message: String,
 }
 
 /// Every error response's body.
@@ -76,6 +89,7 @@ impl ErrorBody {
                 locks: None,
                 lockable: None,
                 current: None,
+                fields: None,
             },
         }
     }

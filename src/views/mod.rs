@@ -13,22 +13,22 @@ pub mod frames;
 pub mod locks;
 pub mod people;
 pub mod records;
+pub mod schema;
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::models::Record;
 
-pub use errors::{ErrorBody, ErrorCode, ErrorDetail};
+pub use errors::{ErrorBody, ErrorCode, ErrorDetail, FieldProblem};
 pub use frames::{Change, ServerFrame, Watchable};
 pub use locks::{
     EndedLockView, EndedWaiterView, LockEventView, LockSetView, LockStatusView, LockView,
     WaiterView,
 };
 pub use people::{LoginView, MembershipView, OnlineUserView, RoleView, SessionView, UserView};
-pub use records::{
-    CardView, CaseDetailView, CaseView, EdgenoteView, PageView, PageWithCardsView, RecordView,
-};
+pub use records::{record_tree, CaseDetailView, CaseView, DeclaredView, RecordView};
+pub use schema::{DeclaredTypeView, LockRulesView, SchemaView};
 
 /// `{type, table, param, id}`: what identifies a record, even a destroyed one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]

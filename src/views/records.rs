@@ -1,12 +1,15 @@
-//! The lockable content records: cases, pages, cards, edgenotes.
+//! The lockable content records: cases, and the records of every declared
+//! type.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::{Identity, LockView, OnlineUserView, WaiterView};
 use crate::clock::utc;
-use crate::models::{Card, Case, Edgenote, Page};
+use crate::models::{Case, DeclaredRecord};
+use crate::schema::{Schema, Store};
 
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -22,48 +25,53 @@ pub struct CaseView {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Clone, Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Page)]
-pub struct PageView {
-    #[serde(flatten)]
+/// A record of a declared type: `{type, table, param, id, caseId, <parent>Id,
+/// position, …fields, version, createdAt, updatedAt}` (the parent's id only
+/// below the case, `position` only for ordered types, every declared field
+/// with optional ones `null`). Its schema in the OpenAPI document is built
+/// from the schema in force, one component per type.
+#[derive(Clone, Debug)]
+pub struct DeclaredView {
     pub identity: Identity,
-    pub case_id: i64,
-    pub position: i32,
-    pub title: String,
-    pub version: i64,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
+    /// The whole JSON object, in wire order.
+    pub body: Map<String, Value>,
 }
 
-#[derive(Clone, Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Card)]
-pub struct CardView {
-    #[serde(flatten)]
-    pub identity: Identity,
-    pub case_id: i64,
-    pub page_id: i64,
-    pub position: i32,
-    pub content: String,
-    pub version: i64,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
+impl Serialize for DeclaredView {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.body.serialize(serializer)
+    }
 }
 
-#[derive(Clone, Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Edgenote)]
-pub struct EdgenoteView {
-    #[serde(flatten)]
-    pub identity: Identity,
-    pub case_id: i64,
-    pub slug: String,
-    pub caption: String,
-    pub content: String,
-    pub version: i64,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
+impl From<&DeclaredRecord> for DeclaredView {
+    fn from(record: &DeclaredRecord) -> DeclaredView {
+        let ty = record.ty;
+        let identity = Identity::new(&ty.name, &ty.plural, record.id.get());
+        let mut body = Map::new();
+        body.insert("type".into(), Value::from(identity.type_name));
+        body.insert("table".into(), Value::from(identity.table));
+        body.insert("param".into(), Value::from(identity.param.clone()));
+        body.insert("id".into(), Value::from(identity.id));
+        body.insert("caseId".into(), Value::from(record.case_id.get()));
+        if let (Some(_), Some(parent_id)) = (&ty.parent, record.parent_id) {
+            body.insert(ty.parent_key.clone(), Value::from(parent_id));
+        }
+        if ty.ordered {
+            body.insert("position".into(), Value::from(record.position.unwrap_or(0)));
+        }
+        for field in &ty.fields {
+            let value = record.fields.get(&field.name).cloned().unwrap_or(Value::Null);
+            body.insert(field.name.clone(), value);
+        }
+        body.insert("version".into(), Value::from(record.version));
+        body.insert("createdAt".into(), json_time(record.created_at));
+        body.insert("updatedAt".into(), json_time(record.updated_at));
+        DeclaredView { identity, body }
+    }
+}
+
+fn json_time(at: chrono::NaiveDateTime) -> Value {
+    serde_json::to_value(utc(at)).unwrap_or(Value::Null)
 }
 
 /// Any lockable record: in errors (`current`, `lockable`) and frames.
@@ -72,30 +80,18 @@ pub struct EdgenoteView {
 #[schema(as = Record)]
 pub enum RecordView {
     Case(CaseView),
-    Page(PageView),
-    Card(CardView),
-    Edgenote(EdgenoteView),
+    /// A record of a declared type (the document lists each type's shape).
+    #[schema(value_type = Object)]
+    Declared(DeclaredView),
 }
 
 impl RecordView {
     pub fn identity(&self) -> &Identity {
         match self {
             RecordView::Case(v) => &v.identity,
-            RecordView::Page(v) => &v.identity,
-            RecordView::Card(v) => &v.identity,
-            RecordView::Edgenote(v) => &v.identity,
+            RecordView::Declared(v) => &v.identity,
         }
     }
-}
-
-/// A page with its cards, as in `GET /cases/:slug`.
-#[derive(Clone, Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PageWithCards)]
-pub struct PageWithCardsView {
-    #[serde(flatten)]
-    pub page: PageView,
-    pub cards: Vec<CardView>,
 }
 
 /// `GET /cases/:slug`: the case with everything in it.
@@ -105,8 +101,12 @@ pub struct PageWithCardsView {
 pub struct CaseDetailView {
     #[serde(flatten)]
     pub case: CaseView,
-    pub pages: Vec<PageWithCardsView>,
-    pub edgenotes: Vec<EdgenoteView>,
+    /// The records of the case as a tree: each type whose parent is the
+    /// case under its camelCase plural (`pages`), each record carrying its
+    /// children's types the same way (`cards`); ordered types by position.
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub records: Map<String, Value>,
     pub active_locks: Vec<LockView>,
     /// Every live waiter of the case, line by line, first first.
     pub waiters: Vec<WaiterView>,
@@ -129,70 +129,53 @@ impl From<&Case> for CaseView {
     }
 }
 
-impl From<&Page> for PageView {
-    fn from(page: &Page) -> PageView {
-        PageView {
-            identity: Identity::of(page),
-            case_id: page.case_id.get(),
-            position: page.position,
-            title: page.title.clone(),
-            version: page.version,
-            created_at: utc(page.created_at),
-            updated_at: utc(page.updated_at),
-        }
-    }
-}
-
-impl From<&Card> for CardView {
-    fn from(card: &Card) -> CardView {
-        CardView {
-            identity: Identity::of(card),
-            case_id: card.case_id.get(),
-            page_id: card.page_id.get(),
-            position: card.position,
-            content: card.content.clone(),
-            version: card.version,
-            created_at: utc(card.created_at),
-            updated_at: utc(card.updated_at),
-        }
-    }
-}
-
-impl From<&Edgenote> for EdgenoteView {
-    fn from(note: &Edgenote) -> EdgenoteView {
-        EdgenoteView {
-            identity: Identity::of(note),
-            case_id: note.case_id.get(),
-            slug: note.slug.clone(),
-            caption: note.caption.clone(),
-            content: note.content.clone(),
-            version: note.version,
-            created_at: utc(note.created_at),
-            updated_at: utc(note.updated_at),
-        }
-    }
-}
-
 impl From<&Case> for RecordView {
     fn from(record: &Case) -> RecordView {
         RecordView::Case(record.into())
     }
 }
 
-impl From<&Page> for RecordView {
-    fn from(record: &Page) -> RecordView {
-        RecordView::Page(record.into())
+impl From<&DeclaredRecord> for RecordView {
+    fn from(record: &DeclaredRecord) -> RecordView {
+        RecordView::Declared(record.into())
     }
 }
 
-impl From<&Card> for RecordView {
-    fn from(record: &Card) -> RecordView {
-        RecordView::Card(record.into())
+/// The tree of a case's records, as `GET /cases/:slug` nests it: for each
+/// type under `parent` (`None`: the case), its camelCase plural with its
+/// records in order, each record with its own children the same way.
+pub fn record_tree(
+    schema: &Schema,
+    records: &[DeclaredRecord],
+    parent: Option<(&str, i64)>,
+) -> Map<String, Value> {
+    let mut tree = Map::new();
+    for ty in schema.children_of(parent.map(|(type_name, _)| type_name)) {
+        if ty.store != Store::Baton {
+            continue;
+        }
+        let mut mine: Vec<&DeclaredRecord> = records
+            .iter()
+            .filter(|r| r.ty.name == ty.name && r.parent_id == parent.map(|(_, id)| id))
+            .collect();
+        if ty.ordered {
+            mine.sort_by_key(|r| (r.position, r.id));
+        } else {
+            mine.sort_by_key(|r| r.id);
+        }
+        let nested: Vec<Value> = mine
+            .into_iter()
+            .map(|record| {
+                let mut body = DeclaredView::from(record).body;
+                body.extend(record_tree(
+                    schema,
+                    records,
+                    Some((&ty.name, record.id.get())),
+                ));
+                Value::Object(body)
+            })
+            .collect();
+        tree.insert(ty.nest_key.clone(), Value::Array(nested));
     }
-}
-
-impl From<&Edgenote> for RecordView {
-    fn from(record: &Edgenote) -> RecordView {
-        RecordView::Edgenote(record.into())
-    }
+    tree
 }

@@ -14,12 +14,30 @@ use std::time::Duration;
 use baton::auth::password;
 use baton::config::Settings;
 use baton::models::Role;
-use baton::models::{Card, Case, CaseId, Edgenote, Membership, Page, PageId, User, UserId};
+use baton::models::{Case, CaseId, DeclaredRecord, Membership, Place, User, UserId};
 use baton::state::AppState;
 use diesel::connection::SimpleConnection;
 use diesel::Connection;
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{json, Value};
+
+/// Creates a record of a declared type of the schema in force, its fields
+/// checked as a create checks them; returns its id.
+pub fn plant(
+    tx: &mut baton::db::Tx,
+    type_name: &str,
+    place: Place,
+    fields: Value,
+) -> Result<i64, baton::error::AppError> {
+    let ty = baton::schema::in_force()
+        .get(type_name)
+        .unwrap_or_else(|| panic!("{type_name} is not declared"));
+    let fields = ty
+        .check_create(fields.as_object().expect("fields as an object"))
+        .unwrap_or_else(|_| panic!("fields that fit {type_name}"));
+    let (record, _) = DeclaredRecord::create(tx.conn, ty, place, fields, None, tx.now)?;
+    Ok(record.id.get())
+}
 
 /// Generates one test per backend from an `async fn(Backend)`.
 #[macro_export]
@@ -196,15 +214,28 @@ impl TestApp {
                 for (user_id, role) in members {
                     Membership::create(tx.conn, case.id, UserId(user_id), role, tx.now)?;
                 }
-                let page = Page::create(tx.conn, case.id, "Page one", None, tx.now)?;
-                let card = Card::create(tx.conn, case.id, page.id, "first draft", None, tx.now)?;
-                let note = Edgenote::create(tx.conn, case.id, "note", "A note", "body", tx.now)?;
+                let at_top = Place {
+                    case_id: case.id,
+                    parent_id: None,
+                };
+                let page = plant(tx, "Page", at_top, json!({"title": "Page one"}))?;
+                let on_page = Place {
+                    case_id: case.id,
+                    parent_id: Some(page),
+                };
+                let card = plant(tx, "Card", on_page, json!({"content": "first draft"}))?;
+                let note = plant(
+                    tx,
+                    "Edgenote",
+                    at_top,
+                    json!({"slug": "note", "caption": "A note", "content": "body"}),
+                )?;
                 Ok::<_, baton::error::AppError>(Fixture {
                     case_id: case.id.get(),
                     slug,
-                    page_id: page.id.get(),
-                    card_id: card.id.get(),
-                    edgenote_id: note.id.get(),
+                    page_id: page,
+                    card_id: card,
+                    edgenote_id: note,
                 })
             })
             .await
@@ -217,20 +248,14 @@ impl TestApp {
         self.state
             .db
             .write(None, move |tx| {
-                Card::create(
-                    tx.conn,
-                    CaseId(case_id),
-                    PageId(page_id),
-                    &content,
-                    None,
-                    tx.now,
-                )
-                .map_err(baton::error::AppError::from)
+                let place = Place {
+                    case_id: CaseId(case_id),
+                    parent_id: Some(page_id),
+                };
+                plant(tx, "Card", place, json!({ "content": content }))
             })
             .await
             .expect("create card")
-            .id
-            .get()
     }
 
     pub fn req(&self, method: Method, path: &str) -> Req {

@@ -1,0 +1,405 @@
+//! The declared types in the OpenAPI document: built at start from the
+//! schema in force. Per type: its record (`Card`), its create and update
+//! bodies (`NewCardBody`, `CardUpdateBody`), its record with its children
+//! as `GET /cases/:slug` nests it (`PageWithCards`), and its four routes;
+//! `CaseDetail` gets the case's top types. The conventions every route
+//! shares (errors, the session header) are added after, as for the static
+//! routes.
+
+use serde_json::Value;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::schema::{AllOfBuilder, ArrayBuilder, Schema};
+use utoipa::openapi::{
+    ContentBuilder, ObjectBuilder, OpenApi as Document, Ref, RefOr, Required, ResponseBuilder,
+    Type,
+};
+use utoipa::IntoParams;
+
+use super::extract::WriteHeaders;
+use super::records::{create_path, member_path};
+use crate::schema::{self, RecordType, Store};
+
+/// Adds every declared type's components and paths to `doc`.
+pub fn add_declared_types(doc: &mut Document) {
+    let schema = schema::in_force();
+    let components = doc.components.get_or_insert_with(Default::default);
+    for ty in schema.types().iter().filter(|t| t.store == Store::Baton) {
+        components
+            .schemas
+            .insert(ty.name.clone(), record_schema(ty).into());
+        components.schemas.insert(
+            format!("New{}Fields", ty.name),
+            fields_schema(ty, true).into(),
+        );
+        components.schemas.insert(
+            format!("New{}Body", ty.name),
+            body_schema(ty, &format!("New{}Fields", ty.name)).into(),
+        );
+        components.schemas.insert(
+            format!("{}UpdateFields", ty.name),
+            fields_schema(ty, false).into(),
+        );
+        components.schemas.insert(
+            format!("{}UpdateBody", ty.name),
+            body_schema(ty, &format!("{}UpdateFields", ty.name)).into(),
+        );
+        if let Some(name) = nested_name(ty) {
+            components.schemas.insert(name, nested_schema(ty).into());
+        }
+    }
+    if let Some(RefOr::T(Schema::AllOf(detail))) = components.schemas.get_mut("CaseDetail") {
+        let mut top = ObjectBuilder::new().schema_type(Type::Object);
+        for ty in schema.children_of(None) {
+            if ty.store == Store::Baton {
+                top = top
+                    .property(&ty.nest_key, ArrayBuilder::new().items(nested_ref(ty)))
+                    .required(&ty.nest_key);
+            }
+        }
+        detail.items.push(RefOr::T(Schema::Object(top.build())));
+    }
+    for ty in schema.types().iter().filter(|t| t.store == Store::Baton) {
+        add_paths(doc, ty);
+    }
+}
+
+fn reference(name: &str) -> RefOr<Schema> {
+    RefOr::Ref(Ref::from_schema_name(name))
+}
+
+/// A declared field's JSON Schema as the document's schema type.
+fn field_schema(schema: &Value) -> RefOr<Schema> {
+    serde_json::from_value::<Schema>(schema.clone())
+        .map(RefOr::T)
+        .unwrap_or_else(|_| RefOr::T(Schema::Object(ObjectBuilder::new().build())))
+}
+
+fn integer() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::Int64,
+        )))
+}
+
+fn timestamp() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::DateTime,
+        )))
+}
+
+/// `Card`: `Identity` (its `type` and `table` literals are added with the
+/// other records') and the record's own keys.
+fn record_schema(ty: &RecordType) -> Schema {
+    let mut own = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("caseId", integer())
+        .required("caseId");
+    if ty.parent.is_some() {
+        own = own
+            .property(&ty.parent_key, integer())
+            .required(&ty.parent_key);
+    }
+    if ty.ordered {
+        own = own
+            .property(
+                "position",
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0))
+                    .description(Some("Its place among its siblings, from 0.")),
+            )
+            .required("position");
+    }
+    for field in &ty.fields {
+        own = own
+            .property(&field.name, field_schema(&field.schema))
+            .required(&field.name);
+    }
+    own = own
+        .property(
+            "version",
+            integer().description(Some(
+                "Starts at 1; every update increments it. Send it back as `If-Match`.",
+            )),
+        )
+        .required("version")
+        .property("createdAt", timestamp())
+        .required("createdAt")
+        .property("updatedAt", timestamp())
+        .required("updatedAt");
+    Schema::AllOf(
+        AllOfBuilder::new()
+            .item(reference("Identity"))
+            .item(own)
+            .description(Some(format!("A {} record.", ty.words)))
+            .build(),
+    )
+}
+
+/// `NewCardFields` / `CardUpdateFields`.
+fn fields_schema(ty: &RecordType, creating: bool) -> Schema {
+    let mut fields = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
+    for field in &ty.fields {
+        fields = fields.property(&field.name, field_schema(&field.schema));
+        if creating && ty.required.contains(&field.name) {
+            fields = fields.required(&field.name);
+        }
+    }
+    if ty.ordered {
+        fields = fields.property(
+            "position",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0))
+                .maximum(Some(i32::MAX))
+                .description(Some(
+                    "Where it goes among its siblings (one there, and those after it, move up); \
+                     the end when left out.",
+                )),
+        );
+    }
+    if !creating && ty.movable {
+        fields = fields.property(
+            &ty.parent_key,
+            <super::locks::RecordParam as utoipa::PartialSchema>::schema(),
+        );
+    }
+    Schema::Object(fields.build())
+}
+
+/// `{"card": {…}}`.
+fn body_schema(ty: &RecordType, fields: &str) -> Schema {
+    Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property(&ty.body_key, reference(fields))
+            .required(&ty.body_key)
+            .build(),
+    )
+}
+
+/// The name of a type's record with its children (`PageWithCards`), for a
+/// type that has child types.
+fn nested_name(ty: &RecordType) -> Option<String> {
+    let children: Vec<String> = schema::in_force()
+        .children_of(Some(&ty.name))
+        .iter()
+        .filter(|c| c.store == Store::Baton)
+        .map(|c| {
+            let mut words = c.nest_key.chars();
+            words
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + words.as_str())
+                .unwrap_or_default()
+        })
+        .collect();
+    (!children.is_empty()).then(|| format!("{}With{}", ty.name, children.join("And")))
+}
+
+fn nested_ref(ty: &RecordType) -> RefOr<Schema> {
+    reference(&nested_name(ty).unwrap_or_else(|| ty.name.clone()))
+}
+
+fn nested_schema(ty: &RecordType) -> Schema {
+    let mut children = ObjectBuilder::new().schema_type(Type::Object);
+    for child in schema::in_force().children_of(Some(&ty.name)) {
+        if child.store == Store::Baton {
+            children = children
+                .property(&child.nest_key, ArrayBuilder::new().items(nested_ref(child)))
+                .required(&child.nest_key);
+        }
+    }
+    Schema::AllOf(
+        AllOfBuilder::new()
+            .item(reference(&ty.name))
+            .item(children)
+            .build(),
+    )
+}
+
+fn json_response(description: &str, body: Option<&str>, etag: bool) -> utoipa::openapi::Response {
+    let mut response = ResponseBuilder::new().description(description);
+    if let Some(body) = body {
+        response = response.content(
+            "application/json",
+            ContentBuilder::new().schema(Some(reference(body))).build(),
+        );
+    }
+    if etag {
+        response = response.header(
+            "ETag",
+            utoipa::openapi::HeaderBuilder::new()
+                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                .description(Some(
+                    "The record's version, quoted (`\"3\"`): send it back as `If-Match`",
+                ))
+                .build(),
+        );
+    }
+    response.build()
+}
+
+fn path_parameter(name: &str, description: String, string: bool) -> utoipa::openapi::path::Parameter {
+    let schema = if string {
+        ObjectBuilder::new().schema_type(Type::String)
+    } else {
+        integer()
+    };
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Path)
+        .required(Required::True)
+        .description(Some(description))
+        .schema(Some(schema))
+        .build()
+}
+
+fn add_paths(doc: &mut Document, ty: &RecordType) {
+    let schema = schema::in_force();
+    let words = &ty.words;
+    let parent_words = ty
+        .parent
+        .as_deref()
+        .and_then(|p| schema.get(p))
+        .map_or_else(|| "case".to_owned(), |p| p.words.clone());
+    let parent_param = match ty.parent {
+        Some(_) => path_parameter("id", format!("The {parent_words}'s id"), false),
+        None => path_parameter("slug", "The case's slug".to_owned(), true),
+    };
+    let locked_inside = format!(
+        "`locked`: someone else holds the {parent_words} deeply (or something around it; \
+         `lock` is that deep lock, `lockable` its record); nothing was created"
+    );
+    let mut create = OperationBuilder::new()
+        .operation_id(Some(format!("create{}", ty.name)))
+        .tag("content")
+        .description(Some(format!("Creates a {words} (editors).")))
+        .parameter(parent_param)
+        .request_body(Some(
+            RequestBodyBuilder::new()
+                .required(Some(Required::True))
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(reference(&format!("New{}Body", ty.name))))
+                        .build(),
+                )
+                .build(),
+        ))
+        .response("201", json_response("Created", Some(&ty.name), true))
+        .response(
+            "403",
+            json_response("Only an editor or above of the case can do this", None, false),
+        )
+        .response("423", json_response(&locked_inside, None, false));
+    if !ty.unique.is_empty() {
+        create = create.response(
+            "409",
+            json_response(
+                &format!(
+                    "`conflict`: another {words} of the case has this {}",
+                    ty.unique.join(" or ")
+                ),
+                None,
+                false,
+            ),
+        );
+    }
+    doc.paths
+        .add_path_operation(create_path(ty), vec![HttpMethod::Post], create.build());
+
+    let id_param = || path_parameter("id", format!("The {words}'s id"), false);
+    let show = OperationBuilder::new()
+        .operation_id(Some(format!("show{}", ty.name)))
+        .tag("content")
+        .parameter(id_param())
+        .response("200", json_response(&format!("The {words}"), Some(&ty.name), true))
+        .response(
+            "403",
+            json_response("You are not a member of its case", None, false),
+        );
+    doc.paths
+        .add_path_operation(member_path(ty), vec![HttpMethod::Get], show.build());
+
+    let write_headers = WriteHeaders::into_params(|| Some(ParameterIn::Header));
+    let mut update = OperationBuilder::new()
+        .operation_id(Some(format!("update{}", ty.name)))
+        .tag("content")
+        .description(Some(if ty.movable {
+            format!(
+                "Saves the fields given; `position` reorders it; `{}` moves it to another {parent_words} of its case (guarded).",
+                ty.parent_key
+            )
+        } else {
+            "Saves the fields given (guarded).".to_owned()
+        }))
+        .parameter(id_param())
+        .parameters(Some(write_headers.clone()))
+        .request_body(Some(
+            RequestBodyBuilder::new()
+                .required(Some(Required::True))
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(reference(&format!("{}UpdateBody", ty.name))))
+                        .build(),
+                )
+                .build(),
+        ))
+        .response(
+            "200",
+            json_response("Saved; `version` went up by one", Some(&ty.name), true),
+        )
+        .response(
+            "403",
+            json_response("Only an editor or above of its case can do this", None, false),
+        )
+        .response("412", json_response("`stale_version` (with `current`): it changed since your `If-Match`; or `lock_lost` (with `current`): your `Lock-Token` is gone", None, false))
+        .response("423", json_response("`locked`: someone else holds its lock, or a deep lock around it (or, for a move, around the target); `lockable` is the locked record; nothing was saved", None, false));
+    if ty.movable {
+        update = update.response(
+            "404",
+            json_response(
+                &format!("No {words} has this id, or (a move) no {parent_words} has `{}`", ty.parent_key),
+                None,
+                false,
+            ),
+        );
+    }
+    if !ty.unique.is_empty() {
+        update = update.response(
+            "409",
+            json_response(
+                &format!("`conflict`: another {words} of the case has this {}", ty.unique.join(" or ")),
+                None,
+                false,
+            ),
+        );
+    }
+    doc.paths
+        .add_path_operation(member_path(ty), vec![HttpMethod::Patch], update.build());
+
+    let destroy = OperationBuilder::new()
+        .operation_id(Some(format!("delete{}", ty.name)))
+        .tag("content")
+        .description(Some(format!(
+            "Deletes the {words} and everything inside it (guarded)."
+        )))
+        .parameter(id_param())
+        .parameters(Some(write_headers))
+        .response("204", json_response("Deleted", None, false))
+        .response(
+            "403",
+            json_response("Only an editor or above of its case can do this", None, false),
+        )
+        .response("412", json_response("`stale_version` or `lock_lost` (with `current`)", None, false))
+        .response("423", json_response("`locked`: someone else holds a lock on it or on something inside it", None, false));
+    doc.paths
+        .add_path_operation(member_path(ty), vec![HttpMethod::Delete], destroy.build());
+}

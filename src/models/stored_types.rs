@@ -1,0 +1,259 @@
+//! The schema in force against the records the database holds, at start
+//! and for `baton schema check`: new types and new optional fields apply
+//! by themselves; a change that would orphan or invalidate stored records
+//! is refused with what it would affect. Nothing is deleted here; `drop`
+//! deletes only what a command names.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use diesel::prelude::*;
+use serde_json::Value;
+
+use crate::db::schema::records;
+use crate::db::DbConn;
+use crate::schema::{RecordType, Schema, Store};
+
+/// What the stored records say against a schema.
+#[derive(Debug, Default)]
+pub struct Comparison {
+    /// Changes that apply by themselves (new types, new fields).
+    pub changes: Vec<String>,
+    /// Changes that do not fit the stored records: each names the type,
+    /// the field and how many records.
+    pub problems: Vec<String>,
+    /// For each problem that deleting data would settle, the command that
+    /// deletes it.
+    pub commands: Vec<String>,
+}
+
+impl Comparison {
+    pub fn fits(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Compares `schema` with the stored records.
+pub fn compare(conn: &mut DbConn, schema: &Schema) -> QueryResult<Comparison> {
+    let mut out = Comparison::default();
+    let stored: BTreeMap<String, i64> = super::record::counts_by_type(conn)?.into_iter().collect();
+    for (type_name, count) in &stored {
+        match schema.get(type_name) {
+            None => {
+                out.problems.push(format!(
+                    "type {type_name} is not declared, but {count} record(s) of it are stored"
+                ));
+                out.commands.push(format!("baton schema drop {type_name}"));
+            }
+            Some(ty) if ty.store == Store::External => {
+                out.problems.push(format!(
+                    "type {type_name} is declared external, but baton stores {count} record(s) of it"
+                ));
+                out.commands.push(format!("baton schema drop {type_name}"));
+            }
+            Some(ty) => compare_type(conn, ty, *count, &mut out)?,
+        }
+    }
+    for ty in schema.types() {
+        if ty.store == Store::Baton && !stored.contains_key(&ty.name) {
+            out.changes.push(format!("type {} (no records yet)", ty.name));
+        }
+    }
+    Ok(out)
+}
+
+fn compare_type(
+    conn: &mut DbConn,
+    ty: &RecordType,
+    count: i64,
+    out: &mut Comparison,
+) -> QueryResult<()> {
+    let rows = super::record::stored_of_type(conn, &ty.name)?;
+    let parents: BTreeSet<Option<String>> = rows.iter().map(|(p, _)| p.clone()).collect();
+    let declared_parent = ty.parent.clone();
+    let moved: usize = rows
+        .iter()
+        .filter(|(p, _)| *p != declared_parent)
+        .count();
+    if moved > 0 {
+        let was: Vec<String> = parents
+            .iter()
+            .filter(|p| **p != declared_parent)
+            .map(|p| p.clone().unwrap_or_else(|| "Case".to_owned()))
+            .collect();
+        out.problems.push(format!(
+            "type {}: parent changed from {} to {}, which {moved} of its {count} record(s) would no longer fit",
+            ty.name,
+            was.join(", "),
+            declared_parent.as_deref().unwrap_or("Case")
+        ));
+        out.commands.push(format!("baton schema drop {}", ty.name));
+    }
+    let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
+    let mut misfits: BTreeMap<String, usize> = BTreeMap::new();
+    let mut missing: BTreeMap<String, usize> = BTreeMap::new();
+    let mut seen_fields: BTreeSet<String> = BTreeSet::new();
+    let mut values: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for (_, fields) in &rows {
+        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(fields) else {
+            *misfits.entry("(all fields)".into()).or_default() += 1;
+            continue;
+        };
+        for (name, value) in &map {
+            seen_fields.insert(name.clone());
+            match ty.field(name) {
+                None if !value.is_null() => *unknown.entry(name.clone()).or_default() += 1,
+                None => {}
+                Some(_) if value.is_null() => {}
+                Some(_) if !ty.value_fits(name, value) => {
+                    *misfits.entry(name.clone()).or_default() += 1
+                }
+                Some(_) => {
+                    if ty.unique.contains(name) {
+                        *values
+                            .entry(name.clone())
+                            .or_default()
+                            .entry(value.to_string())
+                            .or_default() += 1;
+                    }
+                }
+            }
+        }
+        for name in &ty.required {
+            let given = map.get(name).is_some_and(|v| !v.is_null());
+            let has_default = ty
+                .field(name)
+                .is_some_and(|f| f.schema.get("default").is_some());
+            if !given && !has_default {
+                *missing.entry(name.clone()).or_default() += 1;
+            }
+        }
+    }
+    for (field, n) in unknown {
+        out.problems.push(format!(
+            "type {}: field {field} is no longer declared, but {n} record(s) hold a value in it",
+            ty.name
+        ));
+        out.commands
+            .push(format!("baton schema drop {}.{field}", ty.name));
+    }
+    for (field, n) in misfits {
+        out.problems.push(format!(
+            "type {}: field {field} changed, and {n} record(s) hold values that no longer fit it",
+            ty.name
+        ));
+        out.commands
+            .push(format!("baton schema drop {}.{field}", ty.name));
+    }
+    for (field, n) in missing {
+        out.problems.push(format!(
+            "type {}: field {field} is required without a default, and {n} record(s) have no value in it (give it a default)",
+            ty.name
+        ));
+    }
+    for (field, counted) in values {
+        let repeated = counted.values().filter(|n| **n > 1).count();
+        if repeated > 0 {
+            out.problems.push(format!(
+                "type {}: field {field} is unique, but {repeated} value(s) are held by several records",
+                ty.name
+            ));
+        }
+    }
+    for field in &ty.fields {
+        if !seen_fields.contains(&field.name) {
+            out.changes
+                .push(format!("field {}.{} (new)", ty.name, field.name));
+        }
+    }
+    Ok(())
+}
+
+/// `baton schema drop TYPE`: deletes every stored record of the type (and
+/// the locks, lines and nothing else). `TYPE.FIELD`: removes the field's
+/// values from every record of the type. Returns how many records changed.
+pub fn drop(conn: &mut DbConn, what: &str) -> QueryResult<usize> {
+    use crate::db::schema::{lock_waiters, locks};
+    match what.split_once('.') {
+        None => conn.transaction(|conn| {
+            diesel::delete(locks::table.filter(locks::lockable_type.eq(what))).execute(conn)?;
+            diesel::delete(lock_waiters::table.filter(lock_waiters::lockable_type.eq(what)))
+                .execute(conn)?;
+            diesel::delete(records::table.filter(records::record_type.eq(what))).execute(conn)
+        }),
+        Some((type_name, field)) => conn.transaction(|conn| {
+            let rows: Vec<(crate::models::RecordId, String)> = records::table
+                .filter(records::record_type.eq(type_name))
+                .select((records::id, records::fields))
+                .load(conn)?;
+            let mut changed = 0;
+            for (id, fields) in rows {
+                let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(&fields) else {
+                    continue;
+                };
+                if map.remove(field).is_some() {
+                    diesel::update(records::table.find((type_name, id)))
+                        .set(records::fields.eq(Value::Object(map).to_string()))
+                        .execute(conn)?;
+                    changed += 1;
+                }
+            }
+            Ok(changed)
+        }),
+    }
+}
+
+/// The unique indexes `unique` fields need, made at start (and those of
+/// fields no longer unique dropped), so that two records created at the
+/// same moment cannot share a value. Checked by [`compare`] first.
+pub fn apply_unique_indexes(conn: &mut DbConn, schema: &Schema) -> QueryResult<()> {
+    use diesel::connection::SimpleConnection;
+    #[derive(QueryableByName)]
+    struct Index {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+    }
+    let mut wanted = BTreeMap::new();
+    for ty in schema.types() {
+        for field in &ty.unique {
+            let name = format!(
+                "records_unique_{}_{}",
+                ty.name.to_lowercase(),
+                field.to_lowercase()
+            );
+            wanted.insert(name, (ty.name.clone(), field.clone()));
+        }
+    }
+    let existing: Vec<Index> = crate::on_backend!(conn,
+        postgres: |c| diesel::sql_query(
+            "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'records' \
+             AND indexname LIKE 'records_unique_%'",
+        )
+        .load(c),
+        sqlite: |c| diesel::sql_query(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' \
+             AND name LIKE 'records_unique_%'",
+        )
+        .load(c),
+    )?;
+    for index in &existing {
+        if !wanted.contains_key(&index.name) {
+            // Names are baton's own (`records_unique_…`), never a client's.
+            conn.batch_execute(&format!("DROP INDEX IF EXISTS {}", index.name))?;
+        }
+    }
+    for (name, (type_name, field)) in wanted {
+        // Type and field names are declared ones (letters, digits, `_`).
+        let sql = match conn {
+            DbConn::Postgresql(_) => format!(
+                "CREATE UNIQUE INDEX IF NOT EXISTS {name} ON records \
+                 (case_id, ((fields::jsonb) -> '{field}')) WHERE record_type = '{type_name}'"
+            ),
+            DbConn::Sqlite(_) => format!(
+                "CREATE UNIQUE INDEX IF NOT EXISTS {name} ON records \
+                 (case_id, json_extract(fields, '$.{field}')) WHERE record_type = '{type_name}'"
+            ),
+        };
+        conn.batch_execute(&sql)?;
+    }
+    Ok(())
+}
