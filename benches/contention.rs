@@ -32,7 +32,7 @@ use baton::config::Settings;
 use baton::db::DbError;
 use baton::error::AppError;
 use baton::models::Role;
-use baton::models::{Card, Case, Membership, Page, User};
+use baton::models::{Case, Membership, User};
 use baton::server;
 use baton::state::AppState;
 use clap::Parser;
@@ -210,11 +210,25 @@ async fn seed(state: &AppState, clients: usize, cards: usize) -> Result<Seeded, 
         .db
         .write(None, move |tx| {
             let case = Case::create(tx.conn, "contention", "Contention", tx.now)?;
-            let page = Page::create(tx.conn, case.id, "Page 1", Some(0), tx.now)?;
+            let page = support::plant(
+                tx,
+                "Page",
+                case.id,
+                None,
+                Some(0),
+                serde_json::json!({"title": "Page 1"}),
+            )?;
             let mut card_ids = Vec::with_capacity(cards);
             for i in 0..cards {
-                let card = Card::create(tx.conn, case.id, page.id, "", Some(i as i32), tx.now)?;
-                card_ids.push(card.id.get());
+                let card = support::plant(
+                    tx,
+                    "Card",
+                    case.id,
+                    Some(page),
+                    Some(i as i32),
+                    serde_json::json!({"content": ""}),
+                )?;
+                card_ids.push(card);
             }
             let mut users = Vec::with_capacity(editors);
             for i in 0..editors {

@@ -62,7 +62,7 @@ use baton::db::schema::presences;
 use baton::db::{Database, DbError};
 use baton::error::AppError;
 use baton::models::Role;
-use baton::models::{Card, Case, Membership, Page, User};
+use baton::models::{Case, Membership, User};
 use baton::realtime::hub::LocalBus;
 use clap::{Parser, ValueEnum};
 use diesel::pg::PgConnection;
@@ -1028,11 +1028,25 @@ async fn seed(db: &Database, cases: usize, readers: usize) -> Result<Seed, BoxEr
                 for reader in &readers {
                     Membership::create(tx.conn, case.id, reader.id, Role::Reader, tx.now)?;
                 }
-                let page = Page::create(tx.conn, case.id, "Page 1", Some(0), tx.now)?;
-                let card = Card::create(tx.conn, case.id, page.id, "draft", Some(0), tx.now)?;
+                let page = support::plant(
+                    tx,
+                    "Page",
+                    case.id,
+                    None,
+                    Some(0),
+                    serde_json::json!({"title": "Page 1"}),
+                )?;
+                let card = support::plant(
+                    tx,
+                    "Card",
+                    case.id,
+                    Some(page),
+                    Some(0),
+                    serde_json::json!({"content": "draft"}),
+                )?;
                 seeded.push(SeededCase {
                     slug,
-                    card_id: card.id.get(),
+                    card_id: card,
                 });
             }
             let keys = JwtKeys::new(JWT_SECRET.as_bytes(), Duration::from_secs(3600));

@@ -23,12 +23,12 @@ use std::time::{Duration, Instant};
 use backends::Backends;
 use baton::auth::{password, tokens};
 use baton::config::Settings;
-use baton::db::schema::{cards, locks};
+use baton::db::schema::{locks, records};
 use baton::db::{DbConn, DbError};
 use baton::error::AppError;
 use baton::models::lock::NewLock;
 use baton::models::Role;
-use baton::models::{Card, CardId, Case, CaseId, Lock, Membership, Page, User, UserId};
+use baton::models::{Case, CaseId, Lock, Membership, RecordId, User, UserId};
 use baton::state::AppState;
 use baton::{clock, server};
 use clap::Parser;
@@ -183,7 +183,7 @@ fn run_backend(
 struct Editor {
     user_id: UserId,
     case_id: CaseId,
-    card_id: CardId,
+    card_id: RecordId,
     token: String,
     session_id: String,
 }
@@ -196,7 +196,14 @@ async fn seed(state: &AppState, count: usize) -> Result<Vec<Editor>, BoxError> {
         .db
         .write(None, move |tx| {
             let case = Case::create(tx.conn, "bench", "Benchmark", tx.now)?;
-            let page = Page::create(tx.conn, case.id, "Page 1", Some(0), tx.now)?;
+            let page = support::plant(
+                tx,
+                "Page",
+                case.id,
+                None,
+                Some(0),
+                serde_json::json!({"title": "Page 1"}),
+            )?;
             let mut seeded = Vec::with_capacity(count);
             for i in 0..count {
                 let email = format!("editor{i}@bench.invalid");
@@ -209,8 +216,15 @@ async fn seed(state: &AppState, count: usize) -> Result<Vec<Editor>, BoxError> {
                     tx.now,
                 )?;
                 Membership::create(tx.conn, case.id, user.id, Role::Editor, tx.now)?;
-                let card = Card::create(tx.conn, case.id, page.id, "", Some(i as i32), tx.now)?;
-                seeded.push((user.id, card.id));
+                let card = support::plant(
+                    tx,
+                    "Card",
+                    case.id,
+                    Some(page),
+                    Some(i as i32),
+                    serde_json::json!({"content": ""}),
+                )?;
+                seeded.push((user.id, RecordId(card)));
             }
             Ok::<_, DbError>((case.id, seeded))
         })
@@ -517,15 +531,30 @@ fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(
 /// found) and the versioned UPDATE.
 fn raw_guarded_update(conn: &mut DbConn, editor: &Editor, _ttl: Duration) -> Result<(), String> {
     let update = |c: &mut DbConn| -> QueryResult<()> {
-        Card::find_for_update(c, editor.card_id)?.ok_or(diesel::result::Error::NotFound)?;
+        let key = ("Card", editor.card_id);
+        let found: Option<i64> = match c {
+            DbConn::Postgresql(pg) => records::table
+                .find(key)
+                .select(records::version)
+                .for_no_key_update()
+                .get_result(pg)
+                .optional()?,
+            DbConn::Sqlite(lite) => records::table
+                .find(key)
+                .select(records::version)
+                .get_result(lite)
+                .optional()?,
+        };
+        found.ok_or(diesel::result::Error::NotFound)?;
         if Lock::on_for_share(c, "Card", editor.card_id.get())?.is_some() {
             return Err(diesel::result::Error::RollbackTransaction);
         }
-        diesel::update(cards::table.find(editor.card_id))
+        let fields = serde_json::json!({ "content": format!("Edited at {:?}", Instant::now()) });
+        diesel::update(records::table.find(key))
             .set((
-                cards::content.eq(format!("Edited at {:?}", Instant::now())),
-                cards::version.eq(cards::version + 1),
-                cards::updated_at.eq(clock::now()),
+                records::fields.eq(fields.to_string()),
+                records::version.eq(records::version + 1),
+                records::updated_at.eq(clock::now()),
             ))
             .execute(c)
             .map(|_| ())

@@ -24,7 +24,7 @@ use backends::Backends;
 use baton::auth::{password, tokens};
 use baton::config::Settings;
 use baton::error::AppError;
-use baton::models::{Card, Case, Membership, Page, Role, User};
+use baton::models::{Case, Membership, Role, User};
 use baton::server;
 use clap::Parser;
 use serde_json::json;
@@ -202,15 +202,29 @@ async fn seed(state: &baton::state::AppState, clients: usize) -> Result<Vec<Tab>
         .write(None, move |tx| {
             User::create(tx.conn, TARGET_EMAIL, "Target", &hash, false, tx.now)?;
             let case = Case::create(tx.conn, "flood", "Flood", tx.now)?;
-            let page = Page::create(tx.conn, case.id, "Page 1", Some(0), tx.now)?;
+            let page = support::plant(
+                tx,
+                "Page",
+                case.id,
+                None,
+                Some(0),
+                serde_json::json!({"title": "Page 1"}),
+            )?;
             let mut tabs = Vec::new();
             for i in 0..clients {
                 let email = format!("editor{i}@bench.invalid");
                 let user = User::create(tx.conn, &email, "Editor", &hash, false, tx.now)?;
                 Membership::create(tx.conn, case.id, user.id, Role::Editor, tx.now)?;
-                let card = Card::create(tx.conn, case.id, page.id, "", Some(i as i32), tx.now)?;
+                let card = support::plant(
+                    tx,
+                    "Card",
+                    case.id,
+                    Some(page),
+                    Some(i as i32),
+                    serde_json::json!({"content": ""}),
+                )?;
                 let token = tokens::issue(tx.conn, &jwt, user.id, tx.now)?;
-                tabs.push((token, uuid::Uuid::new_v4().to_string(), card.id.get()));
+                tabs.push((token, uuid::Uuid::new_v4().to_string(), card));
             }
             Ok::<_, AppError>(tabs)
         })

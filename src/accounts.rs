@@ -5,7 +5,7 @@
 
 use crate::db::{Outgoing, Tx};
 use crate::error::{AppError, AppResult};
-use crate::locks::engine::{end, Line};
+use crate::locks::holding::{end, Line};
 use crate::locks::{line, LockPolicy};
 use crate::models::{
     AuthToken, Lock, LockAction, Presence, User, UserChanges, UserId, UserRef, Waiter,

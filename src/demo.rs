@@ -81,7 +81,9 @@ fn plant(
         if ty.store != Store::Baton {
             continue;
         }
-        let planted = tree.and_then(|t| t.get(&ty.nest_key)).and_then(Value::as_array);
+        let planted = tree
+            .and_then(|t| t.get(&ty.nest_key))
+            .and_then(Value::as_array);
         let sample = [sample_record(ty, *made)];
         let records: Vec<&Value> = match planted {
             Some(records) => records.iter().collect(),
@@ -119,7 +121,13 @@ fn plant(
             };
             let (created, _) = DeclaredRecord::create(tx.conn, ty, place, fields, None, tx.now)?;
             *made += 1;
-            plant(tx, case_id, Some((ty, created.id.get())), Some(record), made)?;
+            plant(
+                tx,
+                case_id,
+                Some((ty, created.id.get())),
+                Some(record),
+                made,
+            )?;
         }
     }
     Ok(())

@@ -82,6 +82,9 @@ pub enum AppError {
     },
     #[error("{0}")]
     Unavailable(String),
+    /// A plain request to a WebSocket route (426, with `Upgrade: websocket`).
+    #[error("{0}")]
+    UpgradeRequired(String),
     #[error(transparent)]
     Db(#[from] DbError),
 }
@@ -147,6 +150,7 @@ impl AppError {
             Locked { .. } => (StatusCode::LOCKED, ErrorCode::Locked),
             RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::RateLimited),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
+            UpgradeRequired(_) => (StatusCode::UPGRADE_REQUIRED, ErrorCode::UpgradeRequired),
             Db(e) => return db_error_parts(e),
         };
         let mut body = ErrorBody::new(code, self.to_string());
@@ -283,6 +287,9 @@ impl ResponseError for AppError {
             tracing::error!(error = %self, ?self, "request failed");
         }
         let mut response = HttpResponse::build(status);
+        if let AppError::UpgradeRequired(_) = self {
+            response.insert_header((actix_web::http::header::UPGRADE, "websocket"));
+        }
         if let AppError::RateLimited { retry_after, .. } = self {
             // Whole seconds, rounded up: a client that waits this long is let in.
             let secs = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);

@@ -214,7 +214,9 @@ fn main() -> ExitCode {
             None => serve(cli.serve).await,
             Some(Command::Serve(args)) => serve(*args).await,
             Some(Command::Migrate(db)) => migrate(db).map_err(Failure::from),
-            Some(Command::User(UserCommand::Add(args))) => user_add(args).await.map_err(Failure::from),
+            Some(Command::User(UserCommand::Add(args))) => {
+                user_add(args).await.map_err(Failure::from)
+            }
             Some(Command::User(UserCommand::Passwd(args))) => {
                 user_passwd(args).await.map_err(Failure::from)
             }
@@ -256,12 +258,16 @@ fn schema_check(args: SchemaCheckArgs) -> Result<(), Failure> {
     let comparison = baton::models::stored_types::compare(&mut conn, baton::schema::in_force())
         .map_err(|e| e.to_string())?;
     if !comparison.fits() {
-        return Err(
-            StartError::SchemaMismatch(server::mismatch_message(Some(&args.file), &comparison))
-                .into(),
-        );
+        return Err(StartError::SchemaMismatch(server::mismatch_message(
+            Some(&args.file),
+            &comparison,
+        ))
+        .into());
     }
-    println!("{}: the schema is valid and fits the database.", args.file.display());
+    println!(
+        "{}: the schema is valid and fits the database.",
+        args.file.display()
+    );
     if comparison.changes.is_empty() {
         println!("Nothing changes.");
     } else {
@@ -278,8 +284,8 @@ fn schema_drop(args: SchemaDropArgs) -> Result<(), Failure> {
     let mut conn = baton::db::connect(&args.database.database_url)
         .map_err(|e| format!("cannot open the database: {e}"))?;
     baton::db::migrate(&mut conn).map_err(|e| e.to_string())?;
-    let changed = baton::models::stored_types::drop(&mut conn, &args.what)
-        .map_err(|e| e.to_string())?;
+    let changed =
+        baton::models::stored_types::drop(&mut conn, &args.what).map_err(|e| e.to_string())?;
     match args.what.split_once('.') {
         None => println!("deleted {changed} record(s) of {}", args.what),
         Some((type_name, field)) => {

@@ -87,7 +87,10 @@ pub fn mismatch_message(
     file: Option<&std::path::Path>,
     comparison: &crate::models::stored_types::Comparison,
 ) -> String {
-    let file = file.map_or_else(|| "the built-in schema".to_owned(), |p| p.display().to_string());
+    let file = file.map_or_else(
+        || "the built-in schema".to_owned(),
+        |p| p.display().to_string(),
+    );
     let mut message = format!("{file} does not fit the records in the database:");
     for problem in &comparison.problems {
         message.push_str(&format!("\n  - {problem}"));

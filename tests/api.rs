@@ -1004,8 +1004,12 @@ async fn demo_seed_is_idempotent(backend: Backend) {
     let Some(app) = TestApp::start(backend).await else {
         return;
     };
-    baton::demo::seed(&app.state.db).await.unwrap();
-    baton::demo::seed(&app.state.db).await.unwrap();
+    baton::demo::seed(&app.state.db, baton::demo::demo_data(None))
+        .await
+        .unwrap();
+    baton::demo::seed(&app.state.db, baton::demo::demo_data(None))
+        .await
+        .unwrap();
     let login = app
         .post("/auth/login")
         .json(json!({ "email": "bob@example.com", "password": "demo" }))

@@ -79,11 +79,14 @@ async fn welcome_and_rejections(backend: Backend) {
         app.refused_status(&app.edits_url("nowhere", &bob)).await,
         404
     );
-    // Without an upgrade it is a plain 400 with the envelope.
-    app.get(&format!("/cases/c/edits?token={}", bob.token))
+    // Without an upgrade it is 426 with the envelope, and says which
+    // protocol to upgrade to.
+    let plain = app
+        .get(&format!("/cases/c/edits?token={}", bob.token))
         .send()
         .await
-        .expect_error(400, "bad_request");
+        .expect_error(426, "upgrade_required");
+    assert_eq!(plain.headers["upgrade"], "websocket");
 }
 
 async fn edits_arrive_tagged_with_the_editor(backend: Backend) {

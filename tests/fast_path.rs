@@ -37,9 +37,9 @@ async fn save(
     }
 }
 
-/// Written by the fast path's SQL (`json_build_object` spaces its keys).
+/// Written by the fast save's SQL (`json_build_object` spaces its keys).
 fn is_saved_card(payload: &str) -> bool {
-    payload.contains(r#""k" : "card""#) || payload.contains(r#""k":"card""#)
+    payload.contains(r#""k" : "record""#) || payload.contains(r#""k":"record""#)
 }
 
 /// Run the script on a fresh database; `None` without PostgreSQL.
@@ -258,7 +258,8 @@ async fn the_outbox_payload_round_trips_the_rows_the_fast_path_writes() {
     let written: Value = serde_json::from_str(cards[0]).expect("JSON");
     let read: OutboxPayload = serde_json::from_str(cards[0]).expect("an OutboxPayload");
     assert!(
-        matches!(&read, OutboxPayload::Card(saved) if saved.card.content == "saved"),
+        matches!(&read, OutboxPayload::Record(saved)
+            if saved.record.record_type == "Card" && saved.record.fields.contains("\"saved\"")),
         "{written}"
     );
     assert_eq!(

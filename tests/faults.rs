@@ -505,7 +505,8 @@ async fn consistent(app: &TestApp, case_id: i64, frames: &[Value], answers: &Ans
     // Each card's version is the one its last broadcast carried.
     let cards = db
         .query(
-            "SELECT id, version, content FROM cards WHERE case_id = $1",
+            "SELECT id, version, fields::jsonb ->> 'content' FROM records \
+             WHERE record_type = 'Card' AND case_id = $1",
             &[&case_id],
         )
         .await
@@ -732,7 +733,8 @@ async fn stall_longer_than_the_timeout() {
     }
     // The cards can be written beside baton meanwhile.
     db.batch_execute(&format!(
-        "SET lock_timeout = '{}ms'; UPDATE cards SET position = position WHERE case_id = {}",
+        "SET lock_timeout = '{}ms'; UPDATE records SET position = position \
+         WHERE record_type = 'Card' AND case_id = {}",
         (DB_TIMEOUT * 3).as_millis(),
         cast.case.case_id
     ))
@@ -1111,7 +1113,8 @@ async fn write_queued_behind_a_long_one(backend: Backend) {
             actix_web::rt::spawn(async move {
                 other
                     .batch_execute(&format!(
-                        "BEGIN; UPDATE cards SET position = position WHERE id = {card}"
+                        "BEGIN; UPDATE records SET position = position \
+                         WHERE record_type = 'Card' AND id = {card}"
                     ))
                     .await
                     .unwrap();

@@ -78,3 +78,26 @@ pub fn tab_client(
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Ok(builder.default_headers(headers).build()?)
 }
+
+/// Creates a record of a declared type of the schema in force (its fields
+/// as a create checks them) and returns its id.
+pub fn plant(
+    tx: &mut baton::db::Tx,
+    type_name: &str,
+    case_id: baton::models::CaseId,
+    parent_id: Option<i64>,
+    position: Option<i32>,
+    fields: serde_json::Value,
+) -> QueryResult<i64> {
+    let ty = baton::schema::in_force()
+        .get(type_name)
+        .ok_or(diesel::result::Error::NotFound)?;
+    let empty = serde_json::Map::new();
+    let fields = ty
+        .check_create(fields.as_object().unwrap_or(&empty))
+        .map_err(|_| diesel::result::Error::NotFound)?;
+    let place = baton::models::Place { case_id, parent_id };
+    let (record, _) =
+        baton::models::DeclaredRecord::create(tx.conn, ty, place, fields, position, tx.now)?;
+    Ok(record.id.get())
+}

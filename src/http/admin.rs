@@ -6,7 +6,7 @@ use crate::auth::Actor;
 use crate::clock;
 use crate::db::Outgoing;
 use crate::error::{AppError, AppResult};
-use crate::locks::engine::{end, Line};
+use crate::locks::holding::{end, Line};
 use crate::locks::line;
 use crate::locks::render::lock_views;
 use crate::models::{Lock, LockAction, Presence, Waiter, WaiterEnd};

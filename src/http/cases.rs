@@ -35,6 +35,7 @@ pub async fn index(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpRe
 
 #[derive(Deserialize, ToSchema)]
 pub struct NewCaseBody {
+    #[serde(deserialize_with = "params::object")]
     case: NewCaseFields,
 }
 
@@ -60,6 +61,7 @@ pub struct NewCaseFields {
 
 #[derive(Deserialize, ToSchema)]
 pub struct CaseUpdateBody {
+    #[serde(deserialize_with = "params::object")]
     case: CaseUpdateFields,
 }
 

@@ -39,7 +39,8 @@ pub struct EditsQuery {
     params(("slug" = String, Path, description = "The case's slug"), EditsQuery),
     responses(
         (status = 101, description = "Switching to the WebSocket protocol; frames are `ServerFrame`s"),
-        (status = 400, description = "Not a WebSocket upgrade, or a malformed `sessionId`"),
+        (status = 400, description = "A malformed `sessionId`"),
+        (status = 426, description = "`upgrade_required`: a plain request, not a WebSocket upgrade; the answer carries `Upgrade: websocket`", headers(("Upgrade" = String, description = "`websocket`"))),
         (status = 403, description = "You are not a member of the case"),
     ))]
 pub async fn edits(
@@ -73,7 +74,7 @@ pub async fn edits(
         })
         .await?;
     let (response, session, stream) = actix_ws::handle(&req, body).map_err(|_| {
-        AppError::BadRequest(
+        AppError::UpgradeRequired(
             "This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket)."
                 .into(),
         )

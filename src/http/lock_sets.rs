@@ -60,6 +60,7 @@ pub async fn batch(
 
 #[derive(Deserialize, ToSchema)]
 pub struct ClaimBody {
+    #[serde(deserialize_with = "super::params::object")]
     claim: ClaimFields,
 }
 

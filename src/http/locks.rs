@@ -30,7 +30,9 @@ impl utoipa::PartialSchema for LockableType {
             .schema_type(utoipa::openapi::Type::String)
             .description(Some("A lockable type's name."))
             .enum_values(Some(
-                crate::locks::lockable::registry().iter().map(|k| k.type_name),
+                crate::locks::lockable::registry()
+                    .iter()
+                    .map(|k| k.type_name),
             ))
             .into()
     }
@@ -166,6 +168,7 @@ impl LockableRef {
 
 #[derive(Deserialize, ToSchema)]
 pub struct LockBody {
+    #[serde(deserialize_with = "super::params::object")]
     lock: LockFields,
 }
 
@@ -318,7 +321,8 @@ pub async fn show(
             let held = Lock::find(conn, id)?.ok_or_else(gone)?;
             let case = case_of(conn, held.lock.case_id)?;
             authorize(conn, &actor.user, &case, Role::Reader)?;
-            if engine::overdue(&held.lock, crate::db::now(conn)?, &policy).is_some() {
+            if crate::locks::holding::overdue(&held.lock, crate::db::now(conn)?, &policy).is_some()
+            {
                 return Err(gone());
             }
             Ok(held)

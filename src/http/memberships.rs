@@ -42,6 +42,7 @@ pub async fn index(
 
 #[derive(Deserialize, ToSchema)]
 pub struct MembershipBody {
+    #[serde(deserialize_with = "super::params::object")]
     membership: MembershipFields,
 }
 

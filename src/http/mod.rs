@@ -159,9 +159,7 @@ pub fn case_by_slug(conn: &mut crate::db::DbConn, slug: &str) -> AppResult<Case>
 }
 
 fn missing(key: impl std::fmt::Display) -> AppError {
-    AppError::not_found(format!(
-        "{key} does not exist (it may have been deleted)."
-    ))
+    AppError::not_found(format!("{key} does not exist (it may have been deleted)."))
 }
 
 /// `GET` of one lockable: reader+ of its case.

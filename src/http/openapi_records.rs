@@ -11,8 +11,7 @@ use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, Para
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{AllOfBuilder, ArrayBuilder, Schema};
 use utoipa::openapi::{
-    ContentBuilder, ObjectBuilder, OpenApi as Document, Ref, RefOr, Required, ResponseBuilder,
-    Type,
+    ContentBuilder, ObjectBuilder, OpenApi as Document, Ref, RefOr, Required, ResponseBuilder, Type,
 };
 use utoipa::IntoParams;
 
@@ -48,7 +47,23 @@ pub fn add_declared_types(doc: &mut Document) {
             components.schemas.insert(name, nested_schema(ty).into());
         }
     }
+    // Any lockable record: the case or a record of any declared type.
+    if let Some(RefOr::T(Schema::OneOf(record))) = components.schemas.get_mut("Record") {
+        record.items = std::iter::once(reference("Case"))
+            .chain(
+                schema
+                    .types()
+                    .iter()
+                    .filter(|t| t.store == Store::Baton)
+                    .map(|t| reference(&t.name)),
+            )
+            .collect();
+    }
     if let Some(RefOr::T(Schema::AllOf(detail))) = components.schemas.get_mut("CaseDetail") {
+        // The flattened tree's placeholder gives way to the case's top types.
+        detail.items.retain(|item| {
+            !matches!(item, RefOr::T(Schema::Object(o)) if o.properties.is_empty() && o.description.is_some())
+        });
         let mut top = ObjectBuilder::new().schema_type(Type::Object);
         for ty in schema.children_of(None) {
             if ty.store == Store::Baton {
@@ -64,6 +79,22 @@ pub fn add_declared_types(doc: &mut Document) {
     }
 }
 
+/// "a" or "an", by the word's first letter.
+fn article(words: &str) -> &'static str {
+    match words.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
+}
+
 fn reference(name: &str) -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name(name))
 }
@@ -76,19 +107,15 @@ fn field_schema(schema: &Value) -> RefOr<Schema> {
 }
 
 fn integer() -> ObjectBuilder {
-    ObjectBuilder::new()
-        .schema_type(Type::Integer)
-        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
-            utoipa::openapi::KnownFormat::Int64,
-        )))
+    ObjectBuilder::new().schema_type(Type::Integer).format(Some(
+        utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Int64),
+    ))
 }
 
 fn timestamp() -> ObjectBuilder {
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
-            utoipa::openapi::KnownFormat::DateTime,
-        )))
+    ObjectBuilder::new().schema_type(Type::String).format(Some(
+        utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::DateTime),
+    ))
 }
 
 /// `Card`: `Identity` (its `type` and `table` literals are added with the
@@ -135,7 +162,11 @@ fn record_schema(ty: &RecordType) -> Schema {
         AllOfBuilder::new()
             .item(reference("Identity"))
             .item(own)
-            .description(Some(format!("A {} record.", ty.words)))
+            .description(Some(format!(
+                "{} {} record.",
+                capitalized(article(&ty.words)),
+                ty.words
+            )))
             .build(),
     )
 }
@@ -144,9 +175,18 @@ fn record_schema(ty: &RecordType) -> Schema {
 fn fields_schema(ty: &RecordType, creating: bool) -> Schema {
     let mut fields = ObjectBuilder::new()
         .schema_type(Type::Object)
-        .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
+        .additional_properties(Some(
+            utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
+        ));
     for field in &ty.fields {
-        fields = fields.property(&field.name, field_schema(&field.schema));
+        let mut declared = field.schema.clone();
+        if !creating {
+            // A default fills in a create; an update leaves out what it keeps.
+            if let Some(object) = declared.as_object_mut() {
+                object.remove("default");
+            }
+        }
+        fields = fields.property(&field.name, field_schema(&declared));
         if creating && ty.required.contains(&field.name) {
             fields = fields.required(&field.name);
         }
@@ -191,13 +231,7 @@ fn nested_name(ty: &RecordType) -> Option<String> {
         .children_of(Some(&ty.name))
         .iter()
         .filter(|c| c.store == Store::Baton)
-        .map(|c| {
-            let mut words = c.nest_key.chars();
-            words
-                .next()
-                .map(|first| first.to_ascii_uppercase().to_string() + words.as_str())
-                .unwrap_or_default()
-        })
+        .map(|c| capitalized(&c.nest_key))
         .collect();
     (!children.is_empty()).then(|| format!("{}With{}", ty.name, children.join("And")))
 }
@@ -211,7 +245,10 @@ fn nested_schema(ty: &RecordType) -> Schema {
     for child in schema::in_force().children_of(Some(&ty.name)) {
         if child.store == Store::Baton {
             children = children
-                .property(&child.nest_key, ArrayBuilder::new().items(nested_ref(child)))
+                .property(
+                    &child.nest_key,
+                    ArrayBuilder::new().items(nested_ref(child)),
+                )
                 .required(&child.nest_key);
         }
     }
@@ -245,7 +282,11 @@ fn json_response(description: &str, body: Option<&str>, etag: bool) -> utoipa::o
     response.build()
 }
 
-fn path_parameter(name: &str, description: String, string: bool) -> utoipa::openapi::path::Parameter {
+fn path_parameter(
+    name: &str,
+    description: String,
+    string: bool,
+) -> utoipa::openapi::path::Parameter {
     let schema = if string {
         ObjectBuilder::new().schema_type(Type::String)
     } else {
@@ -279,7 +320,10 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
     let mut create = OperationBuilder::new()
         .operation_id(Some(format!("create{}", ty.name)))
         .tag("content")
-        .description(Some(format!("Creates a {words} (editors).")))
+        .description(Some(format!(
+            "Creates {} {words} (editors).",
+            article(words)
+        )))
         .parameter(parent_param)
         .request_body(Some(
             RequestBodyBuilder::new()
@@ -295,7 +339,11 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
         .response("201", json_response("Created", Some(&ty.name), true))
         .response(
             "403",
-            json_response("Only an editor or above of the case can do this", None, false),
+            json_response(
+                "Only an editor or above of the case can do this",
+                None,
+                false,
+            ),
         )
         .response("423", json_response(&locked_inside, None, false));
     if !ty.unique.is_empty() {
@@ -319,7 +367,10 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
         .operation_id(Some(format!("show{}", ty.name)))
         .tag("content")
         .parameter(id_param())
-        .response("200", json_response(&format!("The {words}"), Some(&ty.name), true))
+        .response(
+            "200",
+            json_response(&format!("The {words}"), Some(&ty.name), true),
+        )
         .response(
             "403",
             json_response("You are not a member of its case", None, false),
@@ -366,7 +417,10 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
         update = update.response(
             "404",
             json_response(
-                &format!("No {words} has this id, or (a move) no {parent_words} has `{}`", ty.parent_key),
+                &format!(
+                    "No {words} has this id, or (a move) no {parent_words} has `{}`",
+                    ty.parent_key
+                ),
                 None,
                 false,
             ),
@@ -376,7 +430,10 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
         update = update.response(
             "409",
             json_response(
-                &format!("`conflict`: another {words} of the case has this {}", ty.unique.join(" or ")),
+                &format!(
+                    "`conflict`: another {words} of the case has this {}",
+                    ty.unique.join(" or ")
+                ),
                 None,
                 false,
             ),
@@ -396,10 +453,28 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
         .response("204", json_response("Deleted", None, false))
         .response(
             "403",
-            json_response("Only an editor or above of its case can do this", None, false),
+            json_response(
+                "Only an editor or above of its case can do this",
+                None,
+                false,
+            ),
         )
-        .response("412", json_response("`stale_version` or `lock_lost` (with `current`)", None, false))
-        .response("423", json_response("`locked`: someone else holds a lock on it or on something inside it", None, false));
+        .response(
+            "412",
+            json_response(
+                "`stale_version` or `lock_lost` (with `current`)",
+                None,
+                false,
+            ),
+        )
+        .response(
+            "423",
+            json_response(
+                "`locked`: someone else holds a lock on it or on something inside it",
+                None,
+                false,
+            ),
+        );
     doc.paths
         .add_path_operation(member_path(ty), vec![HttpMethod::Delete], destroy.build());
 }

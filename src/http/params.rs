@@ -97,6 +97,22 @@ where
         .ok_or_else(|| D::Error::custom(format!("expected a whole number (32-bit), got {number}")))
 }
 
+/// A body's nested resource (`{"case": {…}}`) read from a JSON object
+/// only: serde's derive would also read a struct from an array, and
+/// `{"case": [null]}` would be an empty update that reaches the guard (a
+/// 412 or 423 for a body that cannot be right; RFC 9110 §13.2.1).
+pub fn object<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::de::Error;
+    let map = <serde_json::Map<String, serde_json::Value> as serde::Deserialize>::deserialize(
+        deserializer,
+    )?;
+    serde_json::from_value(serde_json::Value::Object(map)).map_err(D::Error::custom)
+}
+
 pub fn position(field: &str, value: Option<i32>) -> AppResult<Option<i32>> {
     match value {
         Some(p) if p < 0 => Err(AppError::invalid(format!("{field} must be 0 or more."))),

@@ -16,9 +16,7 @@ use crate::db::Tx;
 use crate::error::{AppError, AppResult, FieldProblem};
 use crate::locks::guard::{clear_child_locks, Preconditions};
 use crate::locks::{fast_path, subtree, Lockable, Written};
-use crate::models::{
-    DeclaredRecord, Lock, Place, RecordChanges, RecordId, RecordKey, Role,
-};
+use crate::models::{DeclaredRecord, Lock, Place, RecordChanges, RecordId, RecordKey, Role};
 use crate::schema::{self, FieldError, RecordType, Store};
 use crate::state::AppState;
 use crate::views::{Change, Identity, Watchable};
@@ -110,9 +108,7 @@ fn inner_object(ty: &RecordType, body: Value) -> AppResult<Map<String, Value>> {
         )));
     };
     let snake = snake_case(&ty.body_key);
-    let inner = outer
-        .remove(&ty.body_key)
-        .or_else(|| outer.remove(&snake));
+    let inner = outer.remove(&ty.body_key).or_else(|| outer.remove(&snake));
     if let Some(extra) = outer.keys().next() {
         return Err(AppError::invalid(format!(
             "{extra} is not part of this request; send {example}."
@@ -198,17 +194,15 @@ fn take_parent(
     map: &mut Map<String, Value>,
     problems: &mut Vec<FieldError>,
 ) -> Option<i64> {
+    // Below the case there is nothing to move to: `caseId` is left in the
+    // body, an unknown key.
+    ty.parent.as_ref()?;
     let snake = snake_case(&ty.parent_key);
-    let value = map
-        .remove(&ty.parent_key)
-        .or_else(|| map.remove(&snake))?;
+    let value = map.remove(&ty.parent_key).or_else(|| map.remove(&snake))?;
     let field = |message: String| FieldError {
         field: ty.parent_key.clone(),
         message,
     };
-    if ty.parent.is_none() {
-        return None;
-    }
     if !ty.movable {
         problems.push(field(format!(
             "{}.{} cannot change: {} records do not move (the type is not movable).",
@@ -286,7 +280,9 @@ fn ensure_unique(
             continue;
         };
         if DeclaredRecord::value_taken(tx.conn, ty, case_id, name, value, except)? {
-            let shown = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+            let shown = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
             return Err(AppError::Conflict(format!(
                 "{}.{name} '{shown}' is already used in this case; pick another.",
                 ty.body_key
@@ -409,9 +405,15 @@ pub async fn update(
     let (id, body, policy) = (id.into_inner(), body.into_inner(), state.policy);
     if state.settings.lock_fast_path {
         if let Some(fast) = fast_path::FastSave::of(ty, &body) {
-            let saved =
-                fast_path::save(&state.db, &caller, key(ty, id), preconditions, fast, &policy)
-                    .await?;
+            let saved = fast_path::save(
+                &state.db,
+                &caller,
+                key(ty, id),
+                preconditions,
+                fast,
+                &policy,
+            )
+            .await?;
             if let Some(record) = saved {
                 return Ok(super::written_response(Written::Updated(record)));
             }
@@ -452,11 +454,7 @@ pub async fn update(
 }
 
 /// The parent a record moves to: of the parent's type, in the same case.
-fn move_target(
-    tx: &mut Tx,
-    record: &DeclaredRecord,
-    parent_id: i64,
-) -> AppResult<DeclaredRecord> {
+fn move_target(tx: &mut Tx, record: &DeclaredRecord, parent_id: i64) -> AppResult<DeclaredRecord> {
     let ty = record.ty;
     let parent_ty = ty
         .parent
@@ -505,8 +503,7 @@ pub async fn destroy(
                 Vec::new()
             };
             if !inside.is_empty() {
-                let inside_set: std::collections::HashSet<&(String, i64)> =
-                    inside.iter().collect();
+                let inside_set: std::collections::HashSet<&(String, i64)> = inside.iter().collect();
                 let locks: Vec<_> = Lock::of_case(tx.conn, record.case_id)?
                     .into_iter()
                     .filter(|held| {

@@ -15,6 +15,7 @@ use crate::views::UserView;
 
 #[derive(Deserialize, ToSchema)]
 pub struct NewUserBody {
+    #[serde(deserialize_with = "super::params::object")]
     user: NewUserFields,
 }
 
@@ -82,6 +83,7 @@ pub async fn create_user(
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserUpdateBody {
+    #[serde(deserialize_with = "super::params::object")]
     user: UserUpdateFields,
     /// Your current password; required to change your own password.
     #[schema(nullable = false, max_length = 1024)]

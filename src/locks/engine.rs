@@ -1,22 +1,22 @@
 //! Acquire, take over, refresh, release and break locks. Every function runs
 //! inside the caller's write transaction and queues its broadcasts on it.
 
-use chrono::NaiveDateTime;
-
+use super::counting::count_after_commit;
+use super::holding::{
+    end, ensure_outranks, is_held_by, live_or_end, live_or_end_then, overdue, Line,
+};
 use super::line::{self, Joined};
 use super::lockable::Target;
-use super::render::{ended_lock, held_message, lock_view};
+use super::render::{held_message, lock_view};
 use super::subtree;
 use super::LockPolicy;
-use crate::auth::access::{rank_of_user_id, rank_on};
+use crate::auth::access::rank_on;
 use crate::auth::Actor;
 use crate::clock;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
 use crate::models::lock::NewLock;
-use crate::models::{
-    CaseId, HeldLock, Lock, LockAction, LockEvent, LockId, Role, UserRef, Waiter, WaiterEnd,
-};
+use crate::models::{CaseId, HeldLock, Lock, LockAction, LockId, Role, Waiter, WaiterEnd};
 use crate::views::Change;
 
 /// How many times an acquire retries when the lock changed hands under it.
@@ -41,115 +41,6 @@ pub struct AcquireMode {
     pub wait: bool,
     /// Lock everything inside the record too (depth infinity).
     pub deep: bool,
-}
-
-/// Whether the actor is the holder. A lock taken with a session id belongs
-/// to that tab; a request without a session id acts for the user as a whole.
-/// (The fast path's SQL says the same: `models::lock_sql::held_by_tab!`.)
-pub fn is_held_by(lock: &Lock, actor: &Actor) -> bool {
-    lock.user_id == actor.user.id
-        && match (&lock.session_id, &actor.session_id) {
-            (Some(held), Some(mine)) => held == mine,
-            _ => true,
-        }
-}
-
-/// Why a lock is over although its row still exists, if it is. (The fast
-/// path's SQL says when it is not: `models::lock_sql::in_force!`.)
-pub fn overdue(lock: &Lock, now: NaiveDateTime, policy: &LockPolicy) -> Option<LockAction> {
-    if lock.last_activity_at <= clock::before(now, policy.idle_timeout) {
-        Some(LockAction::Idle)
-    } else if lock.expires_at <= now && lock.disconnected_at.is_some() {
-        Some(LockAction::Disconnected)
-    } else if lock.expires_at <= now {
-        Some(LockAction::Expired)
-    } else {
-        None
-    }
-}
-
-/// What becomes of a record's waiting line when its lock ends.
-#[derive(Clone, Copy)]
-pub enum Line<'a> {
-    /// The oldest live waiter gets the record in the same transaction: every
-    /// end but a takeover.
-    HandOff(&'a LockPolicy),
-    /// The line stays as it is: a takeover gives the record to the taker.
-    Keep,
-    /// The record is being deleted: its line goes with it.
-    Drop,
-}
-
-/// Ends a lock: deletes it, writes the audit row, queues its `destroy`, then
-/// does with the record's waiting line what `then` says (a hand-off's
-/// frames follow the `destroy`). Returns `false` (and does nothing else)
-/// when another transaction ended it first, so each lock is released,
-/// audited and broadcast once.
-pub fn end(
-    tx: &mut Tx,
-    held: &HeldLock,
-    reason: LockAction,
-    actor: Option<&UserRef>,
-    then: Line,
-) -> AppResult<bool> {
-    let lock = &held.lock;
-    let Some(has_waiters) =
-        LockEvent::end_lock(tx.conn, lock, actor.map(|a| a.id), reason, tx.now)?
-    else {
-        return Ok(false);
-    };
-    count_after_commit(tx, reason);
-    let overridden_by = actor.filter(|_| reason == LockAction::Overridden);
-    tx.emit(
-        lock.case_id,
-        Change::Destroy,
-        ended_lock(held, reason, overridden_by),
-    );
-    match then {
-        Line::HandOff(policy) if has_waiters => {
-            line::hand_off(tx, lock, reason, policy)?;
-        }
-        Line::HandOff(_) | Line::Keep => {}
-        Line::Drop => line::drop_line(tx, &lock.lockable_type, lock.lockable_id)?,
-    }
-    Ok(true)
-}
-
-/// Counts a lock event (its audit row is written) once it has committed.
-fn count_after_commit(tx: &mut Tx, action: LockAction) {
-    tx.after_commit(move || count_event(action));
-}
-
-/// Counts a committed lock event.
-pub fn count_event(action: LockAction) {
-    metrics::counter!("baton_lock_events_total", "action" => action.as_str()).increment(1)
-}
-
-/// Ends the lock if its lease or activity ran out, handing the record to
-/// its line; otherwise returns it.
-pub fn live_or_end(
-    tx: &mut Tx,
-    held: HeldLock,
-    policy: &LockPolicy,
-) -> AppResult<Option<HeldLock>> {
-    live_or_end_then(tx, held, policy, Line::HandOff(policy))
-}
-
-/// [`live_or_end`], with what becomes of the line when the lock ends: kept
-/// for a takeover about to happen, dropped with a record about to go.
-pub fn live_or_end_then(
-    tx: &mut Tx,
-    held: HeldLock,
-    policy: &LockPolicy,
-    then: Line,
-) -> AppResult<Option<HeldLock>> {
-    match overdue(&held.lock, tx.now, policy) {
-        Some(reason) => {
-            end(tx, &held, reason, None, then)?;
-            Ok(None)
-        }
-        None => Ok(Some(held)),
-    }
 }
 
 /// `POST /locks`: takes the lock on `target`, or renews the caller's own,
@@ -261,26 +152,6 @@ pub fn acquire(
     )))
 }
 
-/// Refuses (403 `outranked`) unless the actor's rank on the lock's case is at
-/// least the holder's. Callers have already checked the actor is an editor.
-pub(super) fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()> {
-    let case_id = held.lock.case_id;
-    let mine = rank_on(tx.conn, &actor.user, case_id)?;
-    let theirs = rank_of_user_id(tx.conn, held.lock.user_id, case_id)?;
-    if mine >= theirs {
-        return Ok(());
-    }
-    metrics::counter!("baton_takeovers_refused_total").increment(1);
-    Err(AppError::Outranked {
-        message: format!(
-            "{}, who outranks you on this case ({}); only someone of the same role or higher can override it.",
-            held_message(held),
-            theirs.map(|r| r.to_string()).unwrap_or_default()
-        ),
-        lock: Box::new(lock_view(held)),
-    })
-}
-
 /// Makes the holder's lock deep (everything inside was cleared for it).
 fn deepen(tx: &mut Tx, held: HeldLock) -> AppResult<HeldLock> {
     let HeldLock { lock, holder } = held;
@@ -305,18 +176,6 @@ fn renew(tx: &mut Tx, held: HeldLock, policy: &LockPolicy, activity: bool) -> Ap
     };
     tx.emit(held.lock.case_id, Change::Update, lock_view(&held).into());
     Ok(held)
-}
-
-/// Renews the holder's lease and activity after a guarded write, without a
-/// broadcast of its own (the write's broadcast says enough).
-pub fn touch(tx: &mut Tx, lock: &Lock, policy: &LockPolicy) -> AppResult<()> {
-    Lock::renew(
-        tx.conn,
-        lock.id,
-        clock::after(tx.now, policy.lease_of(&lock.lockable_type)),
-        Some(tx.now),
-    )?;
-    Ok(())
 }
 
 /// Loads a lock that is still in force, or 404.

@@ -11,7 +11,7 @@
 use diesel::pg::PgConnection;
 use diesel::QueryResult;
 
-use super::engine::count_event;
+use super::counting::count_event;
 use super::guard::Preconditions;
 use super::{LockPolicy, LockableKind};
 use crate::auth::access::Rank;
@@ -96,9 +96,9 @@ impl FastSave {
     pub fn of(ty: &RecordType, body: &serde_json::Value) -> Option<FastSave> {
         let outer = body.as_object().filter(|o| o.len() == 1)?;
         let inner = outer.get(&ty.body_key)?.as_object()?;
-        let plain = inner
-            .iter()
-            .all(|(name, value)| ty.field(name).is_some() && !ty.unique.contains(name) && !value.is_null());
+        let plain = inner.iter().all(|(name, value)| {
+            ty.field(name).is_some() && !ty.unique.contains(name) && !value.is_null()
+        });
         if !plain || inner.is_empty() {
             return None;
         }

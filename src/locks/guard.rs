@@ -1,9 +1,9 @@
 //! The guard (verify_lock_on): every update and delete of a lockable goes
 //! through [`guarded_write`], inside the write's transaction.
 
-use super::engine::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
+use super::holding::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
 use super::lockable::{find_named, Lockable};
-use super::render::{held_message, lock_view};
+use super::render::locked;
 use super::subtree;
 use super::LockPolicy;
 use crate::auth::Actor;
@@ -11,7 +11,7 @@ use crate::db::Tx;
 use crate::error::{AppError, AppResult};
 use crate::models::{HeldLock, Lock, LockAction, LockId, User};
 use crate::views::Change;
-use crate::views::{Identity, RecordView, Watchable};
+use crate::views::{Identity, Watchable};
 
 /// What a write asks to be true before it happens.
 #[derive(Clone, Copy, Debug, Default)]
@@ -165,16 +165,6 @@ fn lock_in_force(
         }
     }
     Ok(None)
-}
-
-/// The 423 for a write refused by `held` (a lock on the record, or a deep
-/// lock around it on `lockable`).
-pub(super) fn locked(held: &HeldLock, lockable: RecordView) -> AppError {
-    AppError::Locked {
-        message: format!("{}; your changes were not saved.", held_message(held)),
-        lock: Box::new(lock_view(held)),
-        lockable: Box::new(lockable),
-    }
 }
 
 /// Before deleting a record whose children go with it (a page's cards, a

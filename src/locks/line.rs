@@ -106,7 +106,7 @@ pub fn join(
         LockAction::Queued,
         tx.now,
     )?;
-    tx.after_commit(|| super::engine::count_event(LockAction::Queued));
+    tx.after_commit(|| super::counting::count_event(LockAction::Queued));
     let queued = queued(tx.conn, waiter, actor.user.to_ref(), tx.now)?;
     tx.emit(
         queued.waiter.case_id,
@@ -200,7 +200,7 @@ fn grant(
         .unwrap_or_default()
         .as_secs_f64();
     tx.after_commit(move || {
-        super::engine::count_event(LockAction::HandedOff);
+        super::counting::count_event(LockAction::HandedOff);
         metrics::counter!("baton_handoffs_total", "reason" => ended_by.as_str()).increment(1);
         metrics::histogram!("baton_wait_seconds").record(waited);
     });

@@ -19,9 +19,11 @@
 //! EXCLUSIVE before it reads what covers its record
 //! (`Lock::order_with_deep_acquires`), so the two never both see nothing.
 
+pub mod counting;
 pub mod engine;
 pub mod fast_path;
 pub mod guard;
+pub mod holding;
 pub mod lease;
 pub mod line;
 pub mod lockable;

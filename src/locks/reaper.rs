@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::engine::{end, overdue, Line};
+use super::holding::{end, overdue, Line};
 use super::LockPolicy;
 use crate::clock;
 use crate::db::{Database, Tx};

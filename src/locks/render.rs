@@ -5,14 +5,15 @@
 use super::lockable::table_of;
 use super::Lockable;
 use crate::db::Frame;
+use crate::error::AppError;
 use crate::models::lock_fast_path::{LockNotice, SavedRecord};
 use crate::models::{
     DeclaredRecord, HeldLock, LockAction, LockEvent, QueuedWaiter, UserRef, WaiterEnd,
 };
 use crate::views::locks::LockDepth;
 use crate::views::{
-    Change, EndedLockView, EndedWaiterView, LockEventView, LockView, ServerFrame, UserView,
-    WaiterView, Watchable,
+    Change, EndedLockView, EndedWaiterView, LockEventView, LockView, RecordView, ServerFrame,
+    UserView, WaiterView, Watchable,
 };
 
 pub fn lock_view(held: &HeldLock) -> LockView {
@@ -112,4 +113,14 @@ pub fn lock_message(lock: &LockView) -> String {
         lock.user.name,
         lock.created_at.format("%H:%M")
     )
+}
+
+/// The 423 for a write refused by `held` (a lock on the record, or a deep
+/// lock around it on `lockable`).
+pub fn locked(held: &HeldLock, lockable: RecordView) -> AppError {
+    AppError::Locked {
+        message: format!("{}; your changes were not saved.", held_message(held)),
+        lock: Box::new(lock_view(held)),
+        lockable: Box::new(lockable),
+    }
 }

@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 
-use super::engine::{self, is_held_by, overdue, AcquireMode, Acquired};
+use super::engine::{self, AcquireMode, Acquired};
+use super::holding::{is_held_by, overdue};
 use super::lockable::{kind_named, Target};
 use super::render::{lock_message, lock_view};
 use super::LockPolicy;

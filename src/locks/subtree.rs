@@ -5,11 +5,10 @@
 //! someone else holds anything inside. Which records hold which is the
 //! registry's (`LockableKind::locks_inside`, `Target::containers`).
 
-use super::engine::{end, ensure_outranks, is_held_by, live_or_end, Line};
-use super::guard::locked;
+use super::holding::{end, ensure_outranks, is_held_by, live_or_end, Line};
 use super::line;
 use super::lockable::{find_named, kind_named, LockableKind, Target};
-use super::render::{held_message, lock_view, lock_views};
+use super::render::{held_message, lock_view, lock_views, locked};
 use super::LockPolicy;
 use crate::auth::Actor;
 use crate::db::Tx;

@@ -62,7 +62,7 @@ macro_rules! live_caller {
 }
 
 /// The lock `l` belongs to the calling tab `$tab` (or the user as a whole,
-/// when either side has no tab). Rust: `locks::engine::is_held_by`.
+/// when either side has no tab). Rust: `locks::holding::is_held_by`.
 macro_rules! held_by_tab {
     ($tab:literal) => {
         concat!(
@@ -76,7 +76,7 @@ macro_rules! held_by_tab {
 }
 
 /// The lock `l` is still in force at `$now`: its lease has not run out, and
-/// it was active after `$idle_before`. Rust: `locks::engine::overdue`.
+/// it was active after `$idle_before`. Rust: `locks::holding::overdue`.
 macro_rules! in_force {
     ($now:expr, $idle_before:expr) => {
         concat!(
@@ -179,9 +179,8 @@ pub const FAST_ACQUIRE_CASE: &str = fast_acquire!("SELECT id AS case_id FROM cas
 
 /// The fast path's acquire on a record of any declared type: one statement
 /// for every type, since they share one table.
-pub const FAST_ACQUIRE_RECORD: &str = fast_acquire!(
-    "SELECT case_id FROM records WHERE record_type = $5 AND id = $1"
-);
+pub const FAST_ACQUIRE_RECORD: &str =
+    fast_acquire!("SELECT case_id FROM records WHERE record_type = $5 AND id = $1");
 
 pub(crate) use {
     audit_columns, audit_rows, db_now_plus, live_caller, lock_columns, outbox_lock_row,
@@ -233,7 +232,10 @@ pub const FAST_SAVE_FUNCTION: &str = concat!(
          PERFORM 1 FROM locks l WHERE l.id = held.id AND l.user_id = p_user AND ",
     held_by_tab!("p_session"),
     " AND ",
-    in_force!("v_now", "(v_now - p_idle_micros * interval '1 microsecond')"),
+    in_force!(
+        "v_now",
+        "(v_now - p_idle_micros * interval '1 microsecond')"
+    ),
     " AND (p_lock_token IS NULL OR p_lock_token = l.id); \
          IF NOT FOUND THEN RETURN; END IF; \
        ELSIF p_lock_token IS NOT NULL THEN \

@@ -224,7 +224,10 @@ impl DeclaredRecord {
             .select(StoredRecord::as_select())
             .load(conn)?;
         // Nesting needs no ancestors beyond the parent.
-        Ok(rows.into_iter().filter_map(DeclaredRecord::shallow).collect())
+        Ok(rows
+            .into_iter()
+            .filter_map(DeclaredRecord::shallow)
+            .collect())
     }
 
     /// Everything inside record `(type, id)` at any depth, as `(type, id)`,

@@ -55,7 +55,8 @@ pub fn compare(conn: &mut DbConn, schema: &Schema) -> QueryResult<Comparison> {
     }
     for ty in schema.types() {
         if ty.store == Store::Baton && !stored.contains_key(&ty.name) {
-            out.changes.push(format!("type {} (no records yet)", ty.name));
+            out.changes
+                .push(format!("type {} (no records yet)", ty.name));
         }
     }
     Ok(out)
@@ -70,10 +71,7 @@ fn compare_type(
     let rows = super::record::stored_of_type(conn, &ty.name)?;
     let parents: BTreeSet<Option<String>> = rows.iter().map(|(p, _)| p.clone()).collect();
     let declared_parent = ty.parent.clone();
-    let moved: usize = rows
-        .iter()
-        .filter(|(p, _)| *p != declared_parent)
-        .count();
+    let moved: usize = rows.iter().filter(|(p, _)| *p != declared_parent).count();
     if moved > 0 {
         let was: Vec<String> = parents
             .iter()
@@ -107,15 +105,14 @@ fn compare_type(
                 Some(_) if !ty.value_fits(name, value) => {
                     *misfits.entry(name.clone()).or_default() += 1
                 }
-                Some(_) => {
-                    if ty.unique.contains(name) {
-                        *values
-                            .entry(name.clone())
-                            .or_default()
-                            .entry(value.to_string())
-                            .or_default() += 1;
-                    }
+                Some(_) if ty.unique.contains(name) => {
+                    *values
+                        .entry(name.clone())
+                        .or_default()
+                        .entry(value.to_string())
+                        .or_default() += 1;
                 }
+                Some(_) => {}
             }
         }
         for name in &ty.required {

@@ -38,8 +38,8 @@ use crate::clock;
 use crate::db::schema::event_outbox;
 use crate::db::{DbConn, EventBus, Frame, Outgoing, Prepared};
 use crate::locks::render;
-use crate::models::lock_fast_path::SavedRecord;
 use crate::models::lock_fast_path::LockNotice;
+use crate::models::lock_fast_path::SavedRecord;
 
 const CHANNEL: &str = "baton_events";
 /// The listener connection's `application_name`.

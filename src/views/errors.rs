@@ -33,6 +33,8 @@ pub enum ErrorCode {
     Locked,
     RateLimited,
     Unavailable,
+    /// A plain request to the edits channel: connect with a WebSocket (426).
+    UpgradeRequired,
     Internal,
 }
 

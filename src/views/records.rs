@@ -60,7 +60,11 @@ impl From<&DeclaredRecord> for DeclaredView {
             body.insert("position".into(), Value::from(record.position.unwrap_or(0)));
         }
         for field in &ty.fields {
-            let value = record.fields.get(&field.name).cloned().unwrap_or(Value::Null);
+            let value = record
+                .fields
+                .get(&field.name)
+                .cloned()
+                .unwrap_or(Value::Null);
             body.insert(field.name.clone(), value);
         }
         body.insert("version".into(), Value::from(record.version));

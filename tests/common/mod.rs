@@ -202,8 +202,32 @@ impl TestApp {
         }
     }
 
+    /// A case with members in the given roles and no records (for any
+    /// schema); the fixture's record ids are 0.
+    pub async fn case_only(&self, slug: &str, members: &[(&TestUser, Role)]) -> Fixture {
+        let slug = slug.to_owned();
+        let members: Vec<(i64, Role)> = members.iter().map(|(u, r)| (u.id, *r)).collect();
+        self.state
+            .db
+            .write(None, move |tx| {
+                let case = Case::create(tx.conn, &slug, "A case", tx.now)?;
+                for (user_id, role) in members {
+                    Membership::create(tx.conn, case.id, UserId(user_id), role, tx.now)?;
+                }
+                Ok::<_, baton::error::AppError>(Fixture {
+                    case_id: case.id.get(),
+                    slug,
+                    page_id: 0,
+                    card_id: 0,
+                    edgenote_id: 0,
+                })
+            })
+            .await
+            .expect("create case")
+    }
+
     /// A case with members in the given roles, one page with one card, and
-    /// one edgenote.
+    /// one edgenote (the casebook schema).
     pub async fn case(&self, slug: &str, members: &[(&TestUser, Role)]) -> Fixture {
         let slug = slug.to_owned();
         let members: Vec<(i64, Role)> = members.iter().map(|(u, r)| (u.id, *r)).collect();

@@ -480,6 +480,7 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        /** @description Deletes the card and everything inside it (guarded). */
         delete: {
             parameters: {
                 query?: never;
@@ -558,7 +559,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds a lock on it */
+                /** @description `locked`: someone else holds a lock on it or on something inside it */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -580,6 +581,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
+        /** @description Saves the fields given; `position` reorders it; `pageId` moves it to another page of its case (guarded). */
         patch: {
             parameters: {
                 query?: never;
@@ -684,7 +686,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description Invalid fields, or (a move) `pageId` is a page of another case */
+                /** @description A field is missing or invalid; the message names it. */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -693,7 +695,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds its lock, or (with `lock` the deep one) a deep lock on its page, its case or (a move) the target page; `lockable` is the locked record; nothing was saved */
+                /** @description `locked`: someone else holds its lock, or a deep lock around it (or, for a move, around the target); `lockable` is the locked record; nothing was saved */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -881,8 +883,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * `GET /cases/:slug`: the case with its pages (each with its cards),
-         *     edgenotes, active locks, online users and the caller's role.
+         * `GET /cases/:slug`: the case with its records as a tree (each type
+         *     under the case by its plural, children under their parent), active
+         *     locks, waiters, online users and the caller's role.
          */
         get: {
             parameters: {
@@ -899,7 +902,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The case with its pages (each with its cards), edgenotes, active locks, online users and your role */
+                /** @description The case with its records as a tree, active locks, waiters, online users and your role */
                 200: {
                     headers: {
                         /** @description The record's version, quoted (`"3"`): send it back as `If-Match` */
@@ -1208,7 +1211,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** `POST /cases/:slug/edgenotes` (editors): 201. */
+        /** @description Creates an edgenote (editors). */
         post: {
             parameters: {
                 query?: never;
@@ -1275,7 +1278,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description Another edgenote of the case has this slug */
+                /** @description `conflict`: another edgenote of the case has this slug */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1311,7 +1314,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds the case deeply (`lock` is that deep lock, `lockable` its record); nothing was created */
+                /** @description `locked`: someone else holds the case deeply (or something around it; `lock` is that deep lock, `lockable` its record); nothing was created */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -1377,7 +1380,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Not a WebSocket upgrade, or a malformed `sessionId` */
+                /** @description A malformed `sessionId` */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1407,6 +1410,17 @@ export interface paths {
                 /** @description Nothing has this id (any more). */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `upgrade_required`: a plain request, not a WebSocket upgrade; the answer carries `Upgrade: websocket` */
+                426: {
+                    headers: {
+                        /** @description `websocket` */
+                        Upgrade?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1755,7 +1769,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** `POST /cases/:slug/pages` (editors): 201. */
+        /** @description Creates a page (editors). */
         post: {
             parameters: {
                 query?: never;
@@ -1849,7 +1863,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds the case deeply (`lock` is that deep lock, `lockable` its record); nothing was created */
+                /** @description `locked`: someone else holds the case deeply (or something around it; `lock` is that deep lock, `lockable` its record); nothing was created */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -1957,6 +1971,7 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        /** @description Deletes the edgenote and everything inside it (guarded). */
         delete: {
             parameters: {
                 query?: never;
@@ -2035,7 +2050,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds a lock on it */
+                /** @description `locked`: someone else holds a lock on it or on something inside it */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -2057,6 +2072,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
+        /** @description Saves the fields given (guarded). */
         patch: {
             parameters: {
                 query?: never;
@@ -2134,7 +2150,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description Another edgenote of the case has this slug */
+                /** @description `conflict`: another edgenote of the case has this slug */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2179,7 +2195,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved */
+                /** @description `locked`: someone else holds its lock, or a deep lock around it (or, for a move, around the target); `lockable` is the locked record; nothing was saved */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -3422,10 +3438,7 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /**
-         * `DELETE /pages/:id`: the page and its cards; refused while someone else
-         *     holds a lock on one of the cards.
-         */
+        /** @description Deletes the page and everything inside it (guarded). */
         delete: {
             parameters: {
                 query?: never;
@@ -3452,7 +3465,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Deleted (or on one of its cards) */
+                /** @description Deleted */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -3504,7 +3517,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds a lock on it (or on one of its cards) */
+                /** @description `locked`: someone else holds a lock on it or on something inside it */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -3526,6 +3539,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
+        /** @description Saves the fields given (guarded). */
         patch: {
             parameters: {
                 query?: never;
@@ -3639,7 +3653,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds its lock (with `lock` and `lockable`); nothing was saved */
+                /** @description `locked`: someone else holds its lock, or a deep lock around it (or, for a move, around the target); `lockable` is the locked record; nothing was saved */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -3670,7 +3684,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** `POST /pages/:id/cards` (editors): 201. */
+        /** @description Creates a card (editors). */
         post: {
             parameters: {
                 query?: never;
@@ -3764,7 +3778,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `locked`: someone else holds the page or its case deeply (`lock` is that deep lock, `lockable` its record); nothing was created */
+                /** @description `locked`: someone else holds the page deeply (or something around it; `lock` is that deep lock, `lockable` its record); nothing was created */
                 423: {
                     headers: {
                         [name: string]: unknown;
@@ -3784,6 +3798,72 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /schema` (any signed-in user). */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The schema in force: every declared type with its plural, table, parent, store, order, moves, label, fields (JSON Schemas), required and unique fields and lock policy, in declaration order */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Schema"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No token, or an invalid or expired one: sign in again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4296,6 +4376,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description A card record. */
         Card: components["schemas"]["Identity"] & {
             /** @enum {string} */
             type: "Card";
@@ -4306,10 +4387,13 @@ export interface components {
             caseId: number;
             /** Format: int64 */
             pageId: number;
-            /** Format: int32 */
+            /** @description Its place among its siblings, from 0. */
             position: number;
             content: string;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Starts at 1; every update increments it. Send it back as `If-Match`.
+             */
             version: number;
             /** Format: date-time */
             createdAt: string;
@@ -4320,10 +4404,11 @@ export interface components {
             card: components["schemas"]["CardUpdateFields"];
         };
         CardUpdateFields: {
-            pageId?: components["schemas"]["RecordParam"] | null;
-            content?: string | null;
-            /** Format: int32 */
-            position?: number | null;
+            content?: string;
+            /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
+            position?: number;
+            /** @description A record's id: a string of digits, or a number. */
+            pageId?: string | number;
         };
         Case: components["schemas"]["Identity"] & {
             /** @enum {string} */
@@ -4345,8 +4430,6 @@ export interface components {
         };
         /** @description `GET /cases/:slug`: the case with everything in it. */
         CaseDetail: components["schemas"]["Case"] & {
-            pages: components["schemas"]["PageWithCards"][];
-            edgenotes: components["schemas"]["Edgenote"][];
             activeLocks: components["schemas"]["Lock"][];
             /** @description Every live waiter of the case, line by line, first first. */
             waiters: components["schemas"]["Waiter"][];
@@ -4356,6 +4439,9 @@ export interface components {
              * @example editor
              */
             role: string;
+        } & {
+            pages: components["schemas"]["PageWithCards"][];
+            edgenotes: components["schemas"]["Edgenote"][];
         };
         CaseUpdateBody: {
             case: components["schemas"]["CaseUpdateFields"];
@@ -4379,6 +4465,48 @@ export interface components {
             /** @description 1–100 records of one case, in the order to try them. */
             candidates: components["schemas"]["LockableRef"][];
         };
+        /** @description One declared type. */
+        DeclaredType: {
+            /**
+             * @description PascalCase, e.g. `BookComponent`: `lockableType` and the records' `type`.
+             * @example Card
+             */
+            name: string;
+            /**
+             * @description snake_case: its routes (`/cards/{id}`).
+             * @example cards
+             */
+            plural: string;
+            /**
+             * @description The records' `table`: its plural.
+             * @example cards
+             */
+            table: string;
+            /**
+             * @description `Case` or another declared type.
+             * @example Column
+             */
+            parent: string;
+            /**
+             * @description `baton` (baton stores its records) or `external` (a host's records
+             *     that baton only names and locks).
+             * @example baton
+             */
+            store: string;
+            /** @description Records keep a 0-based `position` among their siblings. */
+            ordered: boolean;
+            /** @description A PATCH may give a record another parent of the same case. */
+            movable: boolean;
+            /** @description The string field that names a record to people, if any. */
+            label?: string | null;
+            /** @description Each field's JSON Schema (2020-12), by name, in declaration order. */
+            fields: Record<string, never>;
+            /** @description Fields a create must give. */
+            required: string[];
+            /** @description Fields whose values are unique among the type's records in a case. */
+            unique: string[];
+            lock: components["schemas"]["LockRules"];
+        };
         /** @description People to sign in as, on a server started with `--demo`. */
         DemoPeople: {
             /** @description Each signs in with the password `demo`. */
@@ -4388,6 +4516,7 @@ export interface components {
             email: string;
             name: string;
         };
+        /** @description An edgenote record. */
         Edgenote: components["schemas"]["Identity"] & {
             /** @enum {string} */
             type: "Edgenote";
@@ -4396,10 +4525,15 @@ export interface components {
         } & {
             /** Format: int64 */
             caseId: number;
+            /** @description Lowercase letters, digits and dashes; unique within the case. */
             slug: string;
             caption: string;
+            /** @default  */
             content: string;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Starts at 1; every update increments it. Send it back as `If-Match`.
+             */
             version: number;
             /** Format: date-time */
             createdAt: string;
@@ -4410,9 +4544,10 @@ export interface components {
             edgenote: components["schemas"]["EdgenoteUpdateFields"];
         };
         EdgenoteUpdateFields: {
-            slug?: string | null;
-            caption?: string | null;
-            content?: string | null;
+            /** @description Lowercase letters, digits and dashes; unique within the case. */
+            slug?: string;
+            caption?: string;
+            content?: string;
         };
         /** @description A lock that has ended, as its `destroy` frame carries it. */
         EndedLock: components["schemas"]["Lock"] & {
@@ -4432,7 +4567,7 @@ export interface components {
          * @description Machine-readable error codes; `message` says the same for a person.
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "outranked" | "not_found" | "method_not_allowed" | "lock_held" | "none_free" | "conflict" | "stale_version" | "lock_lost" | "payload_too_large" | "unsupported_media_type" | "invalid" | "locked" | "rate_limited" | "unavailable" | "internal";
+        ErrorCode: "bad_request" | "unauthorized" | "forbidden" | "outranked" | "not_found" | "method_not_allowed" | "lock_held" | "none_free" | "conflict" | "stale_version" | "lock_lost" | "payload_too_large" | "unsupported_media_type" | "invalid" | "locked" | "rate_limited" | "unavailable" | "upgrade_required" | "internal";
         ErrorDetail: {
             code: components["schemas"]["ErrorCode"];
             /** @description What went wrong and what to do, for a person. */
@@ -4448,6 +4583,15 @@ export interface components {
             lockable?: components["schemas"]["Record"];
             /** @description The record as it is now (`stale_version`, `lock_lost`). */
             current?: components["schemas"]["Record"];
+            /** @description Every field that breaks its declared schema (`invalid`). */
+            fields?: components["schemas"]["FieldProblem"][];
+        };
+        /** @description One bad field of a request body. */
+        FieldProblem: {
+            /** @description The field's declared name. */
+            field: string;
+            /** @description What is wrong with it, for a person. */
+            message: string;
         };
         /** @description `GET /healthz`. */
         Health: {
@@ -4576,6 +4720,22 @@ export interface components {
         };
         /** @description The lock this tab holds, or (with `wait`) its place in line; `type` says which. */
         LockOrWaiter: components["schemas"]["Lock"] | components["schemas"]["Waiter"];
+        /** @description A type's lock policy. */
+        LockRules: {
+            /**
+             * @description Its locks' lease (`"2m"`); `null` where the server's `BATON_LOCK_TTL` applies.
+             * @example 2m
+             */
+            lease?: string | null;
+            /**
+             * @description The least case role that may "Edit anyway" (or break a lock):
+             *     `editor`, `manager` or `none`.
+             * @example editor
+             */
+            takeover: string;
+            /** @description Whether `wait: true` may join a waiting line on it. */
+            wait: boolean;
+        };
         /** @description A lock set: every lock asked for, in the order asked. */
         LockSet: {
             locks: components["schemas"]["Lock"][];
@@ -4647,13 +4807,9 @@ export interface components {
             card: components["schemas"]["NewCardFields"];
         };
         NewCardFields: {
-            /** @description May be empty. */
             content: string;
-            /**
-             * Format: int32
-             * @description Where the card goes on its page; the end when left out.
-             */
-            position?: number | null;
+            /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
+            position?: number;
         };
         NewCaseBody: {
             case: components["schemas"]["NewCaseFields"];
@@ -4667,21 +4823,19 @@ export interface components {
             edgenote: components["schemas"]["NewEdgenoteFields"];
         };
         NewEdgenoteFields: {
-            /** @description Unique within the case. */
+            /** @description Lowercase letters, digits and dashes; unique within the case. */
             slug: string;
             caption: string;
-            content?: string | null;
+            /** @default  */
+            content: string;
         };
         NewPageBody: {
             page: components["schemas"]["NewPageFields"];
         };
         NewPageFields: {
             title: string;
-            /**
-             * Format: int32
-             * @description Where the page goes; the end when left out.
-             */
-            position?: number | null;
+            /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
+            position?: number;
         };
         NewUserBody: {
             user: components["schemas"]["NewUserFields"];
@@ -4705,6 +4859,7 @@ export interface components {
              */
             sessions: number;
         };
+        /** @description A page record. */
         Page: components["schemas"]["Identity"] & {
             /** @enum {string} */
             type: "Page";
@@ -4713,10 +4868,13 @@ export interface components {
         } & {
             /** Format: int64 */
             caseId: number;
-            /** Format: int32 */
+            /** @description Its place among its siblings, from 0. */
             position: number;
             title: string;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Starts at 1; every update increments it. Send it back as `If-Match`.
+             */
             version: number;
             /** Format: date-time */
             createdAt: string;
@@ -4727,11 +4885,10 @@ export interface components {
             page: components["schemas"]["PageUpdateFields"];
         };
         PageUpdateFields: {
-            title?: string | null;
-            /** Format: int32 */
-            position?: number | null;
+            title?: string;
+            /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
+            position?: number;
         };
-        /** @description A page with its cards, as in `GET /cases/:slug`. */
         PageWithCards: components["schemas"]["Page"] & {
             cards: components["schemas"]["Card"][];
         };
@@ -4753,6 +4910,10 @@ export interface components {
          * @enum {string}
          */
         Role: "reader" | "editor" | "manager";
+        /** @description The record types in force, in declaration order. */
+        Schema: {
+            types: components["schemas"]["DeclaredType"][];
+        };
         /** @description Every message the server sends on `GET /cases/:slug/edits`, as JSON text. */
         ServerFrame: {
             sessionId: string;
