@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::case_by_slug;
-use super::extract::{bearer, user_agent, valid_session_id};
+use super::extract::{bearer, session_header, user_agent, valid_session_id};
 use crate::auth::access::authorize;
 use crate::auth::Caller;
 use crate::error::{AppError, AppResult};
@@ -50,6 +50,8 @@ pub async fn edits(
     slug: web::Path<String>,
     query: web::Query<EditsQuery>,
 ) -> AppResult<HttpResponse> {
+    // A malformed `X-Session-ID` is refused as on every route (400).
+    session_header(req.headers())?;
     let EditsQuery { token, session_id } = query.into_inner();
     let session_id = match session_id {
         Some(s) => valid_session_id(&s)?,

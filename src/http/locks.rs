@@ -225,8 +225,11 @@ pub async fn create(
     let waits_without_tab = wait && caller.session_id().is_none();
     let fast = state.settings.lock_fast_path && !(takeover || deep || waits_without_tab);
     if let (true, Ok((kind, id))) = (fast, target.parse()) {
-        if let Some(held) = fast_path::acquire(&state.db, &caller, kind, id, &policy).await? {
-            return Ok(HttpResponse::Created().json(lock_view(&held)));
+        // A type without waiting lines refuses `wait`: the general path says so.
+        if !wait || kind.allows_waiting() {
+            if let Some(held) = fast_path::acquire(&state.db, &caller, kind, id, &policy).await? {
+                return Ok(HttpResponse::Created().json(lock_view(&held)));
+            }
         }
     }
     let mode = AcquireMode {

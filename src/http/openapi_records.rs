@@ -99,9 +99,15 @@ fn reference(name: &str) -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name(name))
 }
 
-/// A declared field's JSON Schema as the document's schema type.
+/// A declared field's JSON Schema as the document's schema type. A field
+/// declared by its `enum` alone gets the `type` its values have (the
+/// document's object type would otherwise read it as an object).
 fn field_schema(schema: &Value) -> RefOr<Schema> {
-    serde_json::from_value::<Schema>(schema.clone())
+    let mut schema = schema.clone();
+    if let Some(object) = schema.as_object_mut() {
+        with_type(object);
+    }
+    serde_json::from_value::<Schema>(schema)
         .map(RefOr::T)
         .unwrap_or_else(|_| RefOr::T(Schema::Object(ObjectBuilder::new().build())))
 }
@@ -186,6 +192,11 @@ fn fields_schema(ty: &RecordType, creating: bool) -> Schema {
                 object.remove("default");
             }
         }
+        // `null` is "not given": fine wherever the field may be left out.
+        let required = creating && ty.required.contains(&field.name);
+        if !required {
+            declared = nullable(declared);
+        }
         fields = fields.property(&field.name, field_schema(&declared));
         if creating && ty.required.contains(&field.name) {
             fields = fields.required(&field.name);
@@ -195,7 +206,10 @@ fn fields_schema(ty: &RecordType, creating: bool) -> Schema {
         fields = fields.property(
             "position",
             ObjectBuilder::new()
-                .schema_type(Type::Integer)
+                .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                    Type::Integer,
+                    Type::Null,
+                ]))
                 .minimum(Some(0))
                 .maximum(Some(i32::MAX))
                 .description(Some(
@@ -213,11 +227,46 @@ fn fields_schema(ty: &RecordType, creating: bool) -> Schema {
     Schema::Object(fields.build())
 }
 
+/// Gives a field declared by its `enum` alone the `type` its values have.
+fn with_type(object: &mut serde_json::Map<String, Value>) {
+    if object.contains_key("type") {
+        return;
+    }
+    let values = object.get("enum").and_then(Value::as_array).cloned();
+    let kind = values.unwrap_or_default().iter().find_map(|v| match v {
+        Value::String(_) => Some("string"),
+        Value::Bool(_) => Some("boolean"),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some("integer"),
+        Value::Number(_) => Some("number"),
+        _ => None,
+    });
+    if let Some(kind) = kind {
+        object.insert("type".into(), Value::from(kind));
+    }
+}
+
+/// A field's schema that also takes `null`.
+fn nullable(mut schema: Value) -> Value {
+    if let Some(object) = schema.as_object_mut() {
+        with_type(object);
+        if let Some(values) = object.get_mut("enum").and_then(Value::as_array_mut) {
+            values.push(Value::Null);
+        }
+        if let Some(Value::String(kind)) = object.get("type").cloned() {
+            object.insert("type".into(), serde_json::json!([kind, "null"]));
+        }
+    }
+    schema
+}
+
 /// `{"card": {…}}`.
 fn body_schema(ty: &RecordType, fields: &str) -> Schema {
     Schema::Object(
         ObjectBuilder::new()
             .schema_type(Type::Object)
+            .additional_properties(Some(
+                utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
+            ))
             .property(&ty.body_key, reference(fields))
             .required(&ty.body_key)
             .build(),

@@ -199,6 +199,10 @@ fn take_parent(
     ty.parent.as_ref()?;
     let snake = snake_case(&ty.parent_key);
     let value = map.remove(&ty.parent_key).or_else(|| map.remove(&snake))?;
+    if value.is_null() {
+        // `null` is "not given": no move.
+        return None;
+    }
     let field = |message: String| FieldError {
         field: ty.parent_key.clone(),
         message,

@@ -61,6 +61,14 @@ pub fn acquire(
                 "wait is for depth \"0\" locks only: a deep lock cannot wait in line.",
             ));
         }
+        let waits = super::lockable::kind_named(target.identity.type_name)
+            .is_none_or(|kind| kind.allows_waiting());
+        if !waits {
+            return Err(AppError::invalid(format!(
+                "{} records have no waiting line (their type's lock.wait is false): lock it when it is free, or ask its holder.",
+                target.identity.type_name
+            )));
+        }
     }
     if mode.deep {
         subtree::holding_kind(target)?;

@@ -150,6 +150,12 @@ impl LockableKind {
         )
     }
 
+    /// Whether a tab may wait in line for a record of this type (its
+    /// `lock.wait`; always for a case).
+    pub fn allows_waiting(&self) -> bool {
+        self.record_type().is_none_or(|ty| ty.lock.wait)
+    }
+
     /// Whether a record of this type can be locked deeply.
     pub fn holds_records(&self) -> bool {
         self.holds_records

@@ -4404,9 +4404,9 @@ export interface components {
             card: components["schemas"]["CardUpdateFields"];
         };
         CardUpdateFields: {
-            content?: string;
+            content?: string | null;
             /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
-            position?: number;
+            position?: number | null;
             /** @description A record's id: a string of digits, or a number. */
             pageId?: string | number;
         };
@@ -4545,9 +4545,9 @@ export interface components {
         };
         EdgenoteUpdateFields: {
             /** @description Lowercase letters, digits and dashes; unique within the case. */
-            slug?: string;
-            caption?: string;
-            content?: string;
+            slug?: string | null;
+            caption?: string | null;
+            content?: string | null;
         };
         /** @description A lock that has ended, as its `destroy` frame carries it. */
         EndedLock: components["schemas"]["Lock"] & {
@@ -4809,7 +4809,7 @@ export interface components {
         NewCardFields: {
             content: string;
             /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
-            position?: number;
+            position?: number | null;
         };
         NewCaseBody: {
             case: components["schemas"]["NewCaseFields"];
@@ -4827,7 +4827,7 @@ export interface components {
             slug: string;
             caption: string;
             /** @default  */
-            content: string;
+            content: string | null;
         };
         NewPageBody: {
             page: components["schemas"]["NewPageFields"];
@@ -4835,7 +4835,7 @@ export interface components {
         NewPageFields: {
             title: string;
             /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
-            position?: number;
+            position?: number | null;
         };
         NewUserBody: {
             user: components["schemas"]["NewUserFields"];
@@ -4885,9 +4885,9 @@ export interface components {
             page: components["schemas"]["PageUpdateFields"];
         };
         PageUpdateFields: {
-            title?: string;
+            title?: string | null;
             /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
-            position?: number;
+            position?: number | null;
         };
         PageWithCards: components["schemas"]["Page"] & {
             cards: components["schemas"]["Card"][];
