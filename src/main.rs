@@ -57,7 +57,7 @@ enum SchemaCommand {
     /// schema that does not fit the stored records.
     Check(SchemaCheckArgs),
     /// Delete the stored records of a type (`Comment`), or a field's values
-    /// from every record of its type (`Card.colour`). Cannot be undone.
+    /// from every record of its type (`Ticket.colour`). Cannot be undone.
     Drop(SchemaDropArgs),
 }
 

@@ -185,7 +185,7 @@ pub struct LockFields {
     /// their lock ends. Needs `X-Session-ID`. Depth `"0"` only.
     #[serde(default)]
     wait: bool,
-    /// `"infinity"` (a Page or a Case): lock the record with everything
+    /// `"infinity"` (a case, or a record whose type has children): lock the record with everything
     /// inside it, including records created later. Refused (409, `locks`
     /// naming them) while someone else holds anything inside; with
     /// `takeover`, their locks end.
@@ -372,7 +372,7 @@ pub async fn index(
     Ok(HttpResponse::Ok().json(lock_views(&locks)))
 }
 
-/// `GET /locks/status?lockableType=Card&lockableParam=1`.
+/// `GET /locks/status?lockableType=Ticket&lockableParam=1`.
 #[utoipa::path(get, operation_id = "lockStatus", path = "/locks/status", tag = "locks",
     params(LockableRef),
     responses(

@@ -59,7 +59,7 @@ pub fn document() -> Document {
     doc
 }
 
-/// Gives each record schema (`Card`, `Lock`, …) its `type` and `table` as
+/// Gives each record schema (`Ticket`, `Lock`, …) its `type` and `table` as
 /// literals, beside the shared `Identity`, so generated clients get tagged
 /// unions: a `Watchable` narrows on `type`. The names come from the lockable
 /// registry and the models' [`Record`] constants; a test checks that every

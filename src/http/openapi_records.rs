@@ -1,7 +1,7 @@
 //! The declared types in the OpenAPI document: built at start from the
-//! schema in force. Per type: its record (`Card`), its create and update
-//! bodies (`NewCardBody`, `CardUpdateBody`), its record with its children
-//! as `GET /cases/:slug` nests it (`PageWithCards`), and its four routes;
+//! schema in force. Per type: its record (`Ticket`), its create and update
+//! bodies (`NewTicketBody`, `TicketUpdateBody`), its record with its
+//! children as `GET /cases/:slug` nests it (`TicketWithComments`), and its four routes;
 //! `CaseDetail` gets the case's top types. The conventions every route
 //! shares (errors, the session header) are added after, as for the static
 //! routes.
@@ -124,7 +124,7 @@ fn timestamp() -> ObjectBuilder {
     ))
 }
 
-/// `Card`: `Identity` (its `type` and `table` literals are added with the
+/// `Ticket`: `Identity` (its `type` and `table` literals are added with the
 /// other records') and the record's own keys.
 fn record_schema(ty: &RecordType) -> Schema {
     let mut own = ObjectBuilder::new()
@@ -177,7 +177,7 @@ fn record_schema(ty: &RecordType) -> Schema {
     )
 }
 
-/// `NewCardFields` / `CardUpdateFields`.
+/// `NewTicketFields` / `TicketUpdateFields`.
 fn fields_schema(ty: &RecordType, creating: bool) -> Schema {
     let mut fields = ObjectBuilder::new()
         .schema_type(Type::Object)
@@ -211,7 +211,7 @@ fn fields_schema(ty: &RecordType, creating: bool) -> Schema {
                     Type::Null,
                 ]))
                 .minimum(Some(0))
-                .maximum(Some(i32::MAX))
+                .maximum(Some(crate::models::record::MAX_POSITION))
                 .description(Some(
                     "Where it goes among its siblings (one there, and those after it, move up); \
                      the end when left out.",
@@ -259,7 +259,7 @@ fn nullable(mut schema: Value) -> Value {
     schema
 }
 
-/// `{"card": {…}}`.
+/// `{"ticket": {…}}`.
 fn body_schema(ty: &RecordType, fields: &str) -> Schema {
     Schema::Object(
         ObjectBuilder::new()
@@ -273,8 +273,8 @@ fn body_schema(ty: &RecordType, fields: &str) -> Schema {
     )
 }
 
-/// The name of a type's record with its children (`PageWithCards`), for a
-/// type that has child types.
+/// The name of a type's record with its children for a
+/// type that has child types (`TicketWithComments`).
 fn nested_name(ty: &RecordType) -> Option<String> {
     let children: Vec<String> = schema::in_force()
         .children_of(Some(&ty.name))

@@ -16,6 +16,7 @@ use crate::db::Tx;
 use crate::error::{AppError, AppResult, FieldProblem};
 use crate::locks::guard::{clear_child_locks, Preconditions};
 use crate::locks::{fast_path, subtree, Lockable, Written};
+use crate::models::record::MAX_POSITION;
 use crate::models::{DeclaredRecord, Lock, Place, RecordChanges, RecordId, RecordKey, Role};
 use crate::schema::{self, FieldError, RecordType, Store};
 use crate::state::AppState;
@@ -167,10 +168,10 @@ fn take_position(
                     .map(|f| f as i64)
             });
             match whole.and_then(|w| i32::try_from(w).ok()) {
-                Some(p) if p >= 0 => Some(p),
+                Some(p) if (0..=MAX_POSITION).contains(&p) => Some(p),
                 _ => {
                     problems.push(field(format!(
-                        "{}.position must be 0 or more (a whole number).",
+                        "{}.position must be a whole number from 0 to {MAX_POSITION}.",
                         ty.body_key
                     )));
                     None

@@ -95,7 +95,7 @@ pub fn lock_event_view(
     )
 }
 
-/// "Card 12 is being edited by Bob since 10:42 UTC".
+/// "Ticket 12 is being edited by Bob since 10:42 UTC".
 pub fn held_message(held: &HeldLock) -> String {
     lock_message(&lock_view(held))
 }

@@ -97,7 +97,8 @@ pub fn locked_by_deep(tx: &mut Tx, deep: &HeldLock) -> AppResult<AppError> {
     }
 }
 
-/// The kind of `target`, if it holds records (a Page, a Case); else 422:
+/// The kind of `target`, if it holds records (a case, a record whose type has
+/// children); else 422:
 /// only such a record can be locked deeply. Checked before any conflict.
 pub fn holding_kind(target: &Target) -> AppResult<&'static LockableKind> {
     kind_named(target.identity.type_name)
@@ -111,7 +112,8 @@ pub fn holding_kind(target: &Target) -> AppResult<&'static LockableKind> {
         })
 }
 
-/// The types whose records may be locked deeply, for messages ("a Page, a Case").
+/// The types whose records may be locked deeply, for messages: each "a <Type>",
+/// innermost first, the case last.
 fn holding_types() -> String {
     let names: Vec<String> = super::lockable::registry()
         .iter()

@@ -45,7 +45,7 @@ pub trait Record {
 /// it beyond its wire shape (which `crate::locks::Lockable` adds).
 pub trait LockableRecord: Sized + Send + 'static {
     /// What finds one: a case's id, a declared record's type and id. Its
-    /// `Display` names the record to people ("Card 12").
+    /// `Display` names the record to people ("Ticket 12").
     type Key: Copy + Send + std::fmt::Display + 'static;
     fn find(conn: &mut crate::db::DbConn, key: Self::Key) -> diesel::QueryResult<Option<Self>>;
     /// Like `find`, locking the row until the transaction ends (PostgreSQL).
@@ -54,9 +54,9 @@ pub trait LockableRecord: Sized + Send + 'static {
         key: Self::Key,
     ) -> diesel::QueryResult<Option<Self>>;
     fn key(&self) -> Self::Key;
-    /// Its type name (`Card`), what clients send as `lockableType`.
+    /// Its type name (`Ticket`), what clients send as `lockableType`.
     fn type_name(&self) -> &'static str;
-    /// Its table (`cards`).
+    /// Its table (`tickets`).
     fn table(&self) -> &'static str;
     fn lockable_id(&self) -> i64;
     fn case_id(&self) -> CaseId;

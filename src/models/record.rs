@@ -55,7 +55,7 @@ pub struct DeclaredRecord {
     pub ancestors: Vec<(&'static str, i64)>,
 }
 
-/// What identifies a declared record: its type and id ("Card 12").
+/// What identifies a declared record: its type and id ("Ticket 12").
 #[derive(Clone, Copy, Debug)]
 pub struct RecordKey {
     pub ty: &'static RecordType,
@@ -74,6 +74,10 @@ pub struct Place {
     pub case_id: CaseId,
     pub parent_id: Option<i64>,
 }
+
+/// The largest `position` a request may give: far below `i32::MAX`, so
+/// that moving siblings up to make room never runs out of numbers.
+pub const MAX_POSITION: i32 = 1_000_000_000;
 
 /// A change to a record's own columns and fields.
 #[derive(Clone, Debug, Default)]

@@ -3,7 +3,7 @@
 //! The file is walked as a `toml::Table` by hand rather than deserialized
 //! with `deny_unknown_fields`: serde stops at the first error, and a file
 //! that cannot be right should be reported whole, every problem with its
-//! dotted path (`types.Card.lock.leas`), in one go.
+//! dotted path (`types.Ticket.lock.leas`), in one go.
 
 use std::collections::{HashMap, HashSet};
 
@@ -137,7 +137,7 @@ pub(super) fn parse(text: &str) -> Result<Vec<RecordType>, Vec<String>> {
         if key == "types" {
             match value.as_table() {
                 Some(t) => types = Some(t),
-                None => problems.add("types", "must be a table of types, like [types.Page]"),
+                None => problems.add("types", "must be a table of types, like [types.Ticket]"),
             }
         } else {
             problems.add(&path_key(key), "unknown key (expected types)");
@@ -158,7 +158,7 @@ pub(super) fn parse(text: &str) -> Result<Vec<RecordType>, Vec<String>> {
         problems.about = 0;
         problems.add(
             "types",
-            "no types declared (declare at least one, like [types.Page])",
+            "no types declared (declare at least one, like [types.Ticket])",
         );
     }
     let derived: Vec<Derived> = raws.iter().map(derive).collect();

@@ -11,8 +11,6 @@ mod file;
 mod in_force;
 mod names;
 mod print;
-#[cfg(test)]
-mod tests;
 
 use std::time::Duration;
 
@@ -58,7 +56,7 @@ pub struct Schema {
 
 /// A schema file that cannot be right. `problems` are without the file
 /// name; `Display` gives one line per problem, each starting with it
-/// (`kanban.toml: types.Card.lock.leas: unknown key (…)`).
+/// (`kanban.toml: types.Ticket.lock.leas: unknown key (…)`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct SchemaError {
     pub file: String,

@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn snake_case_splits_words_and_acronyms() {
         assert_eq!(snake_case("BookComponent"), "book_component");
-        assert_eq!(snake_case("Card"), "card");
+        assert_eq!(snake_case("Ticket"), "ticket");
         assert_eq!(snake_case("HTTPServer"), "http_server");
         assert_eq!(snake_case("Page2"), "page2");
         assert_eq!(snake_case("Page2Item"), "page2_item");
@@ -200,7 +200,7 @@ mod tests {
             "lease, takeover or wait"
         );
         assert_eq!(or_list(&["types"]), "types");
-        assert_eq!(path_key("Card"), "Card");
+        assert_eq!(path_key("Ticket"), "Ticket");
         assert_eq!(path_key("my type"), "\"my type\"");
     }
 }

@@ -34,12 +34,12 @@ pub use schema::{DeclaredTypeView, LockRulesView, SchemaView};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[schema(as = Identity)]
 pub struct Identity {
-    /// The record's type name, e.g. `Card`.
+    /// The record's type name, e.g. `Ticket`.
     #[serde(rename = "type")]
-    #[schema(value_type = String, example = "Card")]
+    #[schema(value_type = String, example = "Ticket")]
     pub type_name: &'static str,
-    /// Its table, e.g. `cards`.
-    #[schema(value_type = String, example = "cards")]
+    /// Its table, e.g. `tickets`.
+    #[schema(value_type = String, example = "tickets")]
     pub table: &'static str,
     /// Its id as a string: key records by `${type}/${param}`.
     #[schema(example = "12")]
@@ -61,7 +61,7 @@ impl Identity {
         Identity::new(R::TYPE, R::TABLE, record.id())
     }
 
-    /// "Card 12", for messages.
+    /// "Ticket 12", for messages.
     pub fn label(&self) -> String {
         format!("{} {}", self.type_name, self.id)
     }
@@ -72,9 +72,9 @@ impl Identity {
 #[schema(as = RecordKey)]
 pub struct RecordKey {
     #[serde(rename = "type")]
-    #[schema(value_type = String, example = "Card")]
+    #[schema(value_type = String, example = "Ticket")]
     pub type_name: String,
-    #[schema(value_type = String, example = "cards")]
+    #[schema(value_type = String, example = "tickets")]
     pub table: String,
     #[schema(example = "12")]
     pub param: String,

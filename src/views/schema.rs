@@ -19,16 +19,16 @@ pub struct SchemaView {
 #[schema(as = DeclaredType)]
 pub struct DeclaredTypeView {
     /// PascalCase, e.g. `BookComponent`: `lockableType` and the records' `type`.
-    #[schema(example = "Card")]
+    #[schema(example = "Ticket")]
     pub name: String,
-    /// snake_case: its routes (`/cards/{id}`).
-    #[schema(example = "cards")]
+    /// snake_case: its routes (`/tickets/{id}`).
+    #[schema(example = "tickets")]
     pub plural: String,
     /// The records' `table`: its plural.
-    #[schema(example = "cards")]
+    #[schema(example = "tickets")]
     pub table: String,
     /// `Case` or another declared type.
-    #[schema(example = "Column")]
+    #[schema(example = "Case")]
     pub parent: String,
     /// `baton` (baton stores its records) or `external` (a host's records
     /// that baton only names and locks).

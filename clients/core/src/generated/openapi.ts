@@ -2814,7 +2814,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** `GET /locks/status?lockableType=Card&lockableParam=1`. */
+        /** `GET /locks/status?lockableType=Ticket&lockableParam=1`. */
         get: {
             parameters: {
                 query: {
@@ -4469,22 +4469,22 @@ export interface components {
         DeclaredType: {
             /**
              * @description PascalCase, e.g. `BookComponent`: `lockableType` and the records' `type`.
-             * @example Card
+             * @example Ticket
              */
             name: string;
             /**
-             * @description snake_case: its routes (`/cards/{id}`).
-             * @example cards
+             * @description snake_case: its routes (`/tickets/{id}`).
+             * @example tickets
              */
             plural: string;
             /**
              * @description The records' `table`: its plural.
-             * @example cards
+             * @example tickets
              */
             table: string;
             /**
              * @description `Case` or another declared type.
-             * @example Column
+             * @example Case
              */
             parent: string;
             /**
@@ -4606,13 +4606,13 @@ export interface components {
         /** @description `{type, table, param, id}`: what identifies a record, even a destroyed one. */
         Identity: {
             /**
-             * @description The record's type name, e.g. `Card`.
-             * @example Card
+             * @description The record's type name, e.g. `Ticket`.
+             * @example Ticket
              */
             type: string;
             /**
-             * @description Its table, e.g. `cards`.
-             * @example cards
+             * @description Its table, e.g. `tickets`.
+             * @example tickets
              */
             table: string;
             /**
@@ -4711,7 +4711,7 @@ export interface components {
              */
             wait?: boolean;
             /**
-             * @description `"infinity"` (a Page or a Case): lock the record with everything
+             * @description `"infinity"` (a case, or a record whose type has children): lock the record with everything
              *     inside it, including records created later. Refused (409, `locks`
              *     naming them) while someone else holds anything inside; with
              *     `takeover`, their locks end.
@@ -4896,9 +4896,9 @@ export interface components {
         Record: components["schemas"]["Case"] | components["schemas"]["Page"] | components["schemas"]["Card"] | components["schemas"]["Edgenote"];
         /** @description `{type, table, param}`: the record a lock is on. */
         RecordKey: {
-            /** @example Card */
+            /** @example Ticket */
             type: string;
-            /** @example cards */
+            /** @example tickets */
             table: string;
             /** @example 12 */
             param: string;

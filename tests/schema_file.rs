@@ -1,8 +1,12 @@
+//! The schema file: the seeds' three schemas parse, every refusal names the
+//! file, the type and the key, names and plurals, printing round trips, and
+//! bodies are validated against the declared JSON Schemas.
+
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::*;
+use baton::schema::*;
 
 const KANBAN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/schemas/kanban.toml");
 const BOOK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/schemas/book.toml");
