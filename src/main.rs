@@ -260,6 +260,7 @@ fn schema_check(args: SchemaCheckArgs) -> Result<(), Failure> {
     if !comparison.fits() {
         return Err(StartError::SchemaMismatch(server::mismatch_message(
             Some(&args.file),
+            &args.database.database_url,
             &comparison,
         ))
         .into());

@@ -72,6 +72,7 @@ fn prepare_database(
     if !comparison.fits() {
         return Err(StartError::SchemaMismatch(mismatch_message(
             database.schema.as_deref(),
+            url,
             &comparison,
         )));
     }
@@ -85,6 +86,7 @@ fn prepare_database(
 /// What `serve` and `baton schema check` say when a schema does not fit.
 pub fn mismatch_message(
     file: Option<&std::path::Path>,
+    database_url: &str,
     comparison: &crate::models::stored_types::Comparison,
 ) -> String {
     let file = file.map_or_else(
@@ -99,11 +101,37 @@ pub fn mismatch_message(
         message.push_str(
             "\nNothing was changed. To delete what no longer fits (this cannot be undone):",
         );
+        let database = shown_url(database_url);
         for command in &comparison.commands {
-            message.push_str(&format!("\n  {command}"));
+            message.push_str(&format!("\n  {command} --database-url {database}"));
         }
     }
     message
+}
+
+/// A database URL as a command line may show it: a password left out, and
+/// quoted for a shell where it needs to be.
+fn shown_url(url: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/:@._-=%+,".contains(c);
+    let shown = without_password(url);
+    if shown.chars().all(plain) {
+        shown
+    } else {
+        format!("'{}'", shown.replace('\'', "'\\''"))
+    }
+}
+
+fn without_password(url: &str) -> String {
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, rest)), Some(at)) if rest.contains(':') => {
+            let credentials = &url[scheme.len() + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{scheme}://{user}:PASSWORD{}", &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
 }
 
 /// SQLite serves one instance: a second `baton serve` on the same file would

@@ -138,3 +138,667 @@ fn sqlite_and_postgres_migrations_define_the_same_schema() {
         only(&pg_indexes, &sqlite_indexes)
     );
 }
+
+// ---- An existing casebook database carried over into `records` ----
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+
+use baton::db::schema::{lock_events, lock_waiters, locks, record_ids, records};
+use chrono::NaiveDateTime;
+use diesel::connection::SimpleConnection;
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use serde_json::{json, Value};
+
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
+/// The migration that moves pages, cards and edgenotes into `records`.
+const RECORDS_MIGRATION: &str = "declared_records";
+
+/// Runs every migration before [`RECORDS_MIGRATION`]; how many ran.
+fn migrate_to_before_records(conn: &mut DbConn) -> usize {
+    fn run<DB: diesel::backend::Backend>(
+        conn: &mut impl MigrationHarness<DB>,
+        source: fn() -> EmbeddedMigrations,
+    ) -> usize {
+        let mut ran = 0;
+        loop {
+            let pending = conn
+                .pending_migrations(source())
+                .expect("pending migrations");
+            let next = pending
+                .first()
+                .unwrap_or_else(|| panic!("no pending migration is {RECORDS_MIGRATION}"));
+            if next.name().to_string().contains(RECORDS_MIGRATION) {
+                return ran;
+            }
+            conn.run_migration(next.as_ref()).expect("run a migration");
+            ran += 1;
+        }
+    }
+    match conn {
+        DbConn::Postgresql(c) => run(c, || POSTGRES_MIGRATIONS),
+        DbConn::Sqlite(c) => run(c, || SQLITE_MIGRATIONS),
+    }
+}
+
+/// A card's content that JSON must escape.
+const AWKWARD: &str = "She said \"stop\" \\ then left.\nNext line: naïve café — ✓ 'quoted'";
+
+/// Session ids of the old lock's and the old waiter's tabs.
+const ALICE_TAB: &str = "6a1f6a3c-0d55-4c2a-9b54-1f8f5c1d2e01";
+const BOB_TAB: &str = "0b7e2f1a-93c4-4d6e-8f21-7a5b3c9d4e02";
+
+/// One record as the old tables held it, and as `records` must hold it.
+#[derive(Debug, Clone, PartialEq)]
+struct Expected {
+    record_type: &'static str,
+    id: i64,
+    case_id: i64,
+    parent: Option<(&'static str, i64)>,
+    position: Option<i32>,
+    fields: Value,
+    version: i64,
+    created_at: NaiveDateTime,
+    updated_at: NaiveDateTime,
+}
+
+/// The lock, waiter and audit rows, as stored.
+type LockRow = (
+    (i64, String, i64, i64, i64, Option<String>, Option<String>),
+    (
+        NaiveDateTime,
+        NaiveDateTime,
+        NaiveDateTime,
+        Option<NaiveDateTime>,
+        bool,
+        bool,
+    ),
+);
+type WaiterRow = (
+    i64,
+    String,
+    i64,
+    i64,
+    i64,
+    String,
+    Option<String>,
+    NaiveDateTime,
+    NaiveDateTime,
+    Option<NaiveDateTime>,
+);
+type EventRow = (
+    i64,
+    i64,
+    String,
+    i64,
+    i64,
+    Option<i64>,
+    i64,
+    String,
+    NaiveDateTime,
+);
+
+#[derive(Debug, PartialEq)]
+struct LockState {
+    locks: Vec<LockRow>,
+    waiters: Vec<WaiterRow>,
+    audit: Vec<EventRow>,
+}
+
+fn lock_state(conn: &mut DbConn) -> LockState {
+    LockState {
+        locks: locks::table
+            .order(locks::id)
+            .select((
+                (
+                    locks::id,
+                    locks::lockable_type,
+                    locks::lockable_id,
+                    locks::case_id,
+                    locks::user_id,
+                    locks::session_id,
+                    locks::user_agent,
+                ),
+                (
+                    locks::created_at,
+                    locks::expires_at,
+                    locks::last_activity_at,
+                    locks::disconnected_at,
+                    locks::has_waiters,
+                    locks::deep,
+                ),
+            ))
+            .load(conn)
+            .expect("read locks"),
+        waiters: lock_waiters::table
+            .order(lock_waiters::id)
+            .load(conn)
+            .expect("read waiters"),
+        audit: lock_events::table
+            .order(lock_events::id)
+            .load(conn)
+            .expect("read audit"),
+    }
+}
+
+/// A casebook database as the last release left it.
+struct OldCasebook {
+    url: String,
+    records: Vec<Expected>,
+    /// The highest card id ever handed out (that card was deleted).
+    last_card_id: i64,
+    locks: LockState,
+    _db: TestDb,
+}
+
+fn sql_time(t: NaiveDateTime) -> String {
+    t.format("%Y-%m-%d %H:%M:%S%.6f").to_string()
+}
+
+fn sql_text(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Builds a casebook database at the migration before the records table:
+/// Alice (manager) and Bob (editor) on case `old-case`, a second case,
+/// pages, cards and edgenotes with their own versions and times, a card
+/// created and deleted (the highest card id), Alice's lock on card 1 with
+/// its audit row, and Bob waiting for it. Then migrates to the end.
+fn old_casebook(backend: Backend) -> Option<OldCasebook> {
+    old_casebook_with_slugs(backend, "map", "interview")
+}
+
+/// [`old_casebook`] with these slugs for the edgenotes of the two cases.
+fn old_casebook_with_slugs(backend: Backend, first: &str, second: &str) -> Option<OldCasebook> {
+    let (db, url) = TestDb::create(backend)?;
+    let mut conn = baton::db::connect(&url).expect("connect");
+    assert_eq!(
+        migrate_to_before_records(&mut conn),
+        7,
+        "the migrations before {RECORDS_MIGRATION}"
+    );
+
+    let now = chrono::Utc::now().naive_utc();
+    // Times as the database stores them (microseconds).
+    let now = NaiveDateTime::parse_from_str(&sql_time(now), "%Y-%m-%d %H:%M:%S%.f").unwrap();
+    let day = |d: i64| now - chrono::Duration::days(d);
+    let in_an_hour = now + chrono::Duration::hours(1);
+    let t = sql_time;
+
+    let mut sql = String::new();
+    for (email, name) in [("alice@example.com", "Alice"), ("bob@example.com", "Bob")] {
+        sql.push_str(&format!(
+            "INSERT INTO users (email, name, password_hash, color, admin, created_at, updated_at) \
+             VALUES ('{email}', '{name}', 'not-a-hash', '#336699', FALSE, '{}', '{}');\n",
+            t(day(30)),
+            t(day(30))
+        ));
+    }
+    for slug in ["old-case", "other-case"] {
+        sql.push_str(&format!(
+            "INSERT INTO cases (slug, title, version, created_at, updated_at) \
+             VALUES ('{slug}', 'Title of {slug}', 2, '{}', '{}');\n",
+            t(day(20)),
+            t(day(10))
+        ));
+    }
+    sql.push_str(&format!(
+        "INSERT INTO memberships (case_id, user_id, role, created_at, updated_at) \
+         VALUES (1, 1, 'manager', '{0}', '{0}'), (1, 2, 'editor', '{0}', '{0}');\n",
+        t(day(20))
+    ));
+
+    let mut expected = Vec::new();
+    // (id, case, position, title, version)
+    for (id, case_id, position, title, version) in [
+        (1, 1, 0, "Introduction", 3),
+        (2, 1, 1, "The decision", 1),
+        (3, 2, 0, "Elsewhere", 5),
+    ] {
+        let (created, updated) = (day(19) + chrono::Duration::seconds(id), day(id));
+        sql.push_str(&format!(
+            "INSERT INTO pages (case_id, position, title, version, created_at, updated_at) \
+             VALUES ({case_id}, {position}, {}, {version}, '{}', '{}');\n",
+            sql_text(title),
+            t(created),
+            t(updated)
+        ));
+        expected.push(Expected {
+            record_type: "Page",
+            id,
+            case_id,
+            parent: None,
+            position: Some(position),
+            fields: json!({ "title": title }),
+            version,
+            created_at: created,
+            updated_at: updated,
+        });
+    }
+    // (id, case, page, position, content, version)
+    let cards = [
+        (1, 1, 1, 0, AWKWARD, 7),
+        (2, 1, 1, 1, "Second card", 1),
+        (3, 1, 2, 0, "", 2),
+        (4, 2, 3, 0, "In the other case", 4),
+        (5, 1, 2, 1, "Deleted before the upgrade", 1),
+    ];
+    for (id, case_id, page_id, position, content, version) in cards {
+        let (created, updated) = (day(18) + chrono::Duration::seconds(id), day(id));
+        sql.push_str(&format!(
+            "INSERT INTO cards (case_id, page_id, position, content, version, created_at, updated_at) \
+             VALUES ({case_id}, {page_id}, {position}, {}, {version}, '{}', '{}');\n",
+            sql_text(content),
+            t(created),
+            t(updated)
+        ));
+        if id != 5 {
+            expected.push(Expected {
+                record_type: "Card",
+                id,
+                case_id,
+                parent: Some(("Page", page_id)),
+                position: Some(position),
+                fields: json!({ "content": content }),
+                version,
+                created_at: created,
+                updated_at: updated,
+            });
+        }
+    }
+    sql.push_str("DELETE FROM cards WHERE id = 5;\n");
+    // (id, case, slug, caption, content, version)
+    for (id, case_id, slug, caption, content, version) in [
+        (1, 1, first, "A map", "https://example.com/map.png", 2),
+        (2, 2, second, "An interview", "", 1),
+    ] {
+        let (created, updated) = (day(17) + chrono::Duration::seconds(id), day(id));
+        sql.push_str(&format!(
+            "INSERT INTO edgenotes (case_id, slug, caption, content, version, created_at, updated_at) \
+             VALUES ({case_id}, '{slug}', '{caption}', '{content}', {version}, '{}', '{}');\n",
+            t(created),
+            t(updated)
+        ));
+        expected.push(Expected {
+            record_type: "Edgenote",
+            id,
+            case_id,
+            parent: None,
+            position: None,
+            fields: json!({ "slug": slug, "caption": caption, "content": content }),
+            version,
+            created_at: created,
+            updated_at: updated,
+        });
+    }
+    // Alice holds card 1 (from her tab), with its audit row; Bob waits.
+    // She also holds page 2 with everything on it (a deep lock).
+    sql.push_str(&format!(
+        "INSERT INTO locks (lockable_type, lockable_id, case_id, user_id, session_id, user_agent, \
+           created_at, expires_at, last_activity_at, disconnected_at, has_waiters, deep) \
+         VALUES ('Card', 1, 1, 1, '{ALICE_TAB}', 'old browser', '{0}', '{1}', '{0}', NULL, TRUE, FALSE);\n\
+         INSERT INTO lock_events (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at) \
+         VALUES (1, 'Card', 1, 1, 1, 1, 'acquired', '{0}');\n\
+         INSERT INTO lock_waiters (lockable_type, lockable_id, case_id, user_id, session_id, user_agent, \
+           created_at, expires_at, disconnected_at) \
+         VALUES ('Card', 1, 1, 2, '{BOB_TAB}', NULL, '{0}', '{1}', NULL);\n\
+         INSERT INTO locks (lockable_type, lockable_id, case_id, user_id, session_id, user_agent, \
+           created_at, expires_at, last_activity_at, disconnected_at, has_waiters, deep) \
+         VALUES ('Page', 2, 1, 1, '{ALICE_TAB}', NULL, '{0}', '{1}', '{0}', NULL, FALSE, TRUE);\n\
+         INSERT INTO lock_events (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at) \
+         VALUES (2, 'Page', 2, 1, 1, 1, 'acquired', '{0}');\n",
+        t(now),
+        t(in_an_hour)
+    ));
+    conn.batch_execute(&sql).expect("fill the old tables");
+
+    let locks_before = lock_state(&mut conn);
+    assert_eq!(locks_before.locks.len(), 2);
+    assert_eq!(locks_before.waiters.len(), 1);
+    assert_eq!(locks_before.audit.len(), 2);
+    baton::db::migrate(&mut conn).expect("migrate the rest");
+    Some(OldCasebook {
+        url,
+        records: expected,
+        last_card_id: 5,
+        locks: locks_before,
+        _db: db,
+    })
+}
+
+type RecordRow = (
+    String,
+    i64,
+    i64,
+    Option<String>,
+    Option<i64>,
+    Option<i32>,
+    String,
+    i64,
+    NaiveDateTime,
+    NaiveDateTime,
+);
+
+on_both_backends!(
+    old_pages_cards_and_edgenotes_become_records_with_ids_versions_and_fields,
+    record_ids_hold_the_last_id_ever_used_of_each_type,
+    locks_lines_and_audit_are_untouched_by_the_move,
+    the_server_serves_and_guards_a_carried_over_card,
+    the_same_edgenote_slug_in_two_old_cases_still_starts,
+);
+
+async fn old_pages_cards_and_edgenotes_become_records_with_ids_versions_and_fields(
+    backend: Backend,
+) {
+    let Some(old) = old_casebook(backend) else {
+        return;
+    };
+    let mut conn = baton::db::connect(&old.url).expect("connect");
+    let rows: Vec<RecordRow> = records::table
+        .order((records::record_type, records::id))
+        .load(&mut conn)
+        .expect("read records");
+    let mut found: BTreeMap<(String, i64), Expected> = BTreeMap::new();
+    for (record_type, id, case_id, parent_type, parent_id, position, fields, version, c, u) in rows
+    {
+        let parent = match (parent_type.as_deref(), parent_id) {
+            (None, None) => None,
+            (Some("Page"), Some(id)) => Some(("Page", id)),
+            other => panic!("{record_type} {id} has parent {other:?}"),
+        };
+        let fields: Value = serde_json::from_str(&fields)
+            .unwrap_or_else(|e| panic!("{record_type} {id}: fields are not JSON ({e}): {fields}"));
+        let record_type: &'static str = match record_type.as_str() {
+            "Page" => "Page",
+            "Card" => "Card",
+            "Edgenote" => "Edgenote",
+            other => panic!("unexpected record type {other}"),
+        };
+        found.insert(
+            (record_type.to_owned(), id),
+            Expected {
+                record_type,
+                id,
+                case_id,
+                parent,
+                position,
+                fields,
+                version,
+                created_at: c,
+                updated_at: u,
+            },
+        );
+    }
+    let expected: BTreeMap<(String, i64), Expected> = old
+        .records
+        .iter()
+        .map(|e| ((e.record_type.to_owned(), e.id), e.clone()))
+        .collect();
+    assert_eq!(
+        found.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>(),
+        "the records are not the old rows"
+    );
+    for (key, want) in &expected {
+        assert_eq!(&found[key], want, "{key:?} was not carried over as it was");
+    }
+    // The old tables are gone.
+    for table in ["pages", "cards", "edgenotes"] {
+        let gone = conn.batch_execute(&format!("SELECT 1 FROM {table}"));
+        assert!(gone.is_err(), "table {table} is still there");
+    }
+}
+
+async fn record_ids_hold_the_last_id_ever_used_of_each_type(backend: Backend) {
+    let Some(old) = old_casebook(backend) else {
+        return;
+    };
+    let mut conn = baton::db::connect(&old.url).expect("connect");
+    let ids: BTreeMap<String, i64> = record_ids::table
+        .load::<(String, i64)>(&mut conn)
+        .expect("read record_ids")
+        .into_iter()
+        .collect();
+    let want: BTreeMap<String, i64> = [
+        ("Card".to_owned(), old.last_card_id),
+        ("Edgenote".to_owned(), 2),
+        ("Page".to_owned(), 3),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(ids, want);
+}
+
+async fn locks_lines_and_audit_are_untouched_by_the_move(backend: Backend) {
+    let Some(old) = old_casebook(backend) else {
+        return;
+    };
+    let mut conn = baton::db::connect(&old.url).expect("connect");
+    assert_eq!(lock_state(&mut conn), old.locks);
+}
+
+/// A server on the upgraded database, started as `baton serve` starts it.
+struct Served {
+    base: String,
+    http: reqwest::Client,
+    state: baton::state::AppState,
+    server: actix_web::dev::ServerHandle,
+}
+
+impl Served {
+    async fn start(url: &str) -> Served {
+        let state = baton::server::build_state(common::test_settings(url), common::SECRET)
+            .expect("the upgraded database starts");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let server = baton::server::start(state.clone(), listener).expect("start");
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+        Served {
+            base,
+            http: reqwest::Client::new(),
+            state,
+            server: handle,
+        }
+    }
+
+    /// A token for an old user.
+    async fn token(&self, user_id: i64) -> String {
+        let jwt = self.state.jwt.clone();
+        self.state
+            .db
+            .write(None, move |tx| {
+                baton::auth::tokens::issue(tx.conn, &jwt, baton::models::UserId(user_id), tx.now)
+            })
+            .await
+            .expect("issue a token")
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Option<String>, Value) {
+        let response = request
+            .timeout(std::time::Duration::from_secs(30))
+            .send()
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        let etag = response
+            .headers()
+            .get("etag")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let text = response.text().await.expect("body");
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"))
+        };
+        (status, etag, body)
+    }
+
+    fn at(&self, method: reqwest::Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(token)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let handle = self.server.clone();
+        actix_web::rt::spawn(async move { handle.stop(false).await });
+    }
+}
+
+async fn the_server_serves_and_guards_a_carried_over_card(backend: Backend) {
+    use reqwest::Method;
+    let Some(old) = old_casebook(backend) else {
+        return;
+    };
+    let served = Served::start(&old.url).await;
+    let alice = served.token(1).await;
+    let bob = served.token(2).await;
+
+    // The old card, with its version as ETag.
+    let (status, etag, card) = served
+        .send(served.at(Method::GET, "/cards/1", &alice))
+        .await;
+    assert_eq!(status, 200, "{card}");
+    assert_eq!(etag.as_deref(), Some("\"7\""));
+    assert_eq!(card["type"], "Card");
+    assert_eq!(card["id"], 1);
+    assert_eq!(card["version"], 7);
+    assert_eq!(card["content"], AWKWARD);
+    assert_eq!(card["pageId"], 1);
+    assert_eq!(card["caseId"], 1);
+    assert_eq!(card["position"], 0);
+
+    // The case nests the old pages and cards in order.
+    let (status, _, case) = served
+        .send(served.at(Method::GET, "/cases/old-case", &alice))
+        .await;
+    assert_eq!(status, 200, "{case}");
+    let pages: Vec<(i64, Vec<i64>)> = case["pages"]
+        .as_array()
+        .expect("pages")
+        .iter()
+        .map(|p| {
+            let cards = p["cards"].as_array().expect("cards");
+            (
+                p["id"].as_i64().unwrap(),
+                cards.iter().map(|c| c["id"].as_i64().unwrap()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(pages, [(1, vec![1, 2]), (2, vec![3])]);
+    assert_eq!(case["edgenotes"][0]["slug"], "map");
+    let active: Vec<i64> = case["activeLocks"]
+        .as_array()
+        .expect("activeLocks")
+        .iter()
+        .map(|l| l["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(active, [1, 2], "the old locks are not active: {case}");
+
+    // The old lock still guards the card: Bob's save is refused.
+    let (status, _, refused) = served
+        .send(
+            served
+                .at(Method::PATCH, "/cards/1", &bob)
+                .header("X-Session-ID", BOB_TAB)
+                .json(&json!({ "card": { "content": "Bob's words" } })),
+        )
+        .await;
+    assert_eq!(status, 423, "{refused}");
+    assert_eq!(refused["error"]["lock"]["id"], 1, "{refused}");
+
+    // The old deep lock covers page 2's card.
+    let (status, _, refused) = served
+        .send(
+            served
+                .at(Method::PATCH, "/cards/3", &bob)
+                .header("X-Session-ID", BOB_TAB)
+                .json(&json!({ "card": { "content": "Bob's words" } })),
+        )
+        .await;
+    assert_eq!(status, 423, "{refused}");
+    assert_eq!(refused["error"]["lock"]["id"], 2, "{refused}");
+
+    // Alice saves from her tab with her old lock and the old version.
+    let (status, etag, saved) = served
+        .send(
+            served
+                .at(Method::PATCH, "/cards/1", &alice)
+                .header("X-Session-ID", ALICE_TAB)
+                .header("Lock-Token", "1")
+                .header("If-Match", "\"7\"")
+                .json(&json!({ "card": { "content": "Alice's words" } })),
+        )
+        .await;
+    assert_eq!(status, 200, "{saved}");
+    assert_eq!(saved["version"], 8);
+    assert_eq!(etag.as_deref(), Some("\"8\""));
+
+    // A new card gets an id no card ever had.
+    let (status, _, created) = served
+        .send(
+            served
+                .at(Method::POST, "/pages/1/cards", &alice)
+                .json(&json!({ "card": { "content": "After the upgrade" } })),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let new_id = created["id"].as_i64().unwrap();
+    assert!(
+        new_id > old.last_card_id,
+        "new card {new_id} reuses an id up to {}",
+        old.last_card_id
+    );
+
+    // Releasing hands the card to Bob, who waited in the old line.
+    let (status, _, released) = served
+        .send(
+            served
+                .at(Method::DELETE, "/locks/1", &alice)
+                .header("X-Session-ID", ALICE_TAB),
+        )
+        .await;
+    assert_eq!(status, 204, "{released}");
+    let mut conn = baton::db::connect(&old.url).expect("connect");
+    let held: Vec<(i64, String, i64, i64)> = locks::table
+        .filter(locks::lockable_type.eq("Card"))
+        .select((
+            locks::user_id,
+            locks::lockable_type,
+            locks::lockable_id,
+            locks::id,
+        ))
+        .load(&mut conn)
+        .expect("read locks");
+    assert_eq!(held.len(), 1, "{held:?}");
+    let (holder, lockable_type, lockable_id, lock_id) = held[0].clone();
+    assert_eq!(
+        (holder, lockable_type.as_str(), lockable_id),
+        (2, "Card", 1)
+    );
+    assert!(lock_id > 1, "the hand-off reused lock id {lock_id}");
+    let line: i64 = lock_waiters::table
+        .count()
+        .get_result(&mut conn)
+        .expect("read waiters");
+    assert_eq!(line, 0, "Bob is still in line");
+}
+
+/// Slugs are unique per case: an old database where two cases each have an
+/// edgenote `map` is a valid casebook and must still start.
+async fn the_same_edgenote_slug_in_two_old_cases_still_starts(backend: Backend) {
+    let Some(old) = old_casebook_with_slugs(backend, "map", "map") else {
+        return;
+    };
+    let served = Served::start(&old.url).await;
+    let alice = served.token(1).await;
+    let (status, _, note) = served
+        .send(served.at(reqwest::Method::GET, "/edgenotes/1", &alice))
+        .await;
+    assert_eq!(status, 200, "{note}");
+    assert_eq!(note["slug"], "map");
+}

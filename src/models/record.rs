@@ -578,15 +578,15 @@ pub fn counts_by_type(conn: &mut DbConn) -> QueryResult<Vec<(String, i64)>> {
         .load(conn)
 }
 
-/// Every stored `(type, parent_type, fields)` of one type, for the start-up
+/// Every stored `(case, parent_type, fields)` of one type, for the start-up
 /// comparison (fields as stored JSON text).
 pub fn stored_of_type(
     conn: &mut DbConn,
     type_name: &str,
-) -> QueryResult<Vec<(Option<String>, String)>> {
+) -> QueryResult<Vec<(CaseId, Option<String>, String)>> {
     records::table
         .filter(records::record_type.eq(type_name))
-        .select((records::parent_type, records::fields))
+        .select((records::case_id, records::parent_type, records::fields))
         .load(conn)
 }
 

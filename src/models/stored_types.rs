@@ -69,9 +69,12 @@ fn compare_type(
     out: &mut Comparison,
 ) -> QueryResult<()> {
     let rows = super::record::stored_of_type(conn, &ty.name)?;
-    let parents: BTreeSet<Option<String>> = rows.iter().map(|(p, _)| p.clone()).collect();
+    let parents: BTreeSet<Option<String>> = rows.iter().map(|(_, p, _)| p.clone()).collect();
     let declared_parent = ty.parent.clone();
-    let moved: usize = rows.iter().filter(|(p, _)| *p != declared_parent).count();
+    let moved: usize = rows
+        .iter()
+        .filter(|(_, p, _)| *p != declared_parent)
+        .count();
     if moved > 0 {
         let was: Vec<String> = parents
             .iter()
@@ -86,12 +89,21 @@ fn compare_type(
         ));
         out.commands.push(format!("baton schema drop {}", ty.name));
     }
+    let orphans = super::record::orphans(conn, &ty.name)?;
+    if orphans > 0 {
+        out.problems.push(format!(
+            "type {}: {orphans} record(s) name a parent record that does not exist",
+            ty.name
+        ));
+        out.commands.push(format!("baton schema drop {}", ty.name));
+    }
     let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
     let mut misfits: BTreeMap<String, usize> = BTreeMap::new();
     let mut missing: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen_fields: BTreeSet<String> = BTreeSet::new();
-    let mut values: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
-    for (_, fields) in &rows {
+    // Unique within one case: (field → (case, value) → records).
+    let mut values: BTreeMap<String, BTreeMap<(i64, String), usize>> = BTreeMap::new();
+    for (case_id, _, fields) in &rows {
         let Ok(Value::Object(map)) = serde_json::from_str::<Value>(fields) else {
             *misfits.entry("(all fields)".into()).or_default() += 1;
             continue;
@@ -109,7 +121,7 @@ fn compare_type(
                     *values
                         .entry(name.clone())
                         .or_default()
-                        .entry(value.to_string())
+                        .entry((case_id.get(), value.to_string()))
                         .or_default() += 1;
                 }
                 Some(_) => {}
@@ -148,10 +160,10 @@ fn compare_type(
         ));
     }
     for (field, counted) in values {
-        let repeated = counted.values().filter(|n| **n > 1).count();
-        if repeated > 0 {
+        let records: usize = counted.values().filter(|n| **n > 1).sum();
+        if records > 0 {
             out.problems.push(format!(
-                "type {}: field {field} is unique, but {repeated} value(s) are held by several records",
+                "type {}: field {field} is unique within a case, but {records} record(s) share a value with another record of their case",
                 ty.name
             ));
         }
