@@ -229,22 +229,19 @@ impl TestApp {
     /// A case with members in the given roles, one page with one card, and
     /// one edgenote (the casebook schema).
     pub async fn case(&self, slug: &str, members: &[(&TestUser, Role)]) -> Fixture {
-        let slug = slug.to_owned();
-        let members: Vec<(i64, Role)> = members.iter().map(|(u, r)| (u.id, *r)).collect();
-        self.state
+        let bare = self.case_only(slug, members).await;
+        let case_id = CaseId(bare.case_id);
+        let (page_id, card_id, edgenote_id) = self
+            .state
             .db
             .write(None, move |tx| {
-                let case = Case::create(tx.conn, &slug, "A case", tx.now)?;
-                for (user_id, role) in members {
-                    Membership::create(tx.conn, case.id, UserId(user_id), role, tx.now)?;
-                }
                 let at_top = Place {
-                    case_id: case.id,
+                    case_id,
                     parent_id: None,
                 };
                 let page = plant(tx, "Page", at_top, json!({"title": "Page one"}))?;
                 let on_page = Place {
-                    case_id: case.id,
+                    case_id,
                     parent_id: Some(page),
                 };
                 let card = plant(tx, "Card", on_page, json!({"content": "first draft"}))?;
@@ -254,16 +251,16 @@ impl TestApp {
                     at_top,
                     json!({"slug": "note", "caption": "A note", "content": "body"}),
                 )?;
-                Ok::<_, baton::error::AppError>(Fixture {
-                    case_id: case.id.get(),
-                    slug,
-                    page_id: page,
-                    card_id: card,
-                    edgenote_id: note,
-                })
+                Ok::<_, baton::error::AppError>((page, card, note))
             })
             .await
-            .expect("create case")
+            .expect("create the case's records");
+        Fixture {
+            page_id,
+            card_id,
+            edgenote_id,
+            ..bare
+        }
     }
 
     /// Another card on the fixture's page.
