@@ -1,15 +1,24 @@
-//! Lock-cycle benchmark: how many lock/release cycles and guarded card
+//! Lock-cycle benchmark: how many lock/release cycles and guarded record
 //! updates baton serves per second over HTTP, next to the bare SQL of a lock
-//! cycle, each client on a connection it holds (as pgbench runs it).
+//! cycle and of a guarded update, each client on a connection it holds (as
+//! pgbench runs it).
 //!
 //! ```text
 //! cargo bench --bench lock_cycle
 //! cargo bench --bench lock_cycle -- --backend postgres --duration 5s --clients 16
+//! cargo bench --bench lock_cycle -- --schema examples/schemas/book.toml --type BookComponent
 //! ```
 //!
+//! The server declares the record types of `--schema FILE` (the built-in
+//! casebook when left out), and every client locks and saves a record of
+//! `--type NAME` (default `Card`). The seed is one case, one record of each
+//! type above the chosen one (its chain of parents), and one record of the
+//! type per client, its required fields given values their JSON Schemas
+//! accept. A save changes the type's first string field that is not unique.
+//!
 //! Every client is its own user with its own session (browser tab) and works
-//! on its own card: there is no contention, so the figures are throughput, not
-//! conflicts. PostgreSQL runs in a scratch database `baton_bench_<random>`
+//! on its own record: there is no contention, so the figures are throughput,
+//! not conflicts. PostgreSQL runs in a scratch database `baton_bench_<random>`
 //! created on `BATON_BENCH_POSTGRES_URL` and dropped at the end.
 
 #[path = "support/backends.rs"]
@@ -18,6 +27,7 @@ mod support;
 
 use std::future::Future;
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use backends::Backends;
@@ -29,6 +39,7 @@ use baton::error::AppError;
 use baton::models::lock::NewLock;
 use baton::models::Role;
 use baton::models::{Case, CaseId, Lock, Membership, RecordId, User, UserId};
+use baton::schema::{FieldKind, RecordType, Schema, Store};
 use baton::state::AppState;
 use baton::{clock, server};
 use clap::Parser;
@@ -36,6 +47,7 @@ use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use reqwest::StatusCode;
 use serde::Deserialize;
+use serde_json::{Map, Value};
 use support::tab_client;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -66,6 +78,20 @@ struct Args {
     )]
     clients: Vec<usize>,
 
+    /// The schema file that declares the record types (TOML); the built-in
+    /// casebook when left out.
+    #[arg(long, env = "BATON_BENCH_SCHEMA")]
+    schema: Option<PathBuf>,
+
+    /// The declared record type each client locks and saves.
+    #[arg(
+        long = "type",
+        value_name = "NAME",
+        env = "BATON_BENCH_TYPE",
+        default_value = "Card"
+    )]
+    record_type: String,
+
     /// Server on which the scratch PostgreSQL database is created.
     #[arg(
         long,
@@ -85,12 +111,20 @@ fn main() {
         eprintln!("--clients: every client count must be at least 1");
         std::process::exit(2);
     }
+    let target = match Target::from_args(&args) {
+        Ok(target) => target,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
         "lock_cycle: {:?} per measurement after {:?} warm-up; 2 HTTP workers; {cpus} CPUs; \
-         rates in cycles/s (PATCH: requests/s), latencies in ms.\n",
+         rates in cycles/s (PATCH: requests/s), latencies in ms.",
         args.duration, args.warmup
     );
+    println!("{}\n", target.describe());
     print_header();
 
     let mut rows = Vec::new();
@@ -99,7 +133,7 @@ fn main() {
         args.backend,
         &args.postgres_url,
         "baton_bench",
-        |name, url, pool| run_backend(name, url, pool, &args),
+        |name, url, pool| run_backend(name, url, pool, &args, &target),
     );
     for (name, outcome) in runs {
         match outcome {
@@ -111,7 +145,7 @@ fn main() {
         }
     }
 
-    print_targets(&rows);
+    print_targets(&rows, &target);
     let errors: u64 = rows.iter().map(Row::errors).sum();
     if errors > 0 {
         eprintln!("{errors} requests or statements failed; the figures above are not valid.");
@@ -119,6 +153,158 @@ fn main() {
     if failed || errors > 0 {
         std::process::exit(1);
     }
+}
+
+// ---- the record type ----
+
+/// The schema the server declares and the record type the clients lock and
+/// save.
+struct Target {
+    /// How the run names the schema: its file, or the built-in casebook.
+    schema_name: String,
+    schema_file: Option<PathBuf>,
+    ty: &'static RecordType,
+    /// The string field every save changes.
+    field: &'static str,
+}
+
+impl Target {
+    /// Loads `--schema` (the casebook when none is given), makes it the one
+    /// in force in this process and finds `--type` in it.
+    fn from_args(args: &Args) -> Result<Target, String> {
+        let schema = match &args.schema {
+            Some(path) => Schema::load(path).map_err(|e| e.to_string())?,
+            None => Schema::casebook(),
+        };
+        let schema = baton::schema::install(schema)?;
+        let schema_name = args.schema.as_ref().map_or_else(
+            || "casebook (built-in)".to_owned(),
+            |path| path.display().to_string(),
+        );
+        let Some(ty) = schema.get(&args.record_type) else {
+            let names: Vec<&str> = schema.types().iter().map(|t| t.name.as_str()).collect();
+            return Err(format!(
+                "--type {}: {schema_name} declares no such type (it declares {})",
+                args.record_type,
+                names.join(", ")
+            ));
+        };
+        if ty.store != Store::Baton {
+            return Err(format!(
+                "--type {}: its records are stored outside baton (store = \"external\"), \
+                 so there is nothing to save",
+                ty.name
+            ));
+        }
+        // A save's value is as long as any `edit_text`; the first string
+        // field that is not unique and takes it (no format, enum or short
+        // maximum in the way) is the one saved.
+        let sample = Value::from(edit_text());
+        let field = ty
+            .fields
+            .iter()
+            .find(|f| {
+                f.kind() == FieldKind::String && !ty.unique.contains(&f.name) && f.accepts(&sample)
+            })
+            .ok_or_else(|| {
+                format!(
+                    "--type {}: it has no string field, not unique, that takes a text such as {sample}",
+                    ty.name
+                )
+            })?;
+        Ok(Target {
+            schema_name,
+            schema_file: args.schema.clone(),
+            ty,
+            field: field.name.as_str(),
+        })
+    }
+
+    /// The line saying what the run measures.
+    fn describe(&self) -> String {
+        let ty = self.ty;
+        format!(
+            "schema {}, type {}: POST /locks {{\"lock\": {{\"lockableType\": \"{}\", …}}}}, \
+             PATCH /{}/:id {{\"{}\": {{\"{}\": \"…\"}}}}",
+            self.schema_name, ty.name, ty.name, ty.plural, ty.body_key, self.field
+        )
+    }
+
+    /// The fields of the `n`th seeded record of `ty` (0-based), as a
+    /// create accepts them.
+    fn seed_fields(ty: &RecordType, n: usize) -> Result<Map<String, Value>, String> {
+        let mut given = Map::new();
+        for field in &ty.fields {
+            let unique = ty.unique.contains(&field.name);
+            if !ty.required.contains(&field.name) && !unique {
+                continue;
+            }
+            let value = sample_values(ty, field, n, unique)
+                .into_iter()
+                .find(|v| field.accepts(v))
+                .ok_or_else(|| {
+                    format!(
+                        "{}.{}: no sample value fits its schema {}",
+                        ty.name, field.name, field.schema
+                    )
+                })?;
+            given.insert(field.name.clone(), value);
+        }
+        ty.check_create(&given).map_err(|problems| {
+            let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+            format!(
+                "the seeded {} does not fit the schema: {}",
+                ty.words,
+                messages.join(" ")
+            )
+        })
+    }
+}
+
+/// Values to try, in order, for a field of a seeded record: the first its
+/// JSON Schema accepts is used. A unique field's values differ by `n`.
+fn sample_values(
+    ty: &RecordType,
+    field: &baton::schema::Field,
+    n: usize,
+    unique: bool,
+) -> Vec<Value> {
+    let schema = &field.schema;
+    let mut values = Vec::new();
+    if !unique {
+        if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
+            values.push(first.clone());
+        }
+        values.extend(field.default_value().cloned());
+    }
+    let minimum = schema.get("minimum").and_then(Value::as_i64).unwrap_or(0);
+    match field.kind() {
+        FieldKind::Integer | FieldKind::Number => values.push(Value::from(minimum + n as i64)),
+        FieldKind::Boolean => values.push(Value::Bool(false)),
+        FieldKind::String | FieldKind::Mixed => {
+            values.extend(
+                match field.format() {
+                    Some("date") => vec![format!("2026-01-{:02}", n % 28 + 1)],
+                    Some("date-time") => vec![format!("2026-01-01T09:{:02}:00Z", n % 60)],
+                    Some("email") => vec![format!("bench{n}@example.com")],
+                    Some("uri") => vec![format!("https://example.com/{n}")],
+                    _ => vec![
+                        format!("Bench {} {}", ty.words, n + 1),
+                        format!("bench-{}", n + 1),
+                        (n + 1).to_string(),
+                    ],
+                }
+                .into_iter()
+                .map(Value::from),
+            );
+        }
+    }
+    values
+}
+
+/// The text a save (PATCH or raw guarded update) writes.
+fn edit_text() -> String {
+    format!("Edited at {:?}", Instant::now())
 }
 
 // ---- one backend ----
@@ -130,16 +316,21 @@ fn run_backend(
     database_url: &str,
     pool_size: u32,
     args: &Args,
+    target: &Target,
 ) -> Result<Vec<Row>, BoxError> {
     let mut settings = Settings::defaults(database_url);
     settings.workers = Some(2);
     settings.database.db_pool_size = pool_size;
+    // The server loads and installs the same schema as `Target::from_args`.
+    settings.database.schema = target.schema_file.clone();
     // 64 editors, or one per client if more clients were asked for.
     let editors = args.clients.iter().copied().max().unwrap_or(1).max(64);
 
     actix_web::rt::System::new().block_on(async move {
         let state = server::build_state(settings, JWT_SECRET)?;
-        let editors = seed(&state, editors).await?;
+        let editors = seed(&state, target, editors).await?;
+        // The lease a lock of the type gets, for the raw lock cycle.
+        let ttl = target.ty.lock.lease.unwrap_or(state.settings.lock_ttl);
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let base = format!("http://{}", listener.local_addr()?);
         let server = server::start(state.clone(), listener)?;
@@ -150,13 +341,14 @@ fn run_backend(
         for &n in &args.clients {
             let clients = editors[..n]
                 .iter()
-                .map(|e| HttpClient::new(&base, e))
+                .map(|e| HttpClient::new(&base, target, e))
                 .collect::<Result<Vec<_>, _>>()?;
             let lock = measure_http(&clients, args, |c| c.lock_cycle()).await;
-            let patch = measure_http(&clients, args, |c| c.patch_card()).await;
+            let patch = measure_http(&clients, args, |c| c.patch_record()).await;
             drop(clients);
-            let raw = measure_raw(&state, &editors[..n], args, raw_lock_cycle).await?;
-            let raw_patch = measure_raw(&state, &editors[..n], args, raw_guarded_update).await?;
+            let raw = measure_raw(&state, &editors[..n], args, ttl, raw_lock_cycle).await?;
+            let raw_patch =
+                measure_raw(&state, &editors[..n], args, ttl, raw_guarded_update).await?;
             let pgbench = match name {
                 "PostgreSQL" => pgbench(&state.settings.database.database_url, &editors[..n], args),
                 _ => None,
@@ -178,34 +370,59 @@ fn run_backend(
     })
 }
 
-/// One seeded user: an editor of the bench case with a card of its own.
+/// One seeded user: an editor of the bench case with a record of its own.
 #[derive(Clone)]
 struct Editor {
     user_id: UserId,
     case_id: CaseId,
-    card_id: RecordId,
+    /// The record's type and id.
+    record_type: &'static str,
+    record_id: RecordId,
+    /// The record's fields as seeded, for the raw guarded update.
+    fields: Map<String, Value>,
+    /// The string field a save changes.
+    field: &'static str,
     token: String,
     session_id: String,
 }
 
-/// Creates one case with one page, and `count` editors with one card each.
-async fn seed(state: &AppState, count: usize) -> Result<Vec<Editor>, BoxError> {
+/// Creates one case, one record of each type on the way down from the case
+/// to the target type (its chain of parents), and `count` editors with one
+/// record of the target type each.
+async fn seed(state: &AppState, target: &Target, count: usize) -> Result<Vec<Editor>, BoxError> {
+    let ty = target.ty;
+    // The chain of parents, the case's child first.
+    let mut chain: Vec<&'static RecordType> = Vec::new();
+    let mut parent = ty.parent.as_deref();
+    while let Some(name) = parent {
+        let parent_type = baton::schema::in_force()
+            .get(name)
+            .ok_or_else(|| format!("{}: its parent {name} is not declared", ty.name))?;
+        chain.push(parent_type);
+        parent = parent_type.parent.as_deref();
+    }
+    chain.reverse();
+    let parents = chain
+        .iter()
+        .map(|t| Ok((t.name.as_str(), Target::seed_fields(t, 0)?)))
+        .collect::<Result<Vec<_>, String>>()?;
+    let records = (0..count)
+        .map(|i| Target::seed_fields(ty, i))
+        .collect::<Result<Vec<_>, String>>()?;
+    let type_name = ty.name.as_str();
     // Argon2 is slow on purpose; nobody logs in here, so one hash serves all.
     let password_hash = password::hash("bench")?;
     let (case_id, seeded) = state
         .db
         .write(None, move |tx| {
             let case = Case::create(tx.conn, "bench", "Benchmark", tx.now)?;
-            let page = support::plant(
-                tx,
-                "Page",
-                case.id,
-                None,
-                Some(0),
-                serde_json::json!({"title": "Page 1"}),
-            )?;
+            let mut parent_id = None;
+            for (name, fields) in parents {
+                let id = support::plant(tx, name, case.id, parent_id, None, Value::Object(fields))?;
+                parent_id = Some(id);
+            }
             let mut seeded = Vec::with_capacity(count);
-            for i in 0..count {
+            for (i, fields) in records.into_iter().enumerate() {
                 let email = format!("editor{i}@bench.invalid");
                 let user = User::create(
                     tx.conn,
@@ -216,15 +433,15 @@ async fn seed(state: &AppState, count: usize) -> Result<Vec<Editor>, BoxError> {
                     tx.now,
                 )?;
                 Membership::create(tx.conn, case.id, user.id, Role::Editor, tx.now)?;
-                let card = support::plant(
+                let id = support::plant(
                     tx,
-                    "Card",
+                    type_name,
                     case.id,
-                    Some(page),
-                    Some(i as i32),
-                    serde_json::json!({"content": ""}),
+                    parent_id,
+                    None,
+                    Value::Object(fields.clone()),
                 )?;
-                seeded.push((user.id, RecordId(card)));
+                seeded.push((user.id, RecordId(id), fields));
             }
             Ok::<_, DbError>((case.id, seeded))
         })
@@ -235,19 +452,22 @@ async fn seed(state: &AppState, count: usize) -> Result<Vec<Editor>, BoxError> {
         .write(None, move |tx| {
             seeded
                 .into_iter()
-                .map(|(user_id, card_id)| {
+                .map(|(user_id, record_id, fields)| {
                     let token = tokens::issue(tx.conn, &jwt, user_id, tx.now)?;
-                    Ok((user_id, card_id, token))
+                    Ok((user_id, record_id, fields, token))
                 })
                 .collect::<Result<Vec<_>, AppError>>()
         })
         .await?;
     Ok(tokens
         .into_iter()
-        .map(|(user_id, card_id, token)| Editor {
+        .map(|(user_id, record_id, fields, token)| Editor {
             user_id,
             case_id,
-            card_id,
+            record_type: type_name,
+            record_id,
+            fields,
+            field: target.field,
             token,
             session_id: uuid::Uuid::new_v4().to_string(),
         })
@@ -359,10 +579,10 @@ async fn measure_raw(
     state: &AppState,
     editors: &[Editor],
     args: &Args,
+    ttl: Duration,
     op: RawOp,
 ) -> Result<Stats, BoxError> {
     let url = state.settings.database.database_url.clone();
-    let ttl = state.settings.lock_ttl;
     let editors = editors.to_vec();
     let window = Window::starting_now(args);
     let samples = tokio::task::spawn_blocking(move || {
@@ -402,7 +622,11 @@ struct HttpClient {
     http: reqwest::Client,
     lock_url: String,
     lock_body: String,
-    card_url: String,
+    record_url: String,
+    /// `PATCH /<plural>/:id`, for messages.
+    patch_what: String,
+    body_key: &'static str,
+    field: &'static str,
     base: String,
 }
 
@@ -412,7 +636,8 @@ struct LockReply {
 }
 
 impl HttpClient {
-    fn new(base: &str, editor: &Editor) -> Result<HttpClient, BoxError> {
+    fn new(base: &str, target: &Target, editor: &Editor) -> Result<HttpClient, BoxError> {
+        let ty = target.ty;
         Ok(HttpClient {
             http: tab_client(
                 &editor.token,
@@ -421,10 +646,13 @@ impl HttpClient {
             )?,
             lock_url: format!("{base}/locks"),
             lock_body: serde_json::json!({
-                "lock": { "lockableType": "Card", "lockableParam": editor.card_id.to_string() }
+                "lock": { "lockableType": ty.name, "lockableParam": editor.record_id.to_string() }
             })
             .to_string(),
-            card_url: format!("{base}/cards/{}", editor.card_id),
+            record_url: format!("{base}/{}/{}", ty.plural, editor.record_id),
+            patch_what: format!("PATCH /{}/:id", ty.plural),
+            body_key: ty.body_key.as_str(),
+            field: target.field,
             base: base.to_owned(),
         })
     }
@@ -453,23 +681,24 @@ impl HttpClient {
         Ok(())
     }
 
-    /// `PATCH /cards/:id` (200): no lock is held, so the guard checks and passes.
-    async fn patch_card(&self) -> Result<(), String> {
-        let body =
-            serde_json::json!({ "card": { "content": format!("Edited at {:?}", Instant::now()) } });
+    /// `PATCH /<plural>/:id` (200) of one string field: no lock is held, so
+    /// the guard checks and passes.
+    async fn patch_record(&self) -> Result<(), String> {
+        let what = &self.patch_what;
+        let mut fields = Map::new();
+        fields.insert(self.field.to_owned(), Value::from(edit_text()));
+        let mut body = Map::new();
+        body.insert(self.body_key.to_owned(), Value::Object(fields));
         let response = self
             .http
-            .patch(&self.card_url)
-            .body(body.to_string())
+            .patch(&self.record_url)
+            .body(Value::Object(body).to_string())
             .send()
             .await
-            .map_err(|e| format!("PATCH /cards/:id: {e}"))?;
-        let response = expect(response, StatusCode::OK, "PATCH /cards/:id").await?;
+            .map_err(|e| format!("{what}: {e}"))?;
+        let response = expect(response, StatusCode::OK, what).await?;
         // Read the body to the end so the connection is reused.
-        response
-            .bytes()
-            .await
-            .map_err(|e| format!("PATCH /cards/:id: {e}"))?;
+        response.bytes().await.map_err(|e| format!("{what}: {e}"))?;
         Ok(())
     }
 }
@@ -495,8 +724,8 @@ async fn expect(
 fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(), String> {
     let now = clock::now();
     let new = NewLock {
-        lockable_type: "Card",
-        lockable_id: editor.card_id.get(),
+        lockable_type: editor.record_type,
+        lockable_id: editor.record_id.get(),
         case_id: editor.case_id,
         user_id: editor.user_id,
         session_id: Some(&editor.session_id),
@@ -517,7 +746,12 @@ fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(
             DbConn::Sqlite(c) => insert.get_result::<i64>(c).optional(),
         }
         .map_err(|e| format!("INSERT INTO locks: {e}"))?
-        .ok_or_else(|| format!("card {} was already locked", editor.card_id))?
+        .ok_or_else(|| {
+            format!(
+                "{} {} was already locked",
+                editor.record_type, editor.record_id
+            )
+        })?
     };
     match diesel::delete(locks::table.find(id)).execute(conn) {
         Ok(1) => Ok(()),
@@ -526,12 +760,12 @@ fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(
     }
 }
 
-/// What a guarded `PATCH /cards/:id` costs the database at the least: in one
-/// transaction, the card's row locked, the lock check (`FOR SHARE`, none
-/// found) and the versioned UPDATE.
+/// What a guarded `PATCH /<plural>/:id` costs the database at the least: in
+/// one transaction, the record's row locked, the lock check (`FOR SHARE`,
+/// none found) and the versioned UPDATE of its fields.
 fn raw_guarded_update(conn: &mut DbConn, editor: &Editor, _ttl: Duration) -> Result<(), String> {
     let update = |c: &mut DbConn| -> QueryResult<()> {
-        let key = ("Card", editor.card_id);
+        let key = (editor.record_type, editor.record_id);
         let found: Option<i64> = match c {
             DbConn::Postgresql(pg) => records::table
                 .find(key)
@@ -546,13 +780,14 @@ fn raw_guarded_update(conn: &mut DbConn, editor: &Editor, _ttl: Duration) -> Res
                 .optional()?,
         };
         found.ok_or(diesel::result::Error::NotFound)?;
-        if Lock::on_for_share(c, "Card", editor.card_id.get())?.is_some() {
+        if Lock::on_for_share(c, editor.record_type, editor.record_id.get())?.is_some() {
             return Err(diesel::result::Error::RollbackTransaction);
         }
-        let fields = serde_json::json!({ "content": format!("Edited at {:?}", Instant::now()) });
+        let mut fields = editor.fields.clone();
+        fields.insert(editor.field.to_owned(), Value::from(edit_text()));
         diesel::update(records::table.find(key))
             .set((
-                records::fields.eq(fields.to_string()),
+                records::fields.eq(Value::Object(fields).to_string()),
                 records::version.eq(records::version + 1),
                 records::updated_at.eq(clock::now()),
             ))
@@ -578,24 +813,25 @@ fn raw_guarded_update(conn: &mut DbConn, editor: &Editor, _ttl: Duration) -> Res
 
 /// pgbench's own figure for the raw lock cycle, when pgbench is installed:
 /// the same two statements on the same table, each client on its editor's
-/// card. `None` (with a note) when it cannot run.
+/// record. `None` (with a note) when it cannot run.
 fn pgbench(url: &str, editors: &[Editor], args: &Args) -> Option<f64> {
     let first = editors.first()?;
     let consecutive = editors.iter().enumerate().all(|(i, e)| {
-        e.card_id.get() == first.card_id.get() + i as i64
+        e.record_id.get() == first.record_id.get() + i as i64
             && e.user_id.get() == first.user_id.get() + i as i64
     });
     if !consecutive {
-        eprintln!("pgbench skipped: the seeded cards or users are not numbered consecutively");
+        eprintln!("pgbench skipped: the seeded records or users are not numbered consecutively");
         return None;
     }
     let script = format!(
-        "\\set card :client_id + {card}\n\\set user :client_id + {user}\n\
+        "\\set record :client_id + {record}\n\\set user :client_id + {user}\n\
          INSERT INTO locks (lockable_type, lockable_id, case_id, user_id, session_id, created_at, \
-           expires_at, last_activity_at) VALUES ('Card', :card, {case}, :user, 'pgbench', \
+           expires_at, last_activity_at) VALUES ('{ty}', :record, {case}, :user, 'pgbench', \
            now(), now() + interval '1 minute', now()) ON CONFLICT DO NOTHING RETURNING id \\gset\n\
          DELETE FROM locks WHERE id = :id;\n",
-        card = first.card_id,
+        record = first.record_id,
+        ty = first.record_type,
         user = first.user_id,
         case = first.case_id,
     );
@@ -705,12 +941,16 @@ fn print_header() {
 }
 
 /// The project's speed targets (16 clients), for the rows that were measured.
-fn print_targets(rows: &[Row]) {
+fn print_targets(rows: &[Row], measured: &Target) {
     let verdict = |met: bool| if met { "met" } else { "MISSED" };
     let target = |what: String, value: f64, met: bool| {
         println!("target {what}: {value:.2} ({})", verdict(met));
     };
     println!();
+    println!(
+        "measured: schema {}, type {}",
+        measured.schema_name, measured.ty.name
+    );
     for row in rows.iter().filter(|r| r.clients == 16) {
         let name = row.backend;
         if name == "PostgreSQL" {
