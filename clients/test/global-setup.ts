@@ -1,7 +1,9 @@
 /**
  * Builds baton (unless BATON_BIN names a binary) and starts real servers for
  * the tests: one on a fresh SQLite file, and one on a scratch PostgreSQL
- * database when BATON_TEST_POSTGRES_URL is set.
+ * database when BATON_TEST_POSTGRES_URL is set; each with the default schema,
+ * and the same again with the kanban and the book schemas of
+ * examples/schemas/ (for the tests of declared types).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -54,7 +56,16 @@ interface Running {
   cleanup: () => void;
 }
 
-async function start(bin: string, backend: 'sqlite' | 'postgres', databaseUrl: string, dir: string, cleanup: () => void): Promise<Running> {
+const SCHEMAS = ['kanban', 'book'] as const;
+
+async function start(
+  bin: string,
+  backend: 'sqlite' | 'postgres',
+  databaseUrl: string,
+  dir: string,
+  cleanup: () => void,
+  schema?: (typeof SCHEMAS)[number],
+): Promise<Running> {
   const port = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl,
@@ -67,6 +78,7 @@ async function start(bin: string, backend: 'sqlite' | 'postgres', databaseUrl: s
     BATON_WORKERS: '2',
     RUST_LOG: process.env.RUST_LOG ?? 'warn',
   };
+  if (schema) env.BATON_SCHEMA = join(repoRoot, 'examples', 'schemas', `${schema}.toml`);
   const fullEnv = { ...process.env, ...env };
   // baton reads a .env from its working directory: run it in the scratch directory
   execFileSync(bin, ['migrate'], { cwd: dir, env: fullEnv, stdio: 'pipe' });
@@ -88,7 +100,7 @@ async function start(bin: string, backend: 'sqlite' | 'postgres', databaseUrl: s
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitHealthy(baseUrl, child, () => output);
   return {
-    info: { backend, baseUrl, bin, dir, env, adminToken, adminEmail: admin.email },
+    info: { backend, baseUrl, bin, dir, env, adminToken, adminEmail: admin.email, ...(schema ? { schema } : {}) },
     child,
     cleanup,
   };
@@ -107,15 +119,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await stopAll(running);
     throw error;
   }
-  project.provide('servers', running.map((r) => r.info));
+  project.provide('servers', running.filter((r) => !r.info.schema).map((r) => r.info));
+  project.provide('schemaServers', running.filter((r) => r.info.schema).map((r) => r.info));
   return () => stopAll(running);
 }
 
 async function startAll(bin: string, running: Running[]): Promise<void> {
+  for (const schema of [undefined, ...SCHEMAS]) await startBoth(bin, running, schema);
+}
+
+async function startBoth(bin: string, running: Running[], schema?: (typeof SCHEMAS)[number]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-clients-'));
   const dropDir = () => rmSync(dir, { recursive: true, force: true });
   try {
-    running.push(await start(bin, 'sqlite', join(dir, 'baton.sqlite3'), dir, dropDir));
+    running.push(await start(bin, 'sqlite', join(dir, 'baton.sqlite3'), dir, dropDir, schema));
   } catch (error) {
     dropDir();
     throw error;
@@ -135,7 +152,7 @@ async function startAll(bin: string, running: Running[]): Promise<void> {
   };
   try {
     psql(admin.toString(), `CREATE DATABASE ${name}`);
-    running.push(await start(bin, 'postgres', scratch.toString(), pgDir, drop));
+    running.push(await start(bin, 'postgres', scratch.toString(), pgDir, drop, schema));
   } catch (error) {
     drop();
     throw error;

@@ -8,10 +8,13 @@ export interface ServerInfo {
   env: Record<string, string>;
   adminToken: string;
   adminEmail: string;
+  /** The example schema it serves (examples/schemas/<name>.toml); none for the default. */
+  schema?: 'kanban' | 'book';
 }
 
 declare module 'vitest' {
   export interface ProvidedContext {
     servers: ServerInfo[];
+    schemaServers: ServerInfo[];
   }
 }

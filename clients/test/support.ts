@@ -4,12 +4,19 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { afterEach, inject } from 'vitest';
 import WebSocket from 'ws';
 import { BatonClient, type SessionStore, type WebSocketConstructor } from '../core/src/index.js';
-import type { Card, Case, Page, User } from '../core/src/types.js';
+import type { AnyRecord, Case, User } from '../core/src/types.js';
+
+/** The default schema's records the tests use (the kit itself names no type). */
+export type Page = AnyRecord & { type: 'Page'; title: string; position: number };
+export type Card = AnyRecord & { type: 'Card'; pageId: number; content: string; position: number };
+export type Casebook = { Page: Page; Card: Card; Edgenote: AnyRecord & { slug: string; caption: string; content: string } };
 import type { ServerInfo } from './server-info.js';
 
 export type { ServerInfo };
 
 export const servers = (): ServerInfo[] => inject('servers');
+/** The servers of an example schema (`kanban`, `book`), one per backend. */
+export const schemaServers = (schema: 'kanban' | 'book'): ServerInfo[] => inject('schemaServers').filter((s) => s.schema === schema);
 
 export const unique = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
 

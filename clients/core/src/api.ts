@@ -9,33 +9,32 @@ import {
   type RouteArgs,
   type RouteData,
 } from './routes.js';
+import type { components } from './generated/openapi.js';
+import { Schema, paramKey } from './schema.js';
 import type {
-  Card,
+  AnyRecord,
   Case,
   CaseDetail,
   DemoPeople,
-  Edgenote,
+  Fields,
   Identity,
   Lock,
   LockDepth,
   LockEvent,
   LockStatus,
-  LockableType,
   Login,
   Waiter,
   Membership,
-  NewCardFields,
   NewCaseFields,
-  NewEdgenoteFields,
-  NewPageFields,
   NewUserFields,
-  Page,
   RecordKey,
   Role,
+  SchemaDocument,
   Session,
-  UpdateFields,
   User,
 } from './types.js';
+
+export { paramKey };
 
 /** Identifies a lockable: a record, or just its `type` and `param`. */
 export type LockableRef = Pick<RecordKey, 'type' | 'param'>;
@@ -56,55 +55,25 @@ export interface SaveOptions {
 
 type RecordRef = Pick<RecordKey, 'type' | 'param'> & { slug?: unknown };
 
-/** The types baton locks, each once: the document's `LockableType`, checked both ways. */
-const LOCKABLE_TYPES: { readonly [T in LockableType]: T } = {
-  Case: 'Case',
-  Page: 'Page',
-  Card: 'Card',
-  Edgenote: 'Edgenote',
-};
-
-/** The type of a record baton locks; `undefined` for any other. */
-export function lockableType(type: string): LockableType | undefined {
-  return Object.values(LOCKABLE_TYPES).find((known) => known === type);
-}
-
-function lockable(record: Pick<RecordKey, 'type'>): LockableType {
-  const type = lockableType(record.type);
-  if (!type) throw new InvalidError('invalid', 0, `baton locks Case, Page, Card and Edgenote records, not ${record.type}`);
-  return type;
-}
-
 /** A lockable as lock requests name it. */
-const lockRef = (record: LockableRef) => ({ lockableType: lockable(record), lockableParam: record.param });
+const lockRef = (record: LockableRef) => ({
+  // sound: the served document lists the schema's names; the committed one (these types) the default schema's
+  lockableType: record.type as components['schemas']['LockableType'],
+  lockableParam: record.param,
+});
 
 /** A case is addressed by its slug, every other lockable by its id. */
 const slugOf = (record: RecordRef): string => (typeof record.slug === 'string' ? record.slug : record.param);
 
-/** Each lockable type's route in the document: `GET`, `PATCH` and `DELETE` it there. */
-type RecordRoute = PathsFor<'get'> & PathsFor<'patch'> & PathsFor<'delete'>;
-const RECORD_ROUTES = {
-  Case: '/cases/{slug}',
-  Page: '/pages/{id}',
-  Card: '/cards/{id}',
-  Edgenote: '/edgenotes/{id}',
-} satisfies { [T in LockableType]: RecordRoute };
+/** Where a record is created: under a case (its slug) or under a record of the parent type. */
+export type ParentRef = Pick<RecordKey, 'type' | 'param'> & { table?: string; slug?: unknown };
 
-/** The REST path of a lockable record: `/cards/12`, `/cases/<slug>`. Throws InvalidError for a type baton does not lock. */
+/** The REST path of a lockable record: `/cards/12` (its `table` is its plural), `/cases/<slug>`. */
 export function recordPath(record: Pick<RecordKey, 'type' | 'param'> & { table?: string; slug?: unknown }): string {
-  const type = lockable(record);
-  return fillPath(RECORD_ROUTES[type], type === 'Case' ? { slug: slugOf(record) } : { id: record.param });
+  if (record.type === 'Case') return fillPath('/cases/{slug}', { slug: slugOf(record) });
+  if (!record.table) throw new InvalidError('invalid', 0, `baton: the path of ${record.type}/${record.param} needs its table`);
+  return `/${encodeURIComponent(record.table)}/${encodeURIComponent(record.param)}`;
 }
-
-/** The name requests nest a record's attributes under: `Card` → `card`. */
-export function paramKey(type: string): string {
-  return type.charAt(0).toLowerCase() + type.slice(1);
-}
-
-/** A record's own route answers with that record, the way it is now. */
-const sameRecord = <T extends Identity>(reply: Reply<Identity>): Reply<T> =>
-  // sound for T inferred from the record passed in: the route of a Card answers that Card
-  reply as Reply<T>;
 
 /** baton's REST routes, typed from its OpenAPI document. */
 export class Api {
@@ -154,7 +123,8 @@ export class Api {
     return this.data('get', '/cases');
   }
   case(slug: string): Promise<CaseDetail> {
-    return this.data('get', '/cases/{slug}', { path: { slug } });
+    // sound: the document's CaseDetail is the default schema's; the kit reads only what every schema shares
+    return this.data('get', '/cases/{slug}', { path: { slug } }) as Promise<CaseDetail>;
   }
   createCase(attrs: NewCaseFields): Promise<Case> {
     return this.data('post', '/cases', { body: { case: attrs } });
@@ -164,15 +134,6 @@ export class Api {
   }
   addMember(slug: string, email: string, role: Exclude<Role, 'site admin'>): Promise<Membership> {
     return this.data('post', '/cases/{slug}/memberships', { path: { slug }, body: { membership: { email, role } } });
-  }
-  createPage(slug: string, page: NewPageFields): Promise<Page> {
-    return this.data('post', '/cases/{slug}/pages', { path: { slug }, body: { page } });
-  }
-  createCard(pageId: number | string, card: NewCardFields): Promise<Card> {
-    return this.data('post', '/pages/{id}/cards', { path: { id: pageId }, body: { card } });
-  }
-  createEdgenote(slug: string, edgenote: NewEdgenoteFields): Promise<Edgenote> {
-    return this.data('post', '/cases/{slug}/edgenotes', { path: { slug }, body: { edgenote } });
   }
   /** A case's audit trail (managers), newest first; `limit` and `before` page back. */
   lockEvents(slug: string, query?: { limit?: number; before?: number }): Promise<LockEvent[]> {
@@ -188,33 +149,55 @@ export class Api {
     return this.data('delete', '/admin/sessions/{sessionId}', { path: { sessionId } });
   }
 
-  /** GET a lockable; `version` is its ETag. */
-  async read<T extends Identity>(record: RecordRef): Promise<Reply<T>> {
-    const type = lockable(record);
-    if (type === 'Case') return sameRecord(await this.call('get', RECORD_ROUTES.Case, { path: { slug: slugOf(record) } }));
-    return sameRecord(await this.call('get', RECORD_ROUTES[type], { path: { id: record.param } }));
+  /** `GET /schema`: the record types in force (asked once; asked again after a failure). */
+  schema(): Promise<Schema> {
+    this.schemaAsked ??= this.data('get', '/schema').then(
+      // sound: `fields` holds JSON Schemas, which the document leaves untyped
+      (doc) => new Schema(doc as unknown as SchemaDocument),
+      (error: unknown) => {
+        this.schemaAsked = null;
+        throw error;
+      },
+    );
+    return this.schemaAsked;
   }
-  /** PATCH a lockable, guarded by `If-Match` and `Lock-Token`. */
-  async update<T extends Identity>(record: RecordRef, attrs: UpdateFields, opts: SaveOptions = {}): Promise<Reply<T>> {
-    const guards = { ifMatch: opts.ifMatch, lockToken: opts.lockToken };
-    const id = { id: record.param };
-    switch (lockable(record)) {
-      case 'Case':
-        return sameRecord(await this.call('patch', RECORD_ROUTES.Case, { path: { slug: slugOf(record) }, body: { case: attrs }, ...guards }));
-      case 'Page':
-        return sameRecord(await this.call('patch', RECORD_ROUTES.Page, { path: id, body: { page: attrs }, ...guards }));
-      case 'Card':
-        return sameRecord(await this.call('patch', RECORD_ROUTES.Card, { path: id, body: { card: attrs }, ...guards }));
-      case 'Edgenote':
-        return sameRecord(await this.call('patch', RECORD_ROUTES.Edgenote, { path: id, body: { edgenote: attrs }, ...guards }));
-    }
+  private schemaAsked: Promise<Schema> | null = null;
+
+  /** The path of a record, its plural looked up in the schema when the reference has no `table`. */
+  private async pathOf(record: RecordRef & { table?: string }): Promise<string> {
+    if (record.type === 'Case' || record.table) return recordPath(record);
+    const type = (await this.schema()).type(record.type);
+    if (!type) throw new InvalidError('invalid', 0, `baton: ${record.type} is not a declared type`);
+    return recordPath({ ...record, table: type.plural });
+  }
+
+  /** GET a lockable; `version` is its ETag. */
+  async read<T extends Identity>(record: RecordRef & { table?: string }): Promise<Reply<T>> {
+    return this.transport.request<T>('GET', await this.pathOf(record));
+  }
+  /** PATCH a lockable, guarded by `If-Match` and Lock-Token`; the body nests `attrs` under the type's key (`card`). */
+  async update<T extends Identity>(record: RecordRef & { table?: string }, attrs: Fields, opts: SaveOptions = {}): Promise<Reply<T>> {
+    const body = { [paramKey(record.type)]: attrs };
+    return this.transport.request<T>('PATCH', await this.pathOf(record), { body, ifMatch: opts.ifMatch, lockToken: opts.lockToken });
   }
   /** DELETE a lockable, guarded like an update. */
-  async remove(record: RecordRef, opts: SaveOptions = {}): Promise<Reply<null>> {
-    const guards = { ifMatch: opts.ifMatch, lockToken: opts.lockToken };
-    const type = lockable(record);
-    if (type === 'Case') return this.call('delete', RECORD_ROUTES.Case, { path: { slug: slugOf(record) }, ...guards });
-    return this.call('delete', RECORD_ROUTES[type], { path: { id: record.param }, ...guards });
+  async remove(record: RecordRef & { table?: string }, opts: SaveOptions = {}): Promise<Reply<null>> {
+    return this.transport.request<null>('DELETE', await this.pathOf(record), opts);
+  }
+  /**
+   * Creates a record of a declared type under its parent: `POST
+   * /cases/<slug>/<plural>` for a type under the case, else `POST
+   * /<parent table>/<id>/<plural>`.
+   */
+  async create<T extends AnyRecord = AnyRecord>(type: string, parent: ParentRef, fields: Fields): Promise<T> {
+    const schema = await this.schema();
+    const declared = schema.type(type);
+    if (!declared) throw new InvalidError('invalid', 0, `baton: ${type} is not a declared type`);
+    const under = parent.type === 'Case' ? recordPath(parent) : await this.pathOf(parent);
+    const reply = await this.transport.request<T>('POST', `${under}/${encodeURIComponent(declared.plural)}`, {
+      body: { [paramKey(type)]: fields },
+    });
+    return reply.data;
   }
 
   /** POST /locks: 201 new, 200 already this tab's; `takeover` is "Edit anyway", `depth: 'infinity'` a deep lock. */
@@ -266,7 +249,7 @@ export class Api {
   }
   async lockStatus(record: LockableRef): Promise<LockStatus> {
     return this.data('get', '/locks/status', {
-      query: { lockableType: lockable(record), lockableParam: record.param },
+      query: lockRef(record),
     });
   }
   /** Releases every lock of this tab and leaves its lines; `keepalive` lets it outlive the page. */

@@ -1,4 +1,4 @@
-import { Api, type LockableRef } from './api.js';
+import { Api, type LockableRef, type ParentRef } from './api.js';
 import type { Backoff, WebSocketConstructor } from './channel.js';
 import { LockLostError, StaleVersionError, UnauthorizedError } from './errors.js';
 import { Transport, type FetchLike } from './http.js';
@@ -6,18 +6,8 @@ import { LiveCase } from './live.js';
 import { LockManager } from './locks.js';
 import { tabSessionId, type SessionStore } from './session.js';
 import { keyOf } from './store.js';
-import type {
-  Card,
-  Edgenote,
-  Identity,
-  NewCardFields,
-  NewEdgenoteFields,
-  NewPageFields,
-  Page,
-  RecordKey,
-  UpdateFields,
-  User,
-} from './types.js';
+import type { Schema } from './schema.js';
+import type { Fields, Identity, RecordKey, RecordMap, User } from './types.js';
 
 export interface BatonClientOptions {
   /** baton's address, e.g. `https://baton.example.com`; same origin when omitted. */
@@ -46,28 +36,36 @@ function caseIdOf(record: Identity): number | undefined {
   return 'caseId' in record && typeof record.caseId === 'number' ? record.caseId : undefined;
 }
 
-interface Entry {
-  live: LiveCase;
+interface Entry<R extends RecordMap> {
+  live: LiveCase<R>;
   refs: number;
 }
 
 /** A handle on an open case; `close()` when done with it. */
-export interface CaseHandle {
-  live: LiveCase;
+export interface CaseHandle<R extends RecordMap = RecordMap> {
+  live: LiveCase<R>;
   close(): void;
+}
+
+/** Where a record moves: a record of its parent type in the same case, and its position there (last when omitted). */
+export interface MoveTarget {
+  parentId: number | string;
+  position?: number;
 }
 
 /**
  * The client of one browser tab: its session id and token, the REST API, the
- * open cases, and the tab's locks.
+ * open cases, and the tab's locks. `R` maps each declared type's name to its
+ * record type (`RecordsOf<components>` of a generated document); by default
+ * every type is an `AnyRecord`.
  */
-export class BatonClient {
+export class BatonClient<R extends RecordMap = RecordMap> {
   readonly sessionId: string;
   readonly api: Api;
   readonly locks: LockManager;
   private token: string | null;
   private readonly transport: Transport;
-  private readonly cases = new Map<string, Entry>();
+  private readonly cases = new Map<string, Entry<R>>();
   private readonly authListeners = new Set<(error: UnauthorizedError) => void>();
 
   constructor(private readonly options: BatonClientOptions = {}) {
@@ -175,10 +173,10 @@ export class BatonClient {
    * Opens a case: loads it and keeps it live. Opening the same case again
    * shares the connection; each handle is closed once.
    */
-  openCase(slug: string): CaseHandle {
+  openCase(slug: string): CaseHandle<R> {
     let entry = this.cases.get(slug);
     if (!entry || entry.live.status === 'stopped') {
-      const live = new LiveCase({
+      const live = new LiveCase<R>({
         slug,
         api: this.api,
         locks: this.locks,
@@ -219,7 +217,7 @@ export class BatonClient {
     this.locks.dispose();
   }
 
-  private storesOf(caseId: number): LiveCase[] {
+  private storesOf(caseId: number): LiveCase<R>[] {
     return [...this.cases.values()]
       .map((e) => e.live)
       .filter((live) => live.store.getView().case?.id === caseId);
@@ -230,12 +228,17 @@ export class BatonClient {
     if (caseId !== undefined) this.storesOf(caseId).forEach((live) => live.store.upsert(record));
   }
 
+  /** The record types in force (`GET /schema`, asked once). */
+  schema(): Promise<Schema> {
+    return this.api.schema();
+  }
+
   /**
    * Saves attributes of a lockable record. Sends `If-Match` with the version
    * of the record given (the one the person edited) and `Lock-Token` when
    * the tab holds its lock; the saved record goes into the open cases.
    */
-  async save<T extends Saveable>(record: T, attrs: UpdateFields): Promise<T> {
+  async save<T extends Saveable>(record: T, attrs: Partial<T>): Promise<T> {
     try {
       const { data } = await this.api.update<T>(record, attrs, this.guard(record));
       return this.keep(data);
@@ -246,18 +249,22 @@ export class BatonClient {
   }
 
   /**
-   * Moves a card to a page of its case, at `position` (its sort key there;
-   * last when omitted): `PATCH /cards/:id {card: {pageId, position}}`,
-   * guarded like a save (`Lock-Token` when the tab holds the card's lock).
-   * LockedError while someone else holds the card, or the source or target
-   * page (or the case) deeply.
+   * Moves a record of a movable type to another parent of its case, at
+   * `position` (last when omitted): `PATCH /cards/:id {card: {columnId,
+   * position}}`, guarded like a save (`Lock-Token` when the tab holds its
+   * lock). LockedError while someone else holds it, or the source or target
+   * parent (or the case) deeply.
    */
-  move(card: Card, to: { pageId: number | string; position?: number }): Promise<Card> {
-    const { pageId, position } = to;
-    return this.save(card, position === undefined ? { pageId } : { pageId, position });
+  async move<T extends Saveable>(record: T, to: MoveTarget): Promise<T> {
+    const key = (await this.schema()).parentKey(record.type);
+    if (!key) throw new TypeError(`baton: ${record.type} records are not under another record`);
+    const { parentId, position } = to;
+    const attrs: Fields = position === undefined ? { [key]: parentId } : { [key]: parentId, position };
+    // sound: the parent key and `position` are the record's own attributes, by the schema
+    return this.save(record, attrs as Partial<T>);
   }
 
-  /** Deletes a lockable record, guarded like a save. */
+  /** Deletes a lockable record (and everything under it), guarded like a save. */
   async destroy(record: Saveable): Promise<void> {
     try {
       await this.api.remove(record, this.guard(record));
@@ -269,19 +276,13 @@ export class BatonClient {
     }
   }
 
-  /** Creates a page; it goes into the open case at once (its echo is dropped). */
-  async createPage(slug: string, page: NewPageFields): Promise<Page> {
-    return this.keep(await this.api.createPage(slug, page));
-  }
-
-  /** Creates a card on a page; it goes into the open case at once. */
-  async createCard(pageId: number | string, card: NewCardFields): Promise<Card> {
-    return this.keep(await this.api.createCard(pageId, card));
-  }
-
-  /** Creates an edgenote; it goes into the open case at once. */
-  async createEdgenote(slug: string, edgenote: NewEdgenoteFields): Promise<Edgenote> {
-    return this.keep(await this.api.createEdgenote(slug, edgenote));
+  /**
+   * Creates a record of a declared type under its parent (a case, or a
+   * record of the parent type); it goes into the open case at once (its
+   * echo is dropped).
+   */
+  async create<K extends keyof R & string>(type: K, parent: ParentRef, fields: Partial<R[K]>): Promise<R[K]> {
+    return this.keep(await this.api.create<R[K]>(type, parent, fields));
   }
 
   private keep<T extends Saveable>(record: T): T {

@@ -1,5 +1,6 @@
-export { BatonClient, type BatonClientOptions, type CaseHandle } from './client.js';
-export { Api, lockableType, paramKey, recordPath, type LockOptions, type LockableRef, type SaveOptions } from './api.js';
+export { BatonClient, type BatonClientOptions, type CaseHandle, type MoveTarget } from './client.js';
+export { Api, paramKey, recordPath, type LockOptions, type LockableRef, type ParentRef, type SaveOptions } from './api.js';
+export { Schema } from './schema.js';
 export {
   fillPath,
   type Method,
@@ -44,5 +45,5 @@ export { LiveCase, type LiveState, type LiveStatus } from './live.js';
 export { LockManager, endReason, type LockInfo, type LockState } from './locks.js';
 export { inLine, positionIn, waiterEnd, waiterIn } from './line.js';
 export { SESSION_KEY, tabSessionId, type SessionStore } from './session.js';
-export { CaseStore, enclosingKeys, keyOf, lockIn, type CaseView, type Listener, type PageView, type RecordKinds } from './store.js';
+export { CaseStore, keyOf, lockIn, recordIn, type CaseView, type Listener } from './store.js';
 export type * from './types.js';

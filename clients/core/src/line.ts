@@ -9,7 +9,8 @@ import type { EndedWaiter, Waiter, WaiterEndReason, Watchable } from './types.js
 
 /** The watchable as a waiter (a live one, or an ended one from a `destroy` frame), or null. */
 export function waiterIn(record: Watchable): Waiter | EndedWaiter | null {
-  return record.type === 'Waiter' && 'position' in record && 'lockable' in record ? record : null;
+  // sound: only waiters are tagged `Waiter`
+  return record.type === 'Waiter' && 'position' in record && 'lockable' in record ? (record as Waiter | EndedWaiter) : null;
 }
 
 /** Why a waiter ended, from its `destroy` frame; `left` when the frame does not say. */

@@ -4,12 +4,12 @@ import { BatonError, NetworkError, NotFoundError, isFatal } from './errors.js';
 import { waiterIn } from './line.js';
 import { endReason, type LockManager } from './locks.js';
 import { CaseStore, lockIn, type CaseView, type Listener } from './store.js';
-import type { ChangeFrame, ServerFrame } from './types.js';
+import type { ChangeFrame, RecordMap, ServerFrame } from './types.js';
 
 export type LiveStatus = 'loading' | 'live' | 'reconnecting' | 'stopped';
 
 /** A case's data and presence, kept live by its edits channel. */
-export interface LiveState extends CaseView {
+export interface LiveState<R extends RecordMap = RecordMap> extends CaseView<R> {
   status: LiveStatus;
   /** Why the case stopped: `UnauthorizedError`, `NotFoundError` (deleted), `KickedError`, … */
   error: BatonError | null;
@@ -31,9 +31,9 @@ export interface LiveCaseOptions {
  * echoes, refetches on every (re)connect and `resync`, and stops for good
  * when the tab is kicked, signed out, or the case is deleted.
  */
-export class LiveCase {
+export class LiveCase<R extends RecordMap = RecordMap> {
   readonly slug: string;
-  readonly store = new CaseStore();
+  readonly store = new CaseStore<R>();
   status: LiveStatus = 'loading';
   error: BatonError | null = null;
   private channel: EditsChannel | null = null;
@@ -44,8 +44,8 @@ export class LiveCase {
   private again = false;
   private listeners = new Set<Listener>();
   private changeListeners = new Set<(frame: ChangeFrame) => void>();
-  private state: LiveState | null = null;
-  private view: CaseView | null = null;
+  private state: LiveState<R> | null = null;
+  private view: CaseView<R> | null = null;
 
   constructor(private readonly options: LiveCaseOptions) {
     this.slug = options.slug;
@@ -68,7 +68,7 @@ export class LiveCase {
   }
 
   /** Resolves once the case is loaded and live; rejects with the error if it stops first. */
-  ready(): Promise<LiveState> {
+  ready(): Promise<LiveState<R>> {
     return new Promise((resolve, reject) => {
       const check = (): boolean => {
         if (this.status === 'live' || (this.status !== 'stopped' && !this.channel && this.store.getView().case)) {
@@ -100,7 +100,7 @@ export class LiveCase {
   };
 
   /** The current state; the same object until something changes. */
-  getState = (): LiveState => {
+  getState = (): LiveState<R> => {
     const view = this.store.getView();
     if (this.state && this.view === view) return this.state;
     this.view = view;
@@ -157,7 +157,8 @@ export class LiveCase {
     this.fetching = (async () => {
       try {
         const since = this.options.locks.mark();
-        const detail = await this.options.api.case(this.slug);
+        const [schema, detail] = await Promise.all([this.options.api.schema(), this.options.api.case(this.slug)]);
+        this.store.setSchema(schema);
         this.store.reset(detail);
         this.options.locks.reconcile(detail.id, detail.activeLocks, since, detail.waiters);
         const pending = this.pending ?? [];

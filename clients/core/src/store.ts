@@ -1,43 +1,46 @@
 import type {
-  Card,
+  AnyRecord,
   Case,
   CaseDetail,
   ChangeFrame,
-  Edgenote,
   EndedLock,
   Lock,
   OnlineUser,
-  Page,
   RecordKey,
+  RecordMap,
   Role,
   Waiter,
   Watchable,
 } from './types.js';
 import { inLine, waiterIn } from './line.js';
+import type { Schema } from './schema.js';
 
 /** `${type}/${param}`: how every record is keyed. */
 export const keyOf = (record: Pick<RecordKey, 'type' | 'param'>): string => `${record.type}/${record.param}`;
 
 export type Listener = () => void;
 
-export interface PageView extends Page {
-  cards: Card[];
-}
-
 /** What an app renders: a consistent, immutable view of one case. */
-export interface CaseView {
+export interface CaseView<R extends RecordMap = RecordMap> {
   case: Case | null;
   role: Role | null;
-  pages: PageView[];
-  edgenotes: Edgenote[];
+  /** The record types in force (`GET /schema`); null until loaded. */
+  schema: Schema | null;
+  /** Every record of each declared type, by type name: ordered types by `position`, others by id. */
+  records: { [T in keyof R]?: R[T][] };
+  /**
+   * Each record's children by the parent's key and the child type, in the
+   * same order: `children['Column/3'].Card`, and the case's own under
+   * `Case/<id>`.
+   */
+  children: Record<string, { [T in keyof R]?: R[T][] }>;
   locks: Lock[];
   /** The lock on each locked record, by the record's key. */
   lockOn: Record<string, Lock>;
   /**
-   * The deep lock (`depth: infinity`) on the page or case that encloses a
-   * record, by the record's key: a card under a deep-locked page or case, a
-   * page or edgenote under a deep-locked case. Whoever holds it holds the
-   * record too (see `enclosingKeys`).
+   * The deep lock (`depth: infinity`) on a record that encloses another (its
+   * parent, its parent's parent, …, its case), by the enclosed record's key.
+   * Whoever holds it holds the record too (see `Schema.enclosingKeys`).
    */
   coverOn: Record<string, Lock>;
   /** Every tab waiting for a record of the case, in line order. */
@@ -50,19 +53,10 @@ export interface CaseView {
 /** What the store keeps: the document's watchables (records, locks and waiters). */
 type Stored = Watchable;
 
-/** The kinds of record the store hands out, by their `type` tag. */
-export interface RecordKinds {
-  Case: Case;
-  Page: Page;
-  Card: Card;
-  Edgenote: Edgenote;
-  Lock: Lock;
-  Waiter: Waiter;
-}
-
 /** The watchable as a lock (a held one, or an ended one from a `destroy` frame), or null. */
 export function lockIn(record: Stored): Lock | EndedLock | null {
-  return record.type === 'Lock' && 'token' in record && 'lockable' in record && record.lockable ? record : null;
+  // sound: only locks are tagged `Lock`
+  return record.type === 'Lock' && 'token' in record && 'lockable' in record && record.lockable ? (record as Lock | EndedLock) : null;
 }
 
 /** The record a lock or a waiter is about, by its key; null for anything else. */
@@ -71,30 +65,25 @@ const holdsOn = (record: Stored): string | null => {
   return on ? keyOf(on.lockable) : null;
 };
 
-/**
- * Each kind, narrowed from a watchable on its `type` tag; the fields checked
- * with it tell the kinds apart while the document types `type` `string`
- * (and keep a destroyed record's bare identity out).
- */
-const KINDS: { [K in keyof RecordKinds]: (record: Stored) => RecordKinds[K] | null } = {
-  Case: (r) => (r.type === 'Case' && 'slug' in r && 'title' in r ? r : null),
-  Page: (r) => (r.type === 'Page' && 'title' in r && 'position' in r ? r : null),
-  Card: (r) => (r.type === 'Card' && 'pageId' in r ? r : null),
-  Edgenote: (r) => (r.type === 'Edgenote' && 'caption' in r ? r : null),
-  Lock: (r) => lockIn(r),
-  Waiter: (r) => waiterIn(r),
-};
+/** A record of a declared type (not a case, a lock, a waiter, or a destroyed record's bare identity). */
+export function recordIn(record: Stored): AnyRecord | null {
+  if (record.type === 'Case' || record.type === 'Lock' || record.type === 'Waiter') return null;
+  return 'caseId' in record && typeof record.caseId === 'number' && 'version' in record ? (record as AnyRecord) : null;
+}
 
-/**
- * The records whose deep lock covers this one, nearest first: a card's page
- * and case; a page's or an edgenote's case; nothing for a case. This is the
- * subtree rule of baton's deep locks, and the one place the kit knows it.
- */
-export function enclosingKeys(record: Stored): string[] {
-  const caseKey = 'caseId' in record && typeof record.caseId === 'number' ? `Case/${record.caseId}` : null;
-  if (!caseKey || record.type === 'Lock' || record.type === 'Waiter') return [];
-  const card = KINDS.Card(record);
-  return card ? [`Page/${card.pageId}`, caseKey] : [caseKey];
+const caseIn = (r: Stored): Case | null => (r.type === 'Case' && 'slug' in r && 'title' in r ? (r as Case) : null);
+
+/** Arrays of records in a `GET /cases/:slug` (or a record of it): what is not a list of records is left alone. */
+function recordLists(node: { [key: string]: unknown }): [Stored & { [key: string]: unknown }, Stored[][]] {
+  const own: { [key: string]: unknown } = {};
+  const lists: Stored[][] = [];
+  for (const [key, value] of Object.entries(node)) {
+    // declared fields are scalars: an array is a list of children
+    if (!Array.isArray(value)) own[key] = value;
+    else if (value.every((v) => v && typeof v === 'object' && 'type' in v && 'param' in v)) lists.push(value as Stored[]);
+  }
+  // sound: a node of the case's tree is a record: `type`, `param` and its fields
+  return [own as Stored & { [key: string]: unknown }, lists];
 }
 
 const isDeep = (lock: Lock | undefined): lock is Lock => lock?.depth === 'infinity';
@@ -111,19 +100,20 @@ const roleOf = (role: string): Role | null => Object.values(ROLES).find((known) 
 const versionOf = (record: Stored | undefined): number | undefined =>
   record && 'version' in record && typeof record.version === 'number' ? record.version : undefined;
 
-const byPosition = (a: { position: number; id: number }, b: { position: number; id: number }) =>
-  a.position - b.position || a.id - b.id;
+const byId = (a: AnyRecord, b: AnyRecord) => a.id - b.id;
+const byPosition = (a: AnyRecord, b: AnyRecord) => (a.position ?? 0) - (b.position ?? 0) || a.id - b.id;
 
 /**
  * A normalized cache of one case, keyed by `${type}/${param}`. It applies
  * snapshots and create/update/destroy frames and tells subscribers.
  */
-export class CaseStore {
+export class CaseStore<R extends RecordMap = RecordMap> {
   private records = new Map<string, Stored>();
   private onlineUsers: OnlineUser[] = [];
   private role: Role | null = null;
+  private schema: Schema | null = null;
   private listeners = new Set<Listener>();
-  private view: CaseView | null = null;
+  private view: CaseView<R> | null = null;
 
   subscribe = (listener: Listener): (() => void) => {
     this.listeners.add(listener);
@@ -137,6 +127,13 @@ export class CaseStore {
     for (const listener of [...this.listeners]) listener();
   }
 
+  /** The record types in force: they say which record is whose child. */
+  setSchema(schema: Schema): void {
+    if (this.schema === schema) return;
+    this.schema = schema;
+    this.changed();
+  }
+
   /**
    * The record under a key, e.g. `get('Card/12')`. The type argument is the
    * caller's word for what its key holds (`get<Card>('Card/12')`); without
@@ -147,13 +144,31 @@ export class CaseStore {
     return this.records.get(key) as T | undefined;
   }
 
-  /** Every record of a kind, e.g. `all('Card')`. */
-  all<K extends keyof RecordKinds>(type: K): RecordKinds[K][] {
-    const narrow = KINDS[type];
-    const found: RecordKinds[K][] = [];
+  /** Every record of a declared type, e.g. `all('Card')`, in no particular order. */
+  all<K extends keyof R & string>(type: K): R[K][] {
+    const found: R[K][] = [];
     for (const record of this.records.values()) {
-      const match = narrow(record);
-      if (match) found.push(match);
+      // sound: records are stored as the server sent them, and its records of `type` are R[type]
+      if (record.type === type && recordIn(record)) found.push(record as R[K]);
+    }
+    return found;
+  }
+
+  /** Every lock of the case. */
+  locks(): Lock[] {
+    const found: Lock[] = [];
+    for (const record of this.records.values()) {
+      const lock = lockIn(record);
+      if (lock) found.push(lock);
+    }
+    return found;
+  }
+
+  private waiterList(): Waiter[] {
+    const found: Waiter[] = [];
+    for (const record of this.records.values()) {
+      const waiter = waiterIn(record);
+      if (waiter) found.push(waiter);
     }
     return found;
   }
@@ -161,19 +176,19 @@ export class CaseStore {
   /** The lock on a record, if any. */
   lockOn(record: Pick<RecordKey, 'type' | 'param'>): Lock | undefined {
     const key = keyOf(record);
-    return this.all('Lock').find((lock) => keyOf(lock.lockable) === key);
+    return this.locks().find((lock) => keyOf(lock.lockable) === key);
   }
 
   /** Replaces everything with a fresh `GET /cases/:slug`. */
   reset(detail: CaseDetail): void {
     this.records.clear();
-    const { pages, edgenotes, activeLocks, waiters, onlineUsers, role, ...kase } = detail;
-    this.put(kase);
-    for (const { cards, ...page } of pages) {
-      this.put(page);
-      for (const card of cards) this.put(card);
-    }
-    for (const note of edgenotes) this.put(note);
+    const { activeLocks, waiters, onlineUsers, role, ...kase } = detail;
+    const walk = (node: { [key: string]: unknown }) => {
+      const [own, lists] = recordLists(node);
+      this.put(own);
+      for (const list of lists) for (const child of list) walk(child);
+    };
+    walk(kase);
     for (const lock of activeLocks) this.put(lock);
     for (const waiter of waiters) this.put(waiter);
     this.onlineUsers = onlineUsers;
@@ -232,42 +247,58 @@ export class CaseStore {
   }
 
   private drop(key: string): boolean {
-    const record = this.records.get(key);
-    if (!record) return false;
-    this.records.delete(key);
-    // what hangs off it goes too: a page's cards, a record's lock and line
-    const page = KINDS.Page(record);
-    for (const [k, r] of this.records) {
-      const card = page && KINDS.Card(r);
-      if (holdsOn(r) === key || (page && card && card.pageId === page.id)) this.records.delete(k);
+    if (!this.records.delete(key)) return false;
+    // what hangs off it goes too: its children (and theirs), its lock and line
+    for (const [k, r] of [...this.records]) {
+      if (!this.records.has(k)) continue;
+      const child = recordIn(r);
+      if (holdsOn(r) === key) this.records.delete(k);
+      else if (child && this.schema?.parentOf(child) === key) this.drop(k);
     }
     return true;
   }
 
   /** The current view; the same object until something changes. */
-  getView = (): CaseView => {
+  getView = (): CaseView<R> => {
     if (this.view) return this.view;
-    const cards = this.all('Card').sort(byPosition);
-    const locks = this.all('Lock');
+    const schema = this.schema;
+    const locks = this.locks();
     const lockOn: Record<string, Lock> = {};
     for (const lock of locks) lockOn[keyOf(lock.lockable)] = lock;
     const coverOn: Record<string, Lock> = {};
-    if (locks.some(isDeep)) {
+    const get = (k: string) => this.records.get(k) as AnyRecord | undefined;
+    if (schema && locks.some(isDeep)) {
       for (const [key, record] of this.records) {
-        const cover = enclosingKeys(record).map((k) => lockOn[k]).find(isDeep);
+        const child = recordIn(record);
+        const cover = child && schema.enclosingKeys(child, get).map((k) => lockOn[k]).find(isDeep);
         if (cover) coverOn[key] = cover;
       }
     }
-    const waiters = inLine(this.all('Waiter'));
+    const records: { [type: string]: AnyRecord[] } = {};
+    for (const record of this.records.values()) {
+      const r = recordIn(record);
+      if (r) (records[r.type] ??= []).push(r);
+    }
+    const children: Record<string, { [type: string]: AnyRecord[] }> = {};
+    for (const [type, list] of Object.entries(records)) {
+      list.sort(schema?.type(type)?.ordered ? byPosition : byId);
+      for (const r of list) {
+        const parent = schema?.parentOf(r);
+        if (parent) ((children[parent] ??= {})[type] ??= []).push(r);
+      }
+    }
+    const waiters = inLine(this.waiterList());
     const lineOn: Record<string, Waiter[]> = {};
     for (const waiter of waiters) (lineOn[keyOf(waiter.lockable)] ??= []).push(waiter);
+    let kase: Case | null = null;
+    for (const record of this.records.values()) kase ??= caseIn(record);
+    // sound: each list holds the records the server sent under that type name, R[type] by R's contract
     this.view = {
-      case: this.all('Case')[0] ?? null,
+      case: kase,
       role: this.role,
-      pages: this.all('Page')
-        .sort(byPosition)
-        .map((page) => ({ ...page, cards: cards.filter((c) => c.pageId === page.id) })),
-      edgenotes: this.all('Edgenote').sort((a, b) => a.id - b.id),
+      schema,
+      records: records as CaseView<R>['records'],
+      children: children as CaseView<R>['children'],
       locks,
       lockOn,
       coverOn,

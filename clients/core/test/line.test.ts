@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { BatonClient, type Card, type Lock, type Waiter, type WebSocketConstructor } from '../src/index.js';
-import { MemoryStorage, caseFor, person, rest, servers, sleep, tabsDisposedAfterEach, type Person, type ServerInfo } from '../../test/support.js';
+import { BatonClient, type Lock, type Waiter, type WebSocketConstructor } from '../src/index.js';
+import { MemoryStorage, caseFor, person, rest, servers, sleep, tabsDisposedAfterEach, type Card, type Person, type ServerInfo } from '../../test/support.js';
 
 /** The lock status of a record as baton has it, with the record's line. */
 async function status(server: ServerInfo, who: Person, card: Card) {

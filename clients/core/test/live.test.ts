@@ -11,12 +11,14 @@ import {
   type WebSocketConstructor,
 } from '../src/index.js';
 import { MemoryStorage, caseFor, person, rest, servers, sleep, tab, type Person, type ServerInfo } from '../../test/support.js';
-import type { CaseDetail } from '../src/types.js';
+import type { AnyRecord, CaseDetail } from '../src/types.js';
+
+const cardsOf = (view: CaseView) => ({ cards: view.records.Card ?? [], locks: view.locks });
 
 /** What both tabs must agree on: every card's content and version, and the locks. */
-function contents(view: Pick<CaseView, 'pages' | 'locks'>) {
+function contents(view: { cards: AnyRecord[]; locks: CaseView['locks'] }) {
   return {
-    cards: view.pages.flatMap((p) => p.cards.map((c) => `${c.param}:${c.version}:${c.content}`)).sort(),
+    cards: view.cards.map((c) => `${c.param}:${c.version}:${String(c.content)}`).sort(),
     locks: view.locks.map((l) => `${l.lockable.type}/${l.lockable.param}:${l.user.name}`).sort(),
   };
 }
@@ -61,8 +63,9 @@ describe.each(servers())('live cases on $backend', (server) => {
     const state = a.live.getState();
     expect(state.case).toMatchObject({ slug: kase.slug, type: 'Case' });
     expect(state.role).toBe('manager');
-    expect(state.pages.map((p) => p.param)).toEqual([page.param]);
-    expect(state.pages[0]!.cards.map((c) => c.content)).toEqual(cards.map((c) => c.content));
+    expect(state.records.Page?.map((p) => p.param)).toEqual([page.param]);
+    expect(state.children[`Page/${page.param}`]?.Card?.map((c) => c.content)).toEqual(cards.map((c) => c.content));
+    expect(state.schema?.types.map((t) => t.name)).toEqual(['Page', 'Card', 'Edgenote']);
     expect(a.live.store.get(`Card/${cards[1]!.param}`)).toMatchObject({ content: 'card 1' });
     for (const h of [a, b]) {
       await vi.waitFor(() =>
@@ -95,17 +98,18 @@ describe.each(servers())('live cases on $backend', (server) => {
     await Promise.all([
       burst(ca, a, cards[0]!, 'alice'),
       burst(cb, b, cards[1]!, 'bob'),
-      cb.createCard(page.id, { content: 'a new card from bob' }),
-      ca.createCard(page.id, { content: 'a new card from alice' }),
+      cb.create('Card', page, { content: 'a new card from bob' }),
+      ca.create('Card', page, { content: 'a new card from alice' }),
     ]);
     await ca.locks.release(cards[0]!);
 
     const truth = (await rest<CaseDetail>(server, alice.token, 'GET', `/cases/${kase.slug}`)).data;
-    const expected = contents({ pages: truth.pages, locks: truth.activeLocks });
+    const truthCards = (truth.pages as { cards: AnyRecord[] }[]).flatMap((p) => p.cards);
+    const expected = contents({ cards: truthCards, locks: truth.activeLocks });
     expect(expected.cards).toHaveLength(5);
     await vi.waitFor(() => {
-      expect(contents(a.live.getState())).toEqual(expected);
-      expect(contents(b.live.getState())).toEqual(expected);
+      expect(contents(cardsOf(a.live.getState()))).toEqual(expected);
+      expect(contents(cardsOf(b.live.getState()))).toEqual(expected);
     });
 
     // each tab saw the other's changes, and none of its own
@@ -134,7 +138,7 @@ describe.each(servers())('live cases on $backend', (server) => {
     expect(a.live.store.get(`Card/${cards[0]!.param}`)).toBeUndefined();
     await vi.waitFor(() => {
       const view = b.live.getState();
-      expect(view.pages[0]!.cards.map((c) => c.param)).toEqual([cards[1]!.param]);
+      expect(view.records.Card?.map((c) => c.param)).toEqual([cards[1]!.param]);
       expect(view.locks).toHaveLength(0);
     });
   });

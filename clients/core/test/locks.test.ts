@@ -4,9 +4,8 @@ import {
   LockLostError,
   LockedError,
   StaleVersionError,
-  type Card,
 } from '../src/index.js';
-import { MemoryStorage, caseFor, person, rest, servers, tabsDisposedAfterEach } from '../../test/support.js';
+import { MemoryStorage, caseFor, person, rest, servers, tabsDisposedAfterEach, type Card } from '../../test/support.js';
 
 describe.each(servers())('locks on $backend', (server) => {
   const client = tabsDisposedAfterEach();

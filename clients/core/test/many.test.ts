@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { InvalidError, LockHeldError, LockedError, NoneFreeError, type Card, type Lock, type Page } from '../src/index.js';
-import { caseFor, person, rest, servers, tabsDisposedAfterEach } from '../../test/support.js';
+import { InvalidError, LockHeldError, LockedError, NoneFreeError, type Lock } from '../src/index.js';
+import { caseFor, person, rest, servers, tabsDisposedAfterEach, type Card, type Page } from '../../test/support.js';
 
 const status = (server: Parameters<typeof rest>[0], token: string, record: { type: string; param: string }) =>
   rest<{ state: string; lock?: Lock }>(server, token, 'GET', `/locks/status?lockableType=${record.type}&lockableParam=${record.param}`);
@@ -105,7 +105,7 @@ describe.each(servers())('lock sets, claims, deep locks and moves on $backend', 
     expect((locked as LockedError).status).toBe(423);
     expect((locked as LockedError).lock.token).toBe(deep.token);
     expect((locked as LockedError).lockable).toMatchObject({ type: 'Page', param: page.param });
-    await expect(b.createCard(page.id, { content: 'new inside' })).rejects.toBeInstanceOf(LockedError);
+    await expect(b.create('Card', page, { content: 'new inside' })).rejects.toBeInstanceOf(LockedError);
 
     // the holder's tab writes inside
     const saved = await a.save(card, { content: 'Alice restructures' });
@@ -143,18 +143,18 @@ describe.each(servers())('lock sets, claims, deep locks and moves on $backend', 
     const card = cards[0]!;
 
     await b.locks.acquire(card);
-    const moved = await b.move(card, { pageId: other.id, position: 0 });
+    const moved = await b.move(card, { parentId: other.id, position: 0 });
     expect(moved).toMatchObject({ pageId: other.id, position: 0, version: card.version + 1 });
     await b.locks.release(card);
     await vi.waitFor(() => {
-      const pages = open.live.getState().pages;
-      expect(pages.find((p) => p.id === other.id)?.cards.map((c) => c.param)).toEqual([card.param]);
-      expect(pages.find((p) => p.id === page.id)?.cards.map((c) => c.param)).toEqual([cards[1]!.param]);
+      const { children } = open.live.getState();
+      expect(children[`Page/${other.id}`]?.Card?.map((c) => c.param)).toEqual([card.param]);
+      expect(children[`Page/${page.id}`]?.Card?.map((c) => c.param)).toEqual([cards[1]!.param]);
     });
 
     // a page alice holds deeply refuses the move in (423, naming her lock), and the card stays
     await a.locks.acquire(page, { depth: 'infinity' });
-    const refused = await b.move(moved, { pageId: page.id }).catch((e: unknown) => e);
+    const refused = await b.move(moved, { parentId: page.id }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(LockedError);
     expect((refused as LockedError).holder.name).toBe('Alice');
     expect((refused as LockedError).lockable).toMatchObject({ type: 'Page', param: page.param });

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { caseFor, person, rest, servers } from '../../test/support.js';
-import type { Card } from '../src/types.js';
+import type { Card } from '../../test/support.js';
 
 const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
 const example = /```ts\n([\s\S]*?)```/.exec(readme)![1]!;

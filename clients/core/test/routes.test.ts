@@ -21,11 +21,12 @@ describe('routes typed from the OpenAPI document', () => {
     expect(() => fillPath('/cards/{id}', {})).toThrow(TypeError);
     expect(recordPath({ type: 'Card', table: 'cards', param: '7' })).toBe('/cards/7');
     expect(recordPath({ type: 'Case', table: 'cases', param: '3', slug: 'lighthouse' })).toBe('/cases/lighthouse');
-    expect(() => recordPath({ type: 'User', table: 'users', param: '1' })).toThrow(InvalidError);
+    expect(() => recordPath({ type: 'Ticket', param: '1' })).toThrow(InvalidError);
+    expect(recordPath({ type: 'BookComponent', table: 'book_components', param: '4' })).toBe('/book_components/4');
   });
 
   it('types params, bodies and answers from `paths`; what the document does not define does not compile', () => {
-    expectTypeOf<RouteData<Operation<'/cases/{slug}', 'get'>>>().toEqualTypeOf<CaseDetail>();
+    expectTypeOf<RouteData<Operation<'/cases/{slug}', 'get'>>>().toMatchTypeOf<CaseDetail>();
     // a lock, or with `wait` the tab's place in the record's line
     expectTypeOf<RouteData<Operation<'/locks', 'post'>>>().toEqualTypeOf<Lock | Waiter>();
     expectTypeOf<RouteData<Operation<'/locks/{id}', 'delete'>>>().toEqualTypeOf<null>();
@@ -101,11 +102,14 @@ describe.each(servers())('typed routes on $backend', (server) => {
     await expect(a.api.demoPeople()).rejects.toBeInstanceOf(NotFoundError);
   });
 
-  it('refuses a type baton does not lock before asking the server', async () => {
+  it('a type the schema does not declare: the server refuses it, and the kit finds no route for it', async () => {
     const alice = await person(server, 'Alice');
     const a = client(server, alice);
     const error = await a.api.lockStatus({ type: 'User', param: String(alice.user.id) }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidError);
-    expect((error as InvalidError).status).toBe(0);
+    expect((error as InvalidError).status).toBe(422);
+    const unread = await a.api.read({ type: 'Ticket', param: '1' }).catch((e: unknown) => e);
+    expect(unread).toBeInstanceOf(InvalidError);
+    expect((unread as InvalidError).status).toBe(0);
   });
 });

@@ -3,8 +3,8 @@ import {
   CaseStore,
   LockHeldError,
   NoneFreeError,
-  enclosingKeys,
   RateLimitedError,
+  Schema,
   backoffDelay,
   errorFromResponse,
   parseFrame,
@@ -26,7 +26,7 @@ describe('frames', () => {
   it('a store ignores a change frame without an identity', () => {
     const store = new CaseStore();
     store.apply({ type: 'update', watchable: {} as never, editorSessionId: null });
-    expect(store.getView().pages).toEqual([]);
+    expect(store.getView().records).toEqual({});
   });
 });
 
@@ -121,6 +121,25 @@ describe('deep locks in the store', () => {
   const card = { type: 'Card', table: 'cards', param: '12', id: 12, caseId: 5, pageId: 3, position: 0, content: 'c', version: 1, createdAt: at, updatedAt: at } as const;
   const note = { type: 'Edgenote', table: 'edgenotes', param: '4', id: 4, caseId: 5, slug: 'n', caption: 'N', content: 'x', version: 1, createdAt: at, updatedAt: at } as const;
 
+  const rules = { lease: null, takeover: 'editor', wait: true };
+  const declared = (name: string, plural: string, parent: string) => ({
+    name, plural, table: plural, parent, store: 'baton', ordered: true, movable: false, label: null, fields: {}, required: [], unique: [], lock: rules,
+  });
+  // three levels, as in the book: a deep lock covers every level below it
+  const schema = new Schema({
+    types: [declared('Page', 'pages', 'Case'), declared('Card', 'cards', 'Page'), declared('Edgenote', 'edgenotes', 'Case'), declared('Note', 'notes', 'Card')],
+  });
+  const footnote = { type: 'Note', table: 'notes', param: '7', id: 7, caseId: 5, cardId: 12, position: 0, version: 1 } as const;
+  const known = new Map<string, { type: string; caseId?: unknown }>([['Page/3', page], ['Card/12', card]]);
+  const enclosingKeys = (record: { type: string; caseId?: unknown }) => schema.enclosingKeys(record, (k) => known.get(k));
+
+  it('the schema says where a record is: a card inside its page and its case, a note inside its card too', () => {
+    expect(enclosingKeys(footnote)).toEqual(['Card/12', 'Page/3', 'Case/5']);
+    expect(schema.parentKey('Card')).toBe('pageId');
+    expect(schema.parentKey('Page')).toBeNull();
+    expect(schema.childrenOf('Page').map((t) => t.name)).toEqual(['Card']);
+  });
+
   it('a card is inside its page and its case; a page or an edgenote inside its case', () => {
     expect(enclosingKeys(card)).toEqual(['Page/3', 'Case/5']);
     expect(enclosingKeys(page)).toEqual(['Case/5']);
@@ -130,14 +149,15 @@ describe('deep locks in the store', () => {
 
   it('coverOn: a deep page lock covers its cards, a deep case lock everything; a depth-0 lock nothing', () => {
     const store = new CaseStore();
-    for (const record of [page, card, note]) store.upsert(record);
+    store.setSchema(schema);
+    for (const record of [page, card, note, footnote]) store.upsert(record);
     store.upsert(lockOn('Page', '3', '0'));
     expect(store.getView().coverOn).toEqual({});
     store.upsert(lockOn('Page', '3', 'infinity'));
-    expect(Object.keys(store.getView().coverOn)).toEqual(['Card/12']);
+    expect(Object.keys(store.getView().coverOn).sort()).toEqual(['Card/12', 'Note/7']);
     store.remove({ type: 'Lock', param: '9' });
     store.upsert(lockOn('Case', '5', 'infinity'));
-    expect(Object.keys(store.getView().coverOn).sort()).toEqual(['Card/12', 'Edgenote/4', 'Page/3']);
+    expect(Object.keys(store.getView().coverOn).sort()).toEqual(['Card/12', 'Edgenote/4', 'Note/7', 'Page/3']);
   });
 
   it('errors: lock_held lists every lock and each holder once; none_free is NoneFreeError', () => {

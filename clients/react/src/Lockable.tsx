@@ -23,8 +23,9 @@ export interface LockableRenderProps {
   /** The lock on the record now (this tab's or someone else's; a covering deep lock when the record has none of its own). */
   lock: Lock | null;
   /**
-   * Someone else's deep lock on the page or case the record is inside: the
-   * record reads as theirs ("Alice is restructuring this page"). "Edit
+   * Someone else's deep lock on a record that encloses this one (its parent,
+   * …, its case): the record reads as theirs ("Alice is restructuring this
+   * column"). "Edit
    * anyway" cannot get past it; only a takeover of that lock could.
    */
   cover: Lock | null;

@@ -5,8 +5,9 @@ import { useBaton } from './context.js';
 const LOADING: LiveState = Object.freeze({
   case: null,
   role: null,
-  pages: [],
-  edgenotes: [],
+  schema: null,
+  records: {},
+  children: {},
   locks: [],
   lockOn: {},
   coverOn: {},
@@ -36,8 +37,9 @@ export function useLiveCase(slug: string | null): LiveCase | null {
 }
 
 /**
- * Live data of a case: `{case, role, pages (each with cards), edgenotes,
- * locks, lockOn, onlineUsers, status, error}`, re-rendered on every change
+ * Live data of a case: `{case, role, schema, records (by type), children
+ * (by parent and type), locks, lockOn, coverOn, lineOn, onlineUsers, status,
+ * error}`, re-rendered on every change
  * anyone makes. `status` is `loading`, `live`, `reconnecting` or `stopped`
  * (then `error` says why: signed out, kicked, the case was deleted).
  */

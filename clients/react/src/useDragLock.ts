@@ -1,30 +1,26 @@
-import { BatonError, NetworkError, type Card } from '@baton/client';
+import { BatonError, NetworkError, type Lockable, type MoveTarget } from '@baton/client';
 import { useCallback, useRef, useState } from 'react';
 import { useBaton } from './context.js';
 import { useLock } from './useLock.js';
 
-/** Where a card goes: a page of its case, and its sort key there (last when omitted). */
-export interface MoveTarget {
-  pageId: number | string;
-  position?: number;
-}
+export type { MoveTarget };
 
-export interface UseDragLock {
+export interface UseDragLock<T extends Lockable = Lockable> {
   /** A drag of this tab holds the card's lock now (taken at its start, until the drop or the cancel). */
   dragging: boolean;
   /** The lock is being taken, or the move saved. */
   busy: boolean;
   /** The last refusal (LockHeldError at the start, LockedError at the drop, …), cleared by the next start. */
   error: BatonError | null;
-  /** Drag start: takes the card's lock. False (and `error`) when someone else holds it or the page it is on. */
+  /** Drag start: takes the record's lock. False (and `error`) when someone else holds it or a record it is in. */
   start: () => Promise<boolean>;
   /**
    * Drop: waits for the start's lock, saves the move under it
-   * (`PATCH /cards/:id {card: {pageId, position}}` with `Lock-Token`), then
+   * (`PATCH /cards/:id {card: {columnId, position}}` with `Lock-Token`), then
    * releases it. The moved card, or null (and `error`) when refused; the lock
    * is released either way.
    */
-  drop: (to: MoveTarget) => Promise<Card | null>;
+  drop: (to: MoveTarget) => Promise<T | null>;
   /** Drag cancelled: releases the lock the start took. */
   cancel: () => Promise<void>;
 }
@@ -32,15 +28,15 @@ export interface UseDragLock {
 const asBatonError = (e: unknown): BatonError => (e instanceof BatonError ? e : new NetworkError(String(e), e));
 
 /**
- * "Lock while dragging" for a card: everyone sees the card as held by this
- * tab from the drag's start, and the card in its new place as soon as the
- * drop is saved.
+ * "Lock while dragging" for a record of a movable type (a card): everyone
+ * sees it as held by this tab from the drag's start, and in its new place as
+ * soon as the drop is saved.
  *
  *   const drag = useDragLock(card);
  *   <li draggable onDragStart={() => void drag.start()} onDragEnd={…cancel unless dropped…}>
- *   // on the target: await drag.drop({ pageId, position })
+ *   // on the target: await drag.drop({ parentId: column.id, position })
  */
-export function useDragLock(card: Card): UseDragLock {
+export function useDragLock<T extends Lockable>(card: T): UseDragLock<T> {
   const client = useBaton();
   const lock = useLock(card);
   const [error, setError] = useState<BatonError | null>(null);
@@ -75,7 +71,7 @@ export function useDragLock(card: Card): UseDragLock {
   }, [client]);
 
   const drop = useCallback(
-    async (to: MoveTarget): Promise<Card | null> => {
+    async (to: MoveTarget): Promise<T | null> => {
       const took = await (taking.current ?? Promise.resolve(false));
       if (!took) {
         await release();

@@ -25,7 +25,7 @@ export interface UseLock {
   /** Who holds the lock now. */
   holder: User | null;
   lock: Lock | null;
-  /** Someone else's deep lock on the page or case the record is inside (then `lock` is that lock and `state` is `theirs`). */
+  /** Someone else's deep lock on a record that encloses this one, or its case (then `lock` is that lock and `state` is `theirs`). */
   cover: Lock | null;
   /** Who took this tab's lock ("Edit anyway"), when `state` is `lost`. */
   lostTo: User | null;

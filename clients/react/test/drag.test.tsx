@@ -2,9 +2,9 @@
 import { act, cleanup, render, renderHook, screen, waitFor } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BatonClient, LockHeldError, LockedError, type Page } from '@baton/client';
+import { BatonClient, LockHeldError, LockedError } from '@baton/client';
 import { BatonProvider, Lockable, useCase, useDragLock, useLock } from '@baton/react';
-import { caseFor, person, rest, servers, tab } from '../../test/support.js';
+import { caseFor, person, rest, servers, tab, type Page } from '../../test/support.js';
 
 const wrapperFor =
   (client: BatonClient) =>
@@ -30,7 +30,7 @@ describe.each(servers())('useDragLock on $backend', (server) => {
     const b = renderHook(
       () => {
         const live = useCase(kase.slug);
-        const current = live.pages.flatMap((p) => p.cards).find((c) => c.param === card.param) ?? card;
+        const current = live.records.Card?.find((c) => c.param === card.param) ?? card;
         return { live, drag: useDragLock(current) };
       },
       { wrapper: wrapperFor(cb) },
@@ -51,15 +51,15 @@ describe.each(servers())('useDragLock on $backend', (server) => {
     // drop on the other page: saved under the lock, then released
     let moved: Awaited<ReturnType<typeof b.result.current.drag.drop>> = null;
     await act(async () => {
-      moved = await b.result.current.drag.drop({ pageId: other.id, position: 0 });
+      moved = await b.result.current.drag.drop({ parentId: other.id, position: 0 });
     });
     expect(moved).toMatchObject({ pageId: other.id, position: 0 });
     expect(b.result.current.drag.dragging).toBe(false);
     await waitFor(() => {
       expect(c.result.current.lock.state).toBe('free');
-      const pages = c.result.current.live.pages;
-      expect(pages.find((p) => p.id === other.id)?.cards.map((x) => x.param)).toEqual([card.param]);
-      expect(pages.find((p) => p.id === page.id)?.cards.map((x) => x.param)).toEqual([cards[1]!.param]);
+      const { children } = c.result.current.live;
+      expect(children[`Page/${other.id}`]?.Card?.map((x) => x.param)).toEqual([card.param]);
+      expect(children[`Page/${page.id}`]?.Card?.map((x) => x.param)).toEqual([cards[1]!.param]);
     });
 
     // a cancelled drag releases the lock
@@ -97,7 +97,7 @@ describe.each(servers())('useDragLock on $backend', (server) => {
     });
     let moved: unknown = 'not yet';
     await act(async () => {
-      moved = await drag.result.current.drag.drop({ pageId: other.id });
+      moved = await drag.result.current.drag.drop({ parentId: other.id });
     });
     expect(moved).toBeNull();
     expect(drag.result.current.drag.error).toBeInstanceOf(LockedError);
@@ -117,7 +117,7 @@ describe.each(servers())('useDragLock on $backend', (server) => {
 
     function CardView() {
       const live = useCase(kase.slug);
-      const current = live.pages[0]?.cards[0];
+      const current = live.records.Card?.[0];
       if (!current) return <p>loading</p>;
       return (
         <Lockable record={current}>

@@ -3,9 +3,9 @@ import { act, cleanup, fireEvent, render, renderHook, screen, waitFor } from '@t
 import type { ReactNode } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { BatonClient, type Card, type WebSocketConstructor } from '@baton/client';
+import { BatonClient, type WebSocketConstructor } from '@baton/client';
 import { BatonProvider, Lockable, useCase, useLock, usePresence } from '@baton/react';
-import { MemoryStorage, caseFor, person, rest, servers, tab } from '../../test/support.js';
+import { MemoryStorage, caseFor, person, rest, servers, tab, type Card } from '../../test/support.js';
 
 const wrapperFor =
   (client: BatonClient) =>
@@ -34,7 +34,7 @@ describe.each(servers())('React bindings on $backend', (server) => {
       expect(a.result.current.kase.status).toBe('live');
       expect(b.result.current.kase.status).toBe('live');
     });
-    expect(a.result.current.kase.pages[0]!.cards[0]).toMatchObject({ param: card.param, content: 'card 0' });
+    expect(a.result.current.kase.records.Card?.[0]).toMatchObject({ param: card.param, content: 'card 0' });
     await waitFor(() => expect(b.result.current.presence.map((o) => o.user.name).sort()).toEqual(['Alice', 'Bob']));
 
     expect(a.result.current.lock.state).toBe('free');
@@ -51,7 +51,7 @@ describe.each(servers())('React bindings on $backend', (server) => {
 
     // bob's edit reaches alice's view live
     await act(() => cb.save(card, { content: 'Bob took over' }));
-    await waitFor(() => expect(a.result.current.kase.pages[0]!.cards[0]!.content).toBe('Bob took over'));
+    await waitFor(() => expect(a.result.current.kase.records.Card?.[0]?.content).toBe('Bob took over'));
 
     // releasing clears alice's loss; she sees bob's lock again
     await act(() => a.result.current.lock.release());
@@ -65,7 +65,7 @@ describe.each(servers())('React bindings on $backend', (server) => {
 
     function Editor({ who }: { who: string }) {
       const live = useCase(kase.slug);
-      const current = live.pages[0]?.cards.find((c) => c.param === card.param);
+      const current = live.records.Card?.find((c) => c.param === card.param);
       if (!current) return <p>{who}: loading</p>;
       return (
         <Lockable record={current}>
