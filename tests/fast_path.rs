@@ -151,7 +151,7 @@ async fn outbox_payloads(app: &TestApp) -> Vec<String> {
         .state
         .db
         .read(|conn| {
-            diesel::sql_query("SELECT payload FROM event_outbox ORDER BY id")
+            diesel::sql_query("SELECT payload FROM events WHERE payload IS NOT NULL ORDER BY id")
                 .load::<Row>(conn)
                 .map_err(baton::error::AppError::from)
         })

@@ -428,7 +428,7 @@ async fn consistent(app: &TestApp, case_id: i64, frames: &[Value], answers: &Ans
     let orphans: Vec<i64> = db
         .query(
             "SELECT l.id FROM locks l WHERE l.case_id = $1 AND NOT EXISTS ( \
-               SELECT 1 FROM lock_events e WHERE e.lock_id = l.id \
+               SELECT 1 FROM events e WHERE e.lock_id = l.id \
                AND e.action IN ('acquired', 'handed_off'))",
             &[&case_id],
         )
@@ -445,8 +445,8 @@ async fn consistent(app: &TestApp, case_id: i64, frames: &[Value], answers: &Ans
     // Per record, the audit trail grants and ends one lock at a time.
     let audit = db
         .query(
-            "SELECT lock_id, lockable_type, lockable_id, action FROM lock_events \
-             WHERE case_id = $1 ORDER BY id",
+            "SELECT lock_id, lockable_type, lockable_id, action FROM events \
+             WHERE case_id = $1 AND action IS NOT NULL ORDER BY id",
             &[&case_id],
         )
         .await

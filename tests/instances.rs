@@ -239,7 +239,7 @@ async fn the_outbox_waits_for_open_transactions_and_skips_rolled_back_ones() {
     let marker = |name: &str| {
         let text = json!({ "type": "update", "watchable": { "type": "Marker", "name": name } });
         let payload = json!({ "k": "frame", "case": f.case_id, "text": text.to_string() });
-        format!("INSERT INTO event_outbox (payload, created_at) VALUES ('{payload}', now())")
+        format!("INSERT INTO events (payload, at) VALUES ('{payload}', now())")
     };
     let patch = |content: &'static str| {
         app.req_at(&a.base, Method::PATCH, &format!("/cards/{}", f.card_id))

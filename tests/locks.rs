@@ -1492,3 +1492,55 @@ async fn audit_trail_route(backend: Backend) {
         .await
         .expect_error(403, "forbidden");
 }
+
+on_both_backends!(a_lock_change_is_one_row_of_the_event_stream);
+
+/// The audit trail and the broadcasts are one stream: each lock change
+/// (a grant, a takeover's end and grant, a release) writes one row, its
+/// audit entry, which on PostgreSQL also carries the frame every instance
+/// delivers. The same on the fast path and the general path.
+async fn a_lock_change_is_one_row_of_the_event_stream(backend: Backend) {
+    use baton::db::schema::events;
+    use diesel::prelude::*;
+
+    for fast_path in [true, false] {
+        let Some(app) = TestApp::start_with(backend, |s| s.lock_fast_path = fast_path).await else {
+            return;
+        };
+        let c = app.cast().await;
+        let card = c.case.card_id;
+        let last_before = |conn: &mut baton::db::DbConn| {
+            events::table
+                .select(diesel::dsl::max(events::id))
+                .get_result::<Option<i64>>(conn)
+                .map_err(baton::error::AppError::from)
+        };
+        let from = app.state.db.read(last_before).await.unwrap().unwrap_or(0);
+
+        let bob = c.bob.tab("bob-tab");
+        app.lock_expect(&bob, lock_body("Card", card), 201).await;
+        let taken = app.takeover(&c.mia, "Card", card).await;
+        app.release(&c.mia, id(&taken)).await;
+
+        let rows: Vec<(Option<String>, bool)> = app
+            .state
+            .db
+            .read(move |conn| {
+                events::table
+                    .filter(events::id.gt(from))
+                    .order(events::id)
+                    .select((events::action, events::payload.is_not_null()))
+                    .load(conn)
+                    .map_err(baton::error::AppError::from)
+            })
+            .await
+            .unwrap();
+        let framed = backend == Backend::Postgres;
+        let expected: Vec<(Option<String>, bool)> =
+            ["acquired", "overridden", "acquired", "released"]
+                .into_iter()
+                .map(|action| (Some(action.to_owned()), framed))
+                .collect();
+        assert_eq!(rows, expected, "fast path {fast_path}");
+    }
+}

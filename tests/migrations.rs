@@ -144,7 +144,7 @@ fn sqlite_and_postgres_migrations_define_the_same_schema() {
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 
-use baton::db::schema::{lock_events, lock_waiters, locks, record_ids, records};
+use baton::db::schema::{events, lock_waiters, locks, record_ids, records};
 use chrono::NaiveDateTime;
 use diesel::connection::SimpleConnection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
@@ -275,7 +275,49 @@ fn lock_state(conn: &mut DbConn) -> LockState {
             .order(lock_waiters::id)
             .load(conn)
             .expect("read waiters"),
-        audit: lock_events::table
+        audit: audit_rows(conn),
+    }
+}
+
+/// The audit table before the event stream (migration 000009).
+mod before_the_stream {
+    diesel::table! {
+        lock_events (id) {
+            id -> BigInt,
+            lock_id -> BigInt,
+            lockable_type -> Text,
+            lockable_id -> BigInt,
+            case_id -> BigInt,
+            actor_id -> Nullable<BigInt>,
+            holder_id -> BigInt,
+            action -> Text,
+            at -> Timestamp,
+        }
+    }
+}
+
+/// The audit trail, wherever the database's version keeps it: the rows of
+/// the event stream with an action, or the old `lock_events`.
+fn audit_rows(conn: &mut DbConn) -> Vec<EventRow> {
+    use before_the_stream::lock_events;
+    let streamed = events::table
+        .filter(events::action.is_not_null())
+        .order(events::id)
+        .select((
+            events::id,
+            events::lock_id.assume_not_null(),
+            events::lockable_type.assume_not_null(),
+            events::lockable_id.assume_not_null(),
+            events::case_id.assume_not_null(),
+            events::actor_id,
+            events::holder_id.assume_not_null(),
+            events::action.assume_not_null(),
+            events::at,
+        ))
+        .load(conn);
+    match streamed {
+        Ok(rows) => rows,
+        Err(_) => lock_events::table
             .order(lock_events::id)
             .load(conn)
             .expect("read audit"),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use baton::db::schema::{lock_events, lock_waiters, locks, records};
+use baton::db::schema::{events, lock_waiters, locks, records};
 use common::{lock_body, Backend, ServerProcess, TestDb, SECRET};
 use diesel::prelude::*;
 use serde_json::{json, Value};
@@ -178,7 +178,8 @@ fn counts(url: &str) -> Counts {
             .count()
             .get_result(&mut conn)
             .expect("waiters"),
-        audit: lock_events::table
+        audit: events::table
+            .filter(events::action.is_not_null())
             .count()
             .get_result(&mut conn)
             .expect("audit"),

@@ -25,7 +25,7 @@ use diesel::{Connection, ConnectionError};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
 use crate::clock;
-pub use outbox::{EventBus, Frame, Outgoing};
+pub use outbox::{AuditEntry, Event, EventBus, Frame, Outgoing};
 pub use prepared::Prepared;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
@@ -431,7 +431,7 @@ pub struct Tx<'a> {
     /// the database's clock (see [`now`]).
     pub now: NaiveDateTime,
     editor_session_id: Option<String>,
-    outgoing: Vec<Outgoing>,
+    events: Vec<Event>,
     after_commit: Vec<Box<dyn FnOnce()>>,
 }
 
@@ -442,7 +442,7 @@ impl<'a> Tx<'a> {
             conn,
             now,
             editor_session_id,
-            outgoing: Vec::new(),
+            events: Vec::new(),
             after_commit: Vec::new(),
         }
     }
@@ -452,9 +452,35 @@ impl<'a> Tx<'a> {
         self.editor_session_id.as_deref()
     }
 
-    /// Queues a frame or a kick for publication after commit.
+    /// Queues a frame or a kick for publication after commit. A frame for
+    /// the case of the audit entry just written is that entry's row: a lock
+    /// change is one row of the event stream.
     pub fn publish(&mut self, outgoing: Outgoing) {
-        self.outgoing.push(outgoing);
+        if let Outgoing::Frame(frame) = &outgoing {
+            if let Some(last) = self.events.last_mut().filter(|last| {
+                last.outgoing.is_none()
+                    && last
+                        .audit
+                        .as_ref()
+                        .is_some_and(|a| a.case_id == frame.case_id)
+            }) {
+                last.outgoing = Some(outgoing);
+                return;
+            }
+        }
+        self.events.push(Event {
+            audit: None,
+            outgoing: Some(outgoing),
+        });
+    }
+
+    /// Queues an audit entry, written with the transaction's other events
+    /// just before COMMIT.
+    pub fn audit(&mut self, entry: AuditEntry) {
+        self.events.push(Event {
+            audit: Some(entry),
+            outgoing: None,
+        });
     }
 
     /// Runs `f` once the transaction has committed (never on rollback): for
@@ -784,11 +810,11 @@ impl Database {
         };
         let mut tx = Tx::new(conn, now, editor_session_id);
         let outcome = f(&mut tx);
-        let outgoing = std::mem::take(&mut tx.outgoing);
+        let events = std::mem::take(&mut tx.events);
         let after_commit = std::mem::take(&mut tx.after_commit);
         match outcome {
             Ok(value) => {
-                if let Err(e) = self.bus.stage(conn, &outgoing) {
+                if let Err(e) = self.bus.stage(conn, &events) {
                     let _ = rollback(conn);
                     return Err(lost_or(conn, DbError::from(e)).into());
                 }
@@ -804,7 +830,7 @@ impl Database {
                     }
                     .into());
                 }
-                self.bus.committed(outgoing);
+                self.bus.committed(Event::published(events));
                 after_commit.into_iter().for_each(|f| f());
                 Ok(value)
             }

@@ -1,9 +1,18 @@
 //! What a write transaction will publish once it has committed, and the bus
 //! that carries it. Frames are serialized by whoever emits them (the wire
 //! shapes live in `crate::views`); this layer only queues and hands them over.
+//!
+//! The audit trail and the broadcasts are one stream, the `events` table:
+//! a lock change is one row, its audit entry and (where the bus travels
+//! through the database) the frame that announces it. A transaction's rows
+//! are written together just before its COMMIT, so their ids follow commit
+//! order (see `crate::realtime::pg_bus`).
 
 use bytestring::ByteString;
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
 
+use super::schema::events;
 use super::DbConn;
 
 /// A message ready for the wire, serialized once for every subscriber.
@@ -31,13 +40,73 @@ pub enum Outgoing {
     Kick { session_id: String, reason: String },
 }
 
-/// Carries what a transaction publishes to every subscriber. The in-process
-/// bus only uses `committed`; a bus that must travel with the transaction
-/// itself (PostgreSQL's outbox table) writes in `stage`.
+/// What happened to a lock, for the audit trail: an `action` as
+/// `crate::models::LockAction::as_str` spells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditEntry {
+    pub lock_id: i64,
+    pub lockable_type: String,
+    pub lockable_id: i64,
+    pub case_id: i64,
+    /// `None` when baton itself acted (expiry, idle release, a closed tab).
+    pub actor_id: Option<i64>,
+    pub holder_id: i64,
+    pub action: &'static str,
+    pub at: NaiveDateTime,
+}
+
+/// One event of a transaction, one row of the stream: an audit entry, what
+/// is published after commit, or both (a lock change and its frame).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub audit: Option<AuditEntry>,
+    pub outgoing: Option<Outgoing>,
+}
+
+impl Event {
+    /// What is published of `events` after commit, in order.
+    pub fn published(events: Vec<Event>) -> Vec<Outgoing> {
+        events.into_iter().filter_map(|e| e.outgoing).collect()
+    }
+}
+
+/// Writes the audit entries of `events` (one statement): what a bus that
+/// does not travel through the database stages.
+pub fn write_audit(conn: &mut DbConn, events: &[Event]) -> QueryResult<()> {
+    let rows: Vec<_> = events
+        .iter()
+        .filter_map(|e| e.audit.as_ref())
+        .map(|a| {
+            (
+                events::at.eq(a.at),
+                events::lock_id.eq(Some(a.lock_id)),
+                events::lockable_type.eq(Some(&a.lockable_type)),
+                events::lockable_id.eq(Some(a.lockable_id)),
+                events::case_id.eq(Some(a.case_id)),
+                events::actor_id.eq(a.actor_id),
+                events::holder_id.eq(Some(a.holder_id)),
+                events::action.eq(Some(a.action)),
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    crate::on_backend!(conn, |c| diesel::insert_into(events::table)
+        .values(&rows)
+        .execute(c)
+        .map(|_| ()))
+}
+
+/// Carries what a transaction publishes to every subscriber. `stage` writes
+/// the transaction's rows of the event stream: the audit entries only, for
+/// a bus that delivers in the process; each row with its frame, for a bus
+/// that travels with the transaction itself (PostgreSQL's listeners read
+/// the rows).
 pub trait EventBus: Send + Sync + 'static {
     /// Inside the writing transaction, just before COMMIT.
-    fn stage(&self, _conn: &mut DbConn, _outgoing: &[Outgoing]) -> diesel::QueryResult<()> {
-        Ok(())
+    fn stage(&self, conn: &mut DbConn, events: &[Event]) -> diesel::QueryResult<()> {
+        write_audit(conn, events)
     }
 
     /// Right after COMMIT. Called in commit order only where writes are
@@ -45,7 +114,7 @@ pub trait EventBus: Send + Sync + 'static {
     /// order deliveries itself, as the PostgreSQL outbox does.
     fn committed(&self, outgoing: Vec<Outgoing>);
 
-    /// A statement that committed on its own wrote outbox rows itself (the
+    /// A statement that committed on its own wrote event rows itself (the
     /// lock fast path): deliver them.
     fn wake(&self) {}
 }

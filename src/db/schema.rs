@@ -107,16 +107,17 @@ diesel::table! {
 }
 
 diesel::table! {
-    lock_events (id) {
+    events (id) {
         id -> BigInt,
-        lock_id -> BigInt,
-        lockable_type -> Text,
-        lockable_id -> BigInt,
-        case_id -> BigInt,
-        actor_id -> Nullable<BigInt>,
-        holder_id -> BigInt,
-        action -> Text,
         at -> Timestamp,
+        lock_id -> Nullable<BigInt>,
+        lockable_type -> Nullable<Text>,
+        lockable_id -> Nullable<BigInt>,
+        case_id -> Nullable<BigInt>,
+        actor_id -> Nullable<BigInt>,
+        holder_id -> Nullable<BigInt>,
+        action -> Nullable<Text>,
+        payload -> Nullable<Text>,
     }
 }
 
@@ -130,14 +131,6 @@ diesel::table! {
         user_agent -> Nullable<Text>,
         connected_at -> Timestamp,
         last_seen_at -> Timestamp,
-    }
-}
-
-diesel::table! {
-    event_outbox (id) {
-        id -> BigInt,
-        payload -> Text,
-        created_at -> Timestamp,
     }
 }
 
@@ -158,8 +151,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     records,
     record_ids,
     locks,
-    lock_events,
+    events,
     lock_waiters,
     presences,
-    event_outbox,
 );

@@ -31,7 +31,7 @@ use diesel::Connection;
 use tokio::sync::oneshot;
 
 use super::{
-    connect_bounded, now, CallState, DbConn, DbError, EventBus, Outgoing, TimeoutOutcome, Tx,
+    connect_bounded, now, CallState, DbConn, DbError, Event, EventBus, TimeoutOutcome, Tx,
 };
 
 /// Most requests in one transaction: enough to absorb any burst the HTTP
@@ -49,8 +49,9 @@ struct Ran {
     answer: Box<dyn FnOnce(Result<(), DbError>)>,
     /// Whether its changes stay in the group (its savepoint was released).
     kept: bool,
-    /// Published after the COMMIT, if kept.
-    outgoing: Vec<Outgoing>,
+    /// Its rows of the event stream; what they publish goes out after the
+    /// COMMIT, if kept.
+    events: Vec<Event>,
     after_commit: Vec<Box<dyn FnOnce()>>,
 }
 
@@ -61,7 +62,7 @@ impl Ran {
         Ran {
             answer: Box::new(move |group| answer(Err(group.err().unwrap_or(error)))),
             kept: false,
-            outgoing: Vec::new(),
+            events: Vec::new(),
             after_commit: Vec::new(),
         }
     }
@@ -111,7 +112,7 @@ where
                     let _ = reply.send(group.map(|()| value).map_err(E::from));
                 }),
                 kept: true,
-                outgoing: tx.outgoing,
+                events: tx.events,
                 after_commit: tx.after_commit,
             },
             Err(refusal) => Ran {
@@ -122,7 +123,7 @@ where
                     }));
                 }),
                 kept: false,
-                outgoing: Vec::new(),
+                events: Vec::new(),
                 after_commit: Vec::new(),
             },
         }
@@ -277,7 +278,7 @@ impl Thread {
         }
         for one in ran {
             if one.kept {
-                self.bus.committed(one.outgoing);
+                self.bus.committed(Event::published(one.events));
                 one.after_commit.into_iter().for_each(|f| f());
             }
             (one.answer)(Ok(()));
@@ -308,7 +309,7 @@ impl Thread {
         // worker was cancelled), and its savepoint is rolled back.
         let mut one = catch_unwind(AssertUnwindSafe(|| job.run(&mut self.conn, now))).ok();
         if let Some(kept) = one.take_if(|one| one.kept) {
-            one = Some(match self.bus.stage(&mut self.conn, &kept.outgoing) {
+            one = Some(match self.bus.stage(&mut self.conn, &kept.events) {
                 Err(e) => Ran::refused(kept.answer, DbError::from(e)),
                 // The request answered 503 already: nothing may change.
                 Ok(()) if !state.may_commit() => Ran::refused(kept.answer, self.not_applied()),

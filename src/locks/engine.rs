@@ -16,7 +16,9 @@ use crate::clock;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
 use crate::models::lock::NewLock;
-use crate::models::{CaseId, HeldLock, Lock, LockAction, LockId, Role, Waiter, WaiterEnd};
+use crate::models::{
+    CaseId, HeldLock, Lock, LockAction, LockEvent, LockId, Role, Waiter, WaiterEnd,
+};
 use crate::views::Change;
 
 /// How many times an acquire retries when the lock changed hands under it.
@@ -89,7 +91,14 @@ pub fn acquire(
             last_activity_at: tx.now,
             deep: mode.deep,
         };
-        if let Some(lock) = Lock::insert_if_free_audited(tx.conn, &new, actor.user.id)? {
+        if let Some(lock) = Lock::insert_if_free(tx.conn, &new)? {
+            let at = lock.created_at;
+            tx.audit(LockEvent::entry(
+                &lock,
+                Some(actor.user.id),
+                LockAction::Acquired,
+                at,
+            ));
             count_after_commit(tx, LockAction::Acquired);
             let held = HeldLock {
                 lock,

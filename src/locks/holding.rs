@@ -68,11 +68,10 @@ pub fn end(
     then: Line,
 ) -> AppResult<bool> {
     let lock = &held.lock;
-    let Some(has_waiters) =
-        LockEvent::end_lock(tx.conn, lock, actor.map(|a| a.id), reason, tx.now)?
-    else {
+    let Some(has_waiters) = Lock::delete(tx.conn, lock.id)? else {
         return Ok(false);
     };
+    tx.audit(LockEvent::entry(lock, actor.map(|a| a.id), reason, tx.now));
     count_after_commit(tx, reason);
     let overridden_by = actor.filter(|_| reason == LockAction::Overridden);
     tx.emit(

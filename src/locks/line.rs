@@ -99,13 +99,12 @@ pub fn join(
             target.identity.label()
         )));
     };
-    LockEvent::record(
-        tx.conn,
+    tx.audit(LockEvent::entry(
         &held.lock,
         Some(actor.user.id),
         LockAction::Queued,
         tx.now,
-    )?;
+    ));
     tx.after_commit(|| super::counting::count_event(LockAction::Queued));
     let queued = queued(tx.conn, waiter, actor.user.to_ref(), tx.now)?;
     tx.emit(
@@ -188,13 +187,12 @@ fn grant(
     if line_continues {
         lock = Lock::mark_waited_on(tx.conn, lock.id)?.unwrap_or(lock);
     }
-    LockEvent::record(
-        tx.conn,
+    tx.audit(LockEvent::entry(
         &lock,
         Some(waiter.user_id),
         LockAction::HandedOff,
         tx.now,
-    )?;
+    ));
     let waited = (tx.now - waiter.created_at)
         .to_std()
         .unwrap_or_default()

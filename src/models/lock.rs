@@ -3,10 +3,9 @@
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamp};
 
 use crate::db::schema::{locks, users};
-use crate::db::{DbConn, Prepared};
+use crate::db::DbConn;
 use crate::models::{CaseId, DeclaredRecord, LockId, UserId, UserRef};
 
 /// (`Serialize`/`Deserialize`: the fast path's outbox rows carry it as JSON.)
@@ -134,40 +133,6 @@ impl Lock {
             .on_conflict_do_nothing()
             .returning(locks::all_columns);
         crate::on_backend!(conn, |c| insert.get_result::<Lock>(c).optional())
-    }
-
-    /// [`Lock::insert_if_free`], and when the lock is taken its `acquired`
-    /// audit row (by `actor`) too: one statement on PostgreSQL (a
-    /// data-modifying CTE); two on SQLite, which has none.
-    pub fn insert_if_free_audited(
-        conn: &mut DbConn,
-        new: &NewLock,
-        actor: UserId,
-    ) -> QueryResult<Option<Lock>> {
-        crate::on_backend!(conn,
-            postgres: |pg| Prepared::new(super::lock_sql::INSERT_IF_FREE_AUDITED, |q| q
-            .bind::<Text, _>(new.lockable_type)
-            .bind::<BigInt, _>(new.lockable_id)
-            .bind::<BigInt, _>(new.case_id)
-            .bind::<BigInt, _>(new.user_id)
-            .bind::<Nullable<Text>, _>(new.session_id)
-            .bind::<Nullable<Text>, _>(new.user_agent)
-            .bind::<Timestamp, _>(new.created_at)
-            .bind::<Timestamp, _>(new.expires_at)
-            .bind::<Timestamp, _>(new.last_activity_at)
-            .bind::<Bool, _>(new.deep)
-            .bind::<BigInt, _>(actor))
-            .get_result::<Lock>(pg)
-            .optional(),
-            sqlite: |_c| {
-                let Some(lock) = Lock::insert_if_free(conn, new)? else {
-                    return Ok(None);
-                };
-                let at = lock.created_at;
-                super::LockEvent::record(conn, &lock, Some(actor), super::LockAction::Acquired, at)?;
-                Ok(Some(lock))
-            },
-        )
     }
 
     /// Deletes this holding of the lock, returning whether anyone joined its

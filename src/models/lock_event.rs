@@ -3,11 +3,10 @@
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
 
 use super::{CaseId, Lock, LockEventId, LockId, UserId};
-use crate::db::schema::lock_events;
-use crate::db::{DbConn, Prepared};
+use crate::db::schema::events;
+use crate::db::{AuditEntry, DbConn};
 
 /// What happened to a lock, in the audit trail and on the wire. Every
 /// action but `acquired`, `queued` and `handed_off` ends a lock, and is then
@@ -62,15 +61,8 @@ impl LockAction {
     }
 }
 
-/// What [`LockEvent::end_lock`] reads back from PostgreSQL.
-#[derive(QueryableByName)]
-struct EndedRow {
-    #[diesel(sql_type = diesel::sql_types::Bool)]
-    has_waiters: bool,
-}
-
-#[derive(Queryable, Selectable, Clone, Debug)]
-#[diesel(table_name = lock_events)]
+/// One audit row: a row of the event stream with an `action`.
+#[derive(Queryable, Clone, Debug)]
 pub struct LockEvent {
     pub id: LockEventId,
     pub lock_id: LockId,
@@ -85,6 +77,7 @@ pub struct LockEvent {
 
 impl super::Record for LockEvent {
     const TYPE: &'static str = "LockEvent";
+    /// Its name in the API (`/cases/{slug}/lock_events`); stored in `events`.
     const TABLE: &'static str = "lock_events";
 
     fn id(&self) -> i64 {
@@ -101,80 +94,54 @@ impl LockEvent {
         LockAction::parse(&self.action).unwrap_or(LockAction::Released)
     }
 
-    /// Writes one audit row. `actor` is `None` when baton itself acted
-    /// (expiry, idle release, a closed tab).
-    pub fn record(
-        conn: &mut DbConn,
+    /// The audit entry of `action` on `lock` at `at`, for the transaction to
+    /// write with its frame (`crate::db::Tx::audit`). `actor` is `None` when
+    /// baton itself acted (expiry, idle release, a closed tab).
+    pub fn entry(
         lock: &Lock,
         actor: Option<UserId>,
         action: LockAction,
         at: NaiveDateTime,
-    ) -> QueryResult<()> {
-        diesel::insert_into(lock_events::table)
-            .values((
-                lock_events::lock_id.eq(lock.id),
-                lock_events::lockable_type.eq(&lock.lockable_type),
-                lock_events::lockable_id.eq(lock.lockable_id),
-                lock_events::case_id.eq(lock.case_id),
-                lock_events::actor_id.eq(actor),
-                lock_events::holder_id.eq(lock.user_id),
-                lock_events::action.eq(action.as_str()),
-                lock_events::at.eq(at),
-            ))
-            .execute(conn)
-            .map(|_| ())
+    ) -> AuditEntry {
+        AuditEntry {
+            lock_id: lock.id.get(),
+            lockable_type: lock.lockable_type.clone(),
+            lockable_id: lock.lockable_id,
+            case_id: lock.case_id.get(),
+            actor_id: actor.map(UserId::get),
+            holder_id: lock.user_id.get(),
+            action: action.as_str(),
+            at,
+        }
     }
 
-    /// Ends a holding of a lock: deletes its row and writes its audit row.
-    /// Returns whether anyone joined its line (as the row says when deleted,
-    /// not as `lock` was read), or `None` when another transaction ended it
-    /// first. One statement on PostgreSQL (a data-modifying CTE); two on
-    /// SQLite, which has none (its writes are in-process and serial).
-    pub fn end_lock(
-        conn: &mut DbConn,
-        lock: &Lock,
-        actor: Option<UserId>,
-        action: LockAction,
-        at: NaiveDateTime,
-    ) -> QueryResult<Option<bool>> {
-        crate::on_backend!(conn,
-            postgres: |pg| Prepared::new(super::lock_sql::END_LOCK, |q| q
-            .bind::<BigInt, _>(lock.id)
-            .bind::<Text, _>(&lock.lockable_type)
-            .bind::<BigInt, _>(lock.lockable_id)
-            .bind::<BigInt, _>(lock.case_id)
-            .bind::<Nullable<BigInt>, _>(actor)
-            .bind::<BigInt, _>(lock.user_id)
-            .bind::<Text, _>(action.as_str())
-            .bind::<Timestamp, _>(at))
-            .get_result::<EndedRow>(pg)
-            .optional()
-            .map(|row| row.map(|r| r.has_waiters)),
-            sqlite: |_c| {
-                let Some(has_waiters) = Lock::delete(conn, lock.id)? else {
-                    return Ok(None);
-                };
-                LockEvent::record(conn, lock, actor, action, at)?;
-                Ok(Some(has_waiters))
-            },
-        )
-    }
-
-    /// A case's audit trail, newest first.
+    /// A case's audit trail, newest first: its rows of the event stream
+    /// that have an `action` (and so every audit column, a CHECK says).
     pub fn of_case(
         conn: &mut DbConn,
         case_id: CaseId,
         limit: i64,
         before_id: Option<LockEventId>,
     ) -> QueryResult<Vec<LockEvent>> {
-        let mut query = lock_events::table
-            .filter(lock_events::case_id.eq(case_id))
-            .select(LockEvent::as_select())
-            .order(lock_events::id.desc())
+        let mut query = events::table
+            .filter(events::case_id.eq(case_id))
+            .filter(events::action.is_not_null())
+            .select((
+                events::id,
+                events::lock_id.assume_not_null(),
+                events::lockable_type.assume_not_null(),
+                events::lockable_id.assume_not_null(),
+                events::case_id.assume_not_null(),
+                events::actor_id,
+                events::holder_id.assume_not_null(),
+                events::action.assume_not_null(),
+                events::at,
+            ))
+            .order(events::id.desc())
             .limit(limit)
             .into_boxed();
         if let Some(before) = before_id {
-            query = query.filter(lock_events::id.lt(before));
+            query = query.filter(events::id.lt(before));
         }
         query.load(conn)
     }

@@ -1,7 +1,7 @@
-//! Every PostgreSQL statement that writes a lock together with its audit
+//! Every PostgreSQL statement that writes a lock together with its event
 //! row, built from the fragments below so that each rule is written once in
-//! SQL: the lock and audit columns, the live-token check, the holder check,
-//! the in-force check and the fast path's outbox row. Fragments take their
+//! SQL: the lock columns, the live-token check, the holder check, the
+//! in-force check and the event row (the audit entry and its frame in one). Fragments take their
 //! placeholders as arguments, so each statement numbers its binds its own
 //! way. Their Rust counterparts (which SQLite and the general path use) are
 //! named beside each fragment; `tests/fast_path.rs` runs one script with the
@@ -15,32 +15,6 @@ macro_rules! lock_columns {
     () => {
         "lockable_type, lockable_id, case_id, user_id, session_id, user_agent, \
          created_at, expires_at, last_activity_at, deep"
-    };
-}
-
-/// The `lock_events` columns, in the order every insert below gives them.
-macro_rules! audit_columns {
-    () => {
-        "lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at"
-    };
-}
-
-/// The audit row of every lock in CTE `$from`, by `$actor`, for `$action`
-/// (a `LockAction` spelled as `LockAction::as_str` does) at `$at`.
-macro_rules! audit_rows {
-    ($from:literal, $actor:literal, $action:literal, $at:expr) => {
-        concat!(
-            "INSERT INTO lock_events (",
-            $crate::models::lock_sql::audit_columns!(),
-            ") SELECT id, lockable_type, lockable_id, case_id, ",
-            $actor,
-            ", user_id, '",
-            $action,
-            "', ",
-            $at,
-            " FROM ",
-            $from
-        )
     };
 }
 
@@ -88,14 +62,24 @@ macro_rules! in_force {
     };
 }
 
-/// The fast path's outbox row, from the CTEs `changed` (the lock row) and
-/// `caller`: an `OutboxPayload::Lock` (`crate::realtime::pg_bus`), whose
-/// round trip a test checks against what this writes.
-macro_rules! outbox_lock_row {
-    ($action:literal, $editor:literal, $now:expr) => {
+/// The fast path's event row for every lock in CTE `changed`, by the caller
+/// in CTE `caller`: the audit entry of `$action` at `$at` (`$actor` a
+/// column of `changed` or a placeholder) and, in the same row, its frame,
+/// an `OutboxPayload::Lock` (`crate::realtime::pg_bus`) whose round trip a
+/// test checks against what this writes. Rust: `crate::db::Tx::audit` with
+/// the frame that follows it.
+macro_rules! event_row {
+    ($action:literal, $actor:literal, $at:expr, $editor:literal) => {
         concat!(
-            "INSERT INTO event_outbox (payload, created_at) \
-             SELECT json_build_object( \
+            "INSERT INTO events (lock_id, lockable_type, lockable_id, case_id, actor_id, \
+               holder_id, action, at, payload) \
+             SELECT changed.id, changed.lockable_type, changed.lockable_id, changed.case_id, ",
+            $actor,
+            ", changed.user_id, '",
+            $action,
+            "', ",
+            $at,
+            ", json_build_object( \
                'k', 'lock', 'action', '",
             $action,
             "', 'editor', ",
@@ -103,9 +87,7 @@ macro_rules! outbox_lock_row {
             ", 'at', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, \
                'lock', row_to_json(changed), \
                'holder', json_build_object('id', caller.id, 'name', caller.name, 'color', caller.color) \
-             )::text, ",
-            $now,
-            " FROM changed, caller"
+             )::text FROM changed, caller"
         )
     };
 }
@@ -165,10 +147,13 @@ macro_rules! fast_acquire {
                  SELECT 1 FROM memberships m \
                  WHERE m.case_id = record.case_id AND m.user_id = caller.id AND m.role = ANY($8))) \
                AND NOT EXISTS (SELECT 1 FROM locks d WHERE d.case_id = record.case_id AND d.deep) \
-               ON CONFLICT DO NOTHING RETURNING *), audited AS (",
-            $crate::models::lock_sql::audit_rows!("changed", "user_id", "acquired", "created_at"),
-            "), published AS (",
-            $crate::models::lock_sql::outbox_lock_row!("acquired", "$6::text", $crate::db_now!()),
+               ON CONFLICT DO NOTHING RETURNING *), published AS (",
+            $crate::models::lock_sql::event_row!(
+                "acquired",
+                "changed.user_id",
+                "changed.created_at",
+                "$6::text"
+            ),
             ") SELECT changed.*, caller.name, caller.color FROM changed, caller"
         )
     };
@@ -182,9 +167,7 @@ pub const FAST_ACQUIRE_CASE: &str = fast_acquire!("SELECT id AS case_id FROM cas
 pub const FAST_ACQUIRE_RECORD: &str =
     fast_acquire!("SELECT case_id FROM records WHERE record_type = $5 AND id = $1");
 
-pub(crate) use {
-    audit_columns, audit_rows, db_now_plus, live_caller, lock_columns, outbox_lock_row,
-};
+pub(crate) use {db_now_plus, event_row, live_caller, lock_columns};
 
 /// The fast save (PostgreSQL): one call that saves a declared record's
 /// fields when nothing stands in the way, and returns the saved row;
@@ -197,7 +180,7 @@ pub(crate) use {
 /// token and role, the record's lock (read FOR SHARE), no deep lock in the
 /// case, the lock held by the caller's tab and in force (or no lock),
 /// `Lock-Token` and `If-Match`. The lock's lease and activity are renewed
-/// as a save renews them, and the outbox row carries the saved row for
+/// as a save renews them, and its event row carries the saved row for
 /// every instance's listener to render. Made at start (`CREATE OR
 /// REPLACE`), so that its rules are these fragments and nothing else.
 pub const FAST_SAVE_FUNCTION: &str = concat!(
@@ -249,10 +232,10 @@ pub const FAST_SAVE_FUNCTION: &str = concat!(
          UPDATE locks SET expires_at = v_now + p_ttl_micros * interval '1 microsecond', \
                 last_activity_at = v_now WHERE id = held.id; \
        END IF; \
-       INSERT INTO event_outbox (payload, created_at) VALUES (json_build_object( \
+       INSERT INTO events (at, payload) VALUES (v_now, json_build_object( \
            'k', 'record', 'editor', p_session, \
            'at', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, \
-           'record', row_to_json(rec))::text, v_now); \
+           'record', row_to_json(rec))::text); \
        RETURN NEXT rec; \
      END $fn$"
 );
@@ -260,27 +243,6 @@ pub const FAST_SAVE_FUNCTION: &str = concat!(
 /// Calls [`FAST_SAVE_FUNCTION`].
 pub const FAST_SAVE: &str =
     "SELECT * FROM baton_fast_save($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
-
-/// Inserts lock `$1…$9`, `deep` `$10`, unless its record is locked, and
-/// its `acquired` audit row by actor `$11`.
-pub const INSERT_IF_FREE_AUDITED: &str = concat!(
-    "WITH taken AS (INSERT INTO locks (",
-    lock_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING *), \
-     audited AS (",
-    audit_rows!("taken", "$11", "acquired", "created_at"),
-    ") SELECT * FROM taken"
-);
-
-/// Deletes lock `$1` and writes its audit row (`$2…$8`), returning whether
-/// anyone joined its line; no row when another transaction ended it first.
-pub const END_LOCK: &str = concat!(
-    "WITH gone AS (DELETE FROM locks WHERE id = $1 RETURNING id, has_waiters), \
-     audited AS (INSERT INTO lock_events (",
-    audit_columns!(),
-    ") SELECT id, $2, $3, $4, $5, $6, $7, $8 FROM gone) \
-     SELECT has_waiters FROM gone"
-);
 
 /// The fast path's release: lock `$1`, if the live caller (`$2`, `$3`) holds
 /// it from tab `$4`, it is in force at the database's clock (active within
@@ -297,10 +259,8 @@ pub const FAST_RELEASE: &str = concat!(
     held_by_tab!("$4"),
     " AND ",
     in_force!(crate::db_now!(), db_now_minus!("$5")),
-    " RETURNING l.*), audited AS (",
-    audit_rows!("changed", "user_id", "released", crate::db_now!()),
-    "), published AS (",
-    outbox_lock_row!("released", "$4::text", crate::db_now!()),
+    " RETURNING l.*), published AS (",
+    event_row!("released", "changed.user_id", crate::db_now!(), "$4::text"),
     ") SELECT changed.*, caller.name, caller.color FROM changed, caller"
 );
 
@@ -317,6 +277,7 @@ mod tests {
         ));
         assert!(super::FAST_ACQUIRE_RECORD
             .contains("((now() AT TIME ZONE 'UTC') + $4 * interval '1 microsecond')"));
-        assert!(super::INSERT_IF_FREE_AUDITED.contains("case_id, $11, user_id, 'acquired'"));
+        assert!(super::FAST_RELEASE
+            .contains("changed.case_id, changed.user_id, changed.user_id, 'released'"));
     }
 }

@@ -1,15 +1,15 @@
 //! The PostgreSQL event bus, for one or several instances on one database.
 //!
-//! A broadcast is a row of `event_outbox`, written by the same transaction
-//! as the change it announces: it exists if and only if the change
-//! committed. After the commit the writer wakes its own listener and sends
+//! A broadcast is a row of `events` (the event stream, whose rows with an
+//! `action` are also the audit trail), written by the same transaction as
+//! the change it announces: it exists if and only if the change committed. After the commit the writer wakes its own listener and sends
 //! one `NOTIFY` (outside the transaction) to wake the others. `NOTIFY`
 //! inside the write transaction would serialize every commit of the
 //! database behind one lock, WAL flush included.
 //!
-//! Each instance reads the outbox on one dedicated connection and hands the
+//! Each instance reads the stream on one dedicated connection and hands the
 //! rows to its hub strictly in id order. Two conflicting writes are ordered
-//! by their row locks, and the second takes its outbox id (just before its
+//! by their row locks, and the second takes its event ids (just before its
 //! commit) after the first committed; so every tab on every instance sees
 //! conflicting changes in commit order. A missing id is a transaction that
 //! has its id but has not committed yet: the reader waits for it. If the gap
@@ -17,7 +17,7 @@
 //! barrier; it skips the missing ids once a snapshot's `xmin` has passed the
 //! barrier (every transaction that could hold them has ended, so they rolled
 //! back). This relies on every transaction having written something (and so
-//! holding a transaction id) before it takes an outbox id, which every write
+//! holding a transaction id) before it takes an event id, which every write
 //! path does: it publishes what it wrote.
 
 use std::borrow::Cow;
@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Text};
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamp};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 #[cfg(not(feature = "postgres-tls"))]
@@ -35,8 +35,8 @@ use tokio_postgres::{AsyncMessage, Client};
 
 use super::hub::Hub;
 use crate::clock;
-use crate::db::schema::event_outbox;
-use crate::db::{DbConn, EventBus, Frame, Outgoing, Prepared};
+use crate::db::schema::events;
+use crate::db::{DbConn, Event, EventBus, Frame, Outgoing, Prepared};
 use crate::locks::render;
 use crate::models::lock_fast_path::LockNotice;
 use crate::models::lock_fast_path::SavedRecord;
@@ -44,8 +44,9 @@ use crate::models::lock_fast_path::SavedRecord;
 const CHANNEL: &str = "baton_events";
 /// The listener connection's `application_name`.
 pub const LISTENER_NAME: &str = "baton event listener";
-/// How long outbox rows are kept: a listener that reconnects within half of
-/// this resumes where it stopped, and misses nothing.
+/// How long rows that only carry a frame are kept (audit rows stay): a
+/// listener that reconnects within half of this resumes where it stopped,
+/// and misses nothing.
 pub const OUTBOX_RETENTION: Duration = Duration::from_secs(60);
 /// While the reader waits at a gap (or has more to read), it looks again
 /// after this, doubling up to [`RECHECK_MAX`].
@@ -60,17 +61,19 @@ const IDLE_RECHECK: Duration = Duration::from_secs(1);
 /// statement more.
 const BATCH_WINDOW: Duration = Duration::from_millis(1);
 
-/// Outbox rows from `$1` on, in id order, with the `xmin` of the snapshot
-/// they were read in (every transaction below it has ended).
+/// Event rows from `$1` on, in id order, with the `xmin` of the snapshot
+/// they were read in (every transaction below it has ended). Rows without a
+/// frame (audit entries written where no bus reads them) are read too: a
+/// missing id is a gap to wait at, so every id must be seen.
 const READ_ROWS: &str = "\
     SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin, o.id, o.payload \
     FROM (SELECT 1) one LEFT JOIN LATERAL ( \
-      SELECT id, payload FROM event_outbox WHERE id >= $1 ORDER BY id LIMIT 1000) o ON true \
+      SELECT id, payload FROM events WHERE id >= $1 ORDER BY id LIMIT 1000) o ON true \
     ORDER BY o.id";
 /// The `LIMIT` above: a full batch means read again at once.
 const READ_BATCH: usize = 1000;
 
-/// One outbox row's payload: what the general path stages (`Frame`,
+/// One event row's payload: what the general path stages (`Frame`,
 /// `Kick`) and what the lock fast path's SQL writes (`Lock`,
 /// `crate::models::lock_sql`), read back by every listener. One type for
 /// writing and reading; a test checks its round trip against the rows the
@@ -114,6 +117,60 @@ impl OutboxPayload<'_> {
     }
 }
 
+/// A transaction's event rows, one statement: the columns bound as arrays,
+/// in the order the rows were staged. A row with no audit entry takes the
+/// database's clock.
+const STAGE_EVENTS: &str = concat!(
+    "INSERT INTO events (lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, \
+       action, at, payload) \
+     SELECT lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, \
+       coalesce(at, ",
+    crate::db_now!(),
+    "), payload \
+     FROM unnest($1::int8[], $2::text[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], \
+       $7::text[], $8::timestamp[], $9::text[]) WITH ORDINALITY \
+       AS e(lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action, at, \
+         payload, n) \
+     ORDER BY n"
+);
+
+/// [`STAGE_EVENTS`]'s arrays.
+#[derive(Default)]
+struct EventColumns<'a> {
+    lock_id: Vec<Option<i64>>,
+    lockable_type: Vec<Option<&'a str>>,
+    lockable_id: Vec<Option<i64>>,
+    case_id: Vec<Option<i64>>,
+    actor_id: Vec<Option<i64>>,
+    holder_id: Vec<Option<i64>>,
+    action: Vec<Option<&'a str>>,
+    at: Vec<Option<chrono::NaiveDateTime>>,
+    payload: Vec<Option<String>>,
+}
+
+impl<'a> EventColumns<'a> {
+    fn of(staged: &'a [Event]) -> EventColumns<'a> {
+        let mut rows = EventColumns::default();
+        for event in staged {
+            let audit = event.audit.as_ref();
+            rows.lock_id.push(audit.map(|a| a.lock_id));
+            rows.lockable_type
+                .push(audit.map(|a| a.lockable_type.as_str()));
+            rows.lockable_id.push(audit.map(|a| a.lockable_id));
+            rows.case_id.push(audit.map(|a| a.case_id));
+            rows.actor_id.push(audit.and_then(|a| a.actor_id));
+            rows.holder_id.push(audit.map(|a| a.holder_id));
+            rows.action.push(audit.map(|a| a.action));
+            rows.at.push(audit.map(|a| a.at));
+            rows.payload.push(event.outgoing.as_ref().map(|o| {
+                // Serializing these plain structs cannot fail.
+                serde_json::to_string(&OutboxPayload::of(o)).unwrap_or_default()
+            }));
+        }
+        rows
+    }
+}
+
 /// What a commit wakes: this instance's listener, and (through one `NOTIFY`
 /// that the listener's connection sends) every other instance's.
 #[derive(Default)]
@@ -153,26 +210,27 @@ impl Default for PgBus {
 }
 
 impl EventBus for PgBus {
-    fn stage(&self, conn: &mut DbConn, outgoing: &[Outgoing]) -> QueryResult<()> {
+    /// Every event of the transaction is one row, its audit entry and its
+    /// frame together: one statement for all, ids in the order given.
+    fn stage(&self, conn: &mut DbConn, staged: &[Event]) -> QueryResult<()> {
         let DbConn::Postgresql(pg) = conn else {
             return Ok(());
         };
-        if outgoing.is_empty() {
+        if staged.is_empty() {
             return Ok(());
         }
-        let payloads: Vec<String> = outgoing
-            .iter()
-            .map(|o| serde_json::to_string(&OutboxPayload::of(o)).unwrap_or_default())
-            .collect();
-        // One statement for all of them; ids follow the order given.
-        Prepared::new(
-            concat!(
-                "INSERT INTO event_outbox (payload, created_at) SELECT p, ",
-                crate::db_now!(),
-                " FROM unnest($1::text[]) WITH ORDINALITY AS o(p, n) ORDER BY n"
-            ),
-            |q| q.bind::<Array<Text>, _>(payloads),
-        )
+        let rows = EventColumns::of(staged);
+        Prepared::new(STAGE_EVENTS, |q| {
+            q.bind::<Array<Nullable<BigInt>>, _>(rows.lock_id)
+                .bind::<Array<Nullable<Text>>, _>(rows.lockable_type)
+                .bind::<Array<Nullable<BigInt>>, _>(rows.lockable_id)
+                .bind::<Array<Nullable<BigInt>>, _>(rows.case_id)
+                .bind::<Array<Nullable<BigInt>>, _>(rows.actor_id)
+                .bind::<Array<Nullable<BigInt>>, _>(rows.holder_id)
+                .bind::<Array<Nullable<Text>>, _>(rows.action)
+                .bind::<Array<Nullable<Timestamp>>, _>(rows.at)
+                .bind::<Array<Nullable<Text>>, _>(rows.payload)
+        })
         .execute(pg)?;
         if self.wakeups.is_none() {
             diesel::sql_query(format!("NOTIFY {CHANNEL}")).execute(pg)?;
@@ -194,41 +252,40 @@ impl EventBus for PgBus {
     }
 }
 
-/// The id the next outbox row will have at the earliest: where a listener
+/// The id the next event row will have at the earliest: where a listener
 /// starting now begins.
 pub fn outbox_end(conn: &mut DbConn) -> QueryResult<i64> {
-    let last: Option<i64> = event_outbox::table
-        .select(diesel::dsl::max(event_outbox::id))
+    let last: Option<i64> = events::table
+        .select(diesel::dsl::max(events::id))
         .get_result(conn)?;
     Ok(last.unwrap_or(0) + 1)
 }
 
-/// Deletes outbox rows old enough that every listener has read them: every
-/// row below the first one young enough to keep. Ids grow with time, so the
-/// primary key finds them, reading only rows it deletes; `created_at` needs
-/// no index of its own, which every write would pay for.
+/// Deletes the rows that only carried a frame, once every listener has read
+/// them: every such row below the first one young enough to keep. Audit
+/// rows stay. Ids grow with time, so the partial index on the frame rows'
+/// ids finds them, reading only rows it deletes; `at` needs no index of its
+/// own, which every write would pay for.
 pub fn prune_outbox(conn: &mut DbConn, now: chrono::NaiveDateTime) -> QueryResult<usize> {
     let cutoff = clock::before(now, OUTBOX_RETENTION);
-    let first_kept: Option<i64> = event_outbox::table
-        .select(event_outbox::id)
-        .filter(event_outbox::created_at.ge(cutoff))
-        .order(event_outbox::id.asc())
+    let first_kept: Option<i64> = events::table
+        .select(events::id)
+        .filter(events::action.is_null())
+        .filter(events::at.ge(cutoff))
+        .order(events::id.asc())
         .limit(1)
         .get_result(conn)
         .optional()?;
-    let stale = event_outbox::created_at.lt(cutoff);
+    let stale = events::action.is_null().and(events::at.lt(cutoff));
     match first_kept {
-        // The primary key bounds the scan. The age is checked too: a row
-        // below `id` may have committed since the query above (ids are
-        // taken before commit), young as it is.
-        Some(id) => diesel::delete(
-            event_outbox::table
-                .filter(event_outbox::id.lt(id))
-                .filter(stale),
-        )
-        .execute(conn),
+        // The index bounds the scan. The age is checked too: a row below
+        // `id` may have committed since the query above (ids are taken
+        // before commit), young as it is.
+        Some(id) => {
+            diesel::delete(events::table.filter(events::id.lt(id)).filter(stale)).execute(conn)
+        }
         // Nothing young enough to keep: every stale row may go.
-        None => diesel::delete(event_outbox::table.filter(stale)).execute(conn),
+        None => diesel::delete(events::table.filter(stale)).execute(conn),
     }
 }
 
@@ -480,7 +537,7 @@ async fn read_until_closed(
             // From now on: whatever commits from here is delivered.
             let row = within(
                 timeout,
-                client.query_one("SELECT coalesce(max(id), 0) + 1 FROM event_outbox", &[]),
+                client.query_one("SELECT coalesce(max(id), 0) + 1 FROM events", &[]),
             )
             .await?;
             cursor.insert(Cursor {

@@ -179,11 +179,12 @@ impl Storm {
             .state
             .db
             .read(move |conn| {
-                use baton::db::schema::lock_events::dsl::*;
+                use baton::db::schema::events::dsl::*;
                 use diesel::prelude::*;
-                lock_events
+                events
                     .filter(case_id.eq(self.case_id))
-                    .select((lock_id, lockable_id))
+                    .filter(action.is_not_null())
+                    .select((lock_id.assume_not_null(), lockable_id.assume_not_null()))
                     .load::<(i64, i64)>(conn)
                     .map_err(baton::error::AppError::from)
             })
