@@ -320,7 +320,7 @@ test('Page titles and edgenotes take their locks too; Enter saves a title, leavi
   await expect(carolTitleField.getByTestId('field-input')).toHaveValue('The harbour at dawn', WITHIN_1S);
   await expect(carolTitleField.getByTestId('lock-badge')).toHaveCount(0);
 
-  const bobCaption = bob.page.getByRole('textbox', { name: 'Edgenote chart' });
+  const bobCaption = bob.page.getByRole('textbox', { name: 'Edgenote chart caption' });
   const carolNoteField = carol.page.locator('[data-testid^="field-Edgenote-"]').first();
   await bobCaption.click();
   await bobCaption.fill('Harbour chart, 1890');

@@ -15,7 +15,7 @@ const README_IMAGE = resolve(import.meta.dirname, '..', '..', 'docs', 'images', 
 
 /** The ids of the cards under a page, in the order the tab shows them. */
 async function cardsOf(page: Page, pageId: number): Promise<number[]> {
-  const ids = await page.getByTestId(`page-${pageId}`).locator('[data-card-id]').evaluateAll((items) => items.map((i) => Number((i as HTMLElement).dataset.cardId)));
+  const ids = await page.getByTestId(`page-${pageId}`).locator('[data-record-id]').evaluateAll((items) => items.map((i) => Number((i as HTMLElement).dataset.recordId)));
   return ids;
 }
 

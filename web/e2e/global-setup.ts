@@ -1,8 +1,11 @@
 /**
  * Starts real baton servers for the scenarios: `baton serve --demo` on a
  * fresh SQLite file, and on a scratch PostgreSQL database (created here,
- * dropped afterwards) when BATON_TEST_POSTGRES_URL is set. Lifetimes are
- * short so that expiry and the disconnect grace show within a test.
+ * dropped afterwards) when BATON_TEST_POSTGRES_URL is set; on each, one with
+ * the default schema (the casebook) and one per example schema
+ * (examples/schemas/kanban.toml, book.toml) for the specs named after them.
+ * Lifetimes are short so that expiry and the disconnect grace show within a
+ * test.
  *
  * baton serves the built app (web/dist) at `/`, and the tests drive it from
  * that one origin; with BATON_E2E_PREVIEW=1 they go through `vite preview`
@@ -20,6 +23,8 @@ const webRoot = resolve(import.meta.dirname, '..');
 
 export interface ServerInfo {
   backend: 'sqlite' | 'postgres';
+  /** The example schema it serves (examples/schemas/<name>.toml), none for the default (the casebook). */
+  schema?: Schema;
   /** Where the browser opens the app (and the API answers, same origin). */
   appUrl: string;
   /** baton itself. */
@@ -81,7 +86,13 @@ function spawnLogged(name: string, command: string, args: string[], options: { c
 export interface BatonOptions {
   port?: number;
   secret?: string;
+  schema?: Schema;
 }
+
+/** The example schemas the scenario specs named after them run on (`5-kanban.spec.ts` on `kanban`). */
+export const SCHEMAS = ['kanban', 'book'] as const;
+export type Schema = (typeof SCHEMAS)[number];
+const repoRoot = resolve(webRoot, '..');
 
 export function batonBinary(): string {
   return resolve(process.env.BATON_BIN ?? '/root/.cache/baton-target/debug/baton');
@@ -103,10 +114,12 @@ export async function startBaton(
     BATON_BIND: `127.0.0.1:${port}`,
     BATON_JWT_SECRET: options.secret ?? randomBytes(24).toString('hex'),
     RUST_LOG: process.env.RUST_LOG ?? 'warn',
+    ...(options.schema ? { BATON_SCHEMA: join(repoRoot, 'examples', 'schemas', `${options.schema}.toml`) } : {}),
   };
   // baton reads a .env from its working directory: run it in the scratch directory
-  const { child, log } = spawnLogged(`baton ${backend}`, bin, ['serve', '--demo'], { cwd: dir, env });
-  running.push({ child, name: `baton ${backend}` });
+  const name = `baton ${backend}${options.schema ? ` ${options.schema}` : ''}`;
+  const { child, log } = spawnLogged(name, bin, ['serve', '--demo'], { cwd: dir, env });
+  running.push({ child, name });
   const apiUrl = `http://127.0.0.1:${port}`;
   await waitFor(`${apiUrl}/healthz`, child, log);
   return apiUrl;
@@ -131,12 +144,20 @@ export async function startPreview(apiUrl: string, backend: string, running: Run
   return url;
 }
 
-async function serve(bin: string, backend: ServerInfo['backend'], databaseUrl: string, dir: string, running: Running[]): Promise<ServerInfo> {
-  const apiUrl = await startBaton(bin, backend, databaseUrl, dir, running);
+async function serve(
+  bin: string,
+  backend: ServerInfo['backend'],
+  databaseUrl: string,
+  dir: string,
+  running: Running[],
+  schema?: Schema,
+): Promise<ServerInfo> {
+  const apiUrl = await startBaton(bin, backend, databaseUrl, dir, running, { schema });
+  const which = schema ? { schema } : {};
   // BATON_E2E_PREVIEW=1 puts `vite preview` (with the proxy) in front of baton, for a baton that does not serve the app
-  if (process.env.BATON_E2E_PREVIEW) return { backend, appUrl: await startPreview(apiUrl, backend, running), apiUrl, servedBy: 'vite-preview' };
+  if (process.env.BATON_E2E_PREVIEW) return { backend, ...which, appUrl: await startPreview(apiUrl, backend, running), apiUrl, servedBy: 'vite-preview' };
   if (!(await servesApp(apiUrl))) throw new Error(`baton at ${apiUrl} does not serve the app at / (is web/dist built?)`);
-  return { backend, appUrl: apiUrl, apiUrl, servedBy: 'baton' };
+  return { backend, ...which, appUrl: apiUrl, apiUrl, servedBy: 'baton' };
 }
 
 function psql(url: string, sql: string): void {
@@ -176,29 +197,36 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
     }
   };
   try {
-    const dir = mkdtempSync(join(tmpdir(), 'baton-web-e2e-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    servers.sqlite = await serve(bin, 'sqlite', join(dir, 'baton.sqlite3'), dir, running);
-
-    const pgUrl = process.env.BATON_TEST_POSTGRES_URL;
-    if (pgUrl) {
-      const name = `baton_web_e2e_${Date.now()}_${randomBytes(3).toString('hex')}`;
-      const admin = new URL(pgUrl);
-      admin.pathname = '/postgres';
-      const scratch = new URL(pgUrl);
-      scratch.pathname = `/${name}`;
-      const pgDir = mkdtempSync(join(tmpdir(), 'baton-web-e2e-pg-'));
-      cleanups.push(() => rmSync(pgDir, { recursive: true, force: true }));
-      psql(admin.toString(), `CREATE DATABASE ${name}`);
-      cleanups.push(() => psql(admin.toString(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-      servers.postgres = await serve(bin, 'postgres', scratch.toString(), pgDir, running);
+    // the casebook (the default schema) for every spec, and one baton per example schema for the spec named after it
+    for (const schema of [undefined, ...SCHEMAS]) {
+      const suffix = schema ? `-${schema}` : '';
+      const dir = mkdtempSync(join(tmpdir(), 'baton-web-e2e-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      servers[`sqlite${suffix}`] = await serve(bin, 'sqlite', join(dir, 'baton.sqlite3'), dir, running, schema);
+      if (process.env.BATON_TEST_POSTGRES_URL) servers[`postgres${suffix}`] = await servePostgres(bin, process.env.BATON_TEST_POSTGRES_URL, running, cleanups, schema);
     }
   } catch (error) {
     await teardown();
     throw error;
   }
-  for (const info of Object.values(servers)) console.log(`baton (${info.backend}) at ${info.apiUrl}, app served by ${info.servedBy} at ${info.appUrl}`);
+  for (const info of Object.values(servers)) {
+    console.log(`baton (${info.backend}${info.schema ? `, ${info.schema}` : ''}) at ${info.apiUrl}, app served by ${info.servedBy} at ${info.appUrl}`);
+  }
   // workers start after this and inherit the environment
   process.env.BATON_E2E_SERVERS = JSON.stringify(servers);
   return teardown;
+}
+
+/** baton on a scratch PostgreSQL database, created here and dropped by a cleanup. */
+async function servePostgres(bin: string, pgUrl: string, running: Running[], cleanups: (() => void)[], schema?: Schema): Promise<ServerInfo> {
+  const name = `baton_web_e2e_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const admin = new URL(pgUrl);
+  admin.pathname = '/postgres';
+  const scratch = new URL(pgUrl);
+  scratch.pathname = `/${name}`;
+  const pgDir = mkdtempSync(join(tmpdir(), 'baton-web-e2e-pg-'));
+  cleanups.push(() => rmSync(pgDir, { recursive: true, force: true }));
+  psql(admin.toString(), `CREATE DATABASE ${name}`);
+  cleanups.push(() => psql(admin.toString(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  return serve(bin, 'postgres', scratch.toString(), pgDir, running, schema);
 }

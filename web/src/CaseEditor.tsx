@@ -1,12 +1,14 @@
 import { KickedError, NotFoundError, ForbiddenError, UnauthorizedError, type User } from '@baton/client';
 import { useCase } from '@baton/react';
-import { useRef } from 'react';
+import { useMemo, useRef } from 'react';
+import { AddRecord } from './AddRecord';
 import { AvatarStack } from './AvatarStack';
 import { canEdit, isManager } from './format';
-import { LockableField } from './LockableField';
-import { DragContext, type DragSession } from './MovableCard';
-import { PageSection } from './PageSection';
+import { RecordItem } from './RecordItem';
+import { RecordSection } from './RecordSection';
 import { href } from './router';
+import { kebab, lowerWords, numbering, words } from './schemaText';
+import { DragContext, TreeContext, childrenOf, type DragSession, type Tree } from './tree';
 
 function stoppedText(error: Error | null): string {
   if (error instanceof KickedError) return 'An administrator closed this tab. Your locks were released; reload the page to open the case again.';
@@ -16,15 +18,23 @@ function stoppedText(error: Error | null): string {
   return error ? `This case stopped updating: ${error.message}` : 'This case stopped updating.';
 }
 
-/** A case's pages, cards and edgenotes, live, with locks and presence. */
+/**
+ * A case with the records of whatever schema is in force, live, with locks
+ * and presence: each type under the case as a section, children under their
+ * parent.
+ */
 export function CaseEditor({ slug, me }: { slug: string; me: User }) {
-  const { case: current, role, pages, edgenotes, onlineUsers, status, error } = useCase(slug);
+  const { case: current, role, schema, children, onlineUsers, status, error } = useCase(slug);
   const stopped = status === 'stopped';
   const editable = canEdit(role) && !stopped;
   const dragging = useRef<DragSession | null>(null);
-  const numbers = new Map(pages.flatMap((page) => page.cards).map((card, i) => [card.param, i + 1]));
+  const tree = useMemo<Tree | null>(() => {
+    if (!current || !schema) return null;
+    const numbers = numbering(schema, children, `Case/${current.param}`);
+    return { schema, kase: current, children, numbers, editable, me, role };
+  }, [current, schema, children, editable, me, role]);
 
-  if (!current) {
+  if (!current || !tree) {
     if (stopped) return <p role="alert" data-testid="stopped-banner">{stoppedText(error)}</p>;
     return <p role="status">Loading the case…</p>;
   }
@@ -63,26 +73,36 @@ export function CaseEditor({ slug, me }: { slug: string; me: User }) {
         </p>
       ) : null}
 
-      <DragContext.Provider value={dragging}>
-        {pages.map((page, index) => (
-          <PageSection key={page.param} page={page} index={index} pages={pages} numbers={numbers} editable={editable} me={me} role={role} />
-        ))}
-      </DragContext.Provider>
-
-      <section className="edgenotes" aria-labelledby="edgenotes-title">
-        <h2 id="edgenotes-title">Edgenotes</h2>
-        {edgenotes.length === 0 ? <p className="muted">No edgenotes yet.</p> : null}
-        <ul>
-          {edgenotes.map((note) => (
-            <li key={note.param} className="edgenote">
-              <LockableField record={note} field="caption" label={`Edgenote ${note.slug}`} noun="this edgenote" editable={editable} me={me} role={role} />
-              <a className="muted" href={note.content} rel="noreferrer noopener" target="_blank">
-                {note.content}
-              </a>
-            </li>
-          ))}
-        </ul>
-      </section>
+      <TreeContext.Provider value={tree}>
+        <DragContext.Provider value={dragging}>
+          {tree.schema.childrenOf('Case').map((type) => {
+            const records = childrenOf(tree, `Case/${current.param}`, type.name);
+            if (tree.schema.childrenOf(type.name).length > 0) {
+              return (
+                <div key={type.name} className="sections" data-testid={`sections-${kebab(type.name)}`}>
+                  {records.map((record) => (
+                    <RecordSection key={record.param} record={record} type={type} parent={current} />
+                  ))}
+                  {editable ? <AddRecord type={type} parent={current} count={records.length} /> : null}
+                </div>
+              );
+            }
+            const id = `${kebab(type.plural)}-title`;
+            return (
+              <section key={type.name} className="leaf-section" aria-labelledby={id}>
+                <h2 id={id}>{words(type.plural)}</h2>
+                {records.length === 0 ? <p className="muted">{`No ${lowerWords(type.plural)} yet.`}</p> : null}
+                <ul>
+                  {records.map((record) => (
+                    <RecordItem key={record.param} record={record} type={type} parent={current} look="note" />
+                  ))}
+                </ul>
+                {editable ? <AddRecord type={type} parent={current} count={records.length} /> : null}
+              </section>
+            );
+          })}
+        </DragContext.Provider>
+      </TreeContext.Provider>
     </article>
   );
 }

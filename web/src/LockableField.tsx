@@ -1,6 +1,6 @@
-import type { Card, Edgenote, Lockable as LockableRecord, Page, Role, User } from '@baton/client';
+import type { FieldSchema, Lockable as LockableRecord, Role, User } from '@baton/client';
 import { Lockable, useBaton, type LockableRenderProps } from '@baton/react';
-import { useEffect, useId, useReducer, useRef, type FocusEvent, type KeyboardEvent } from 'react';
+import { useContext, useEffect, useId, useReducer, useRef, type FocusEvent, type KeyboardEvent } from 'react';
 import { useAnnounce } from './Announcer';
 import { Avatar } from './Avatar';
 import { DraftPanel } from './DraftPanel';
@@ -16,19 +16,35 @@ import {
   type FieldName,
 } from './fieldMachine';
 import { message } from './format';
+import { FieldTurnContext } from './fieldTurn';
+import { valueOf, type Control } from './schemaText';
 import { StaleChoice } from './StaleChoice';
 
-export type EditableRecord = Card | Page | Edgenote;
+export type EditableRecord = LockableRecord;
 
 export interface LockableFieldProps<R extends EditableRecord> {
   record: R;
-  /** The attribute edited here: `content`, `title`, `caption`. */
-  field: FieldName & keyof R;
+  /** The attribute edited here: any declared field of the record's type. */
+  field: FieldName;
   /** Accessible name of the field, e.g. "Card 2". */
   label: string;
-  /** What people call the record in notices: "this card", "this page title". */
+  /** What people call the field in notices: "this card", "this page title". */
   noun: string;
+  /** What people call the record: "this card" (default: `noun`). */
+  thing?: string;
   multiline?: boolean;
+  /** The control the field's JSON Schema calls for (default: a text area when `multiline`, else an input). */
+  control?: Control;
+  /** The field's JSON Schema: a select's options, a number's bounds, what a save sends. */
+  schema?: FieldSchema;
+  /** A create must give the field (then an empty value is not null). */
+  required?: boolean;
+  /** The field's test id (default `field-<Type>-<param>`). */
+  testId?: string;
+  /** The type's lock policy lets the person "Edit anyway" (default true). */
+  takeover?: boolean;
+  /** The type's lock policy has waiting lines (default true). */
+  waitable?: boolean;
   /** The person's role lets them edit, and the tab is live. */
   editable: boolean;
   me: User;
@@ -59,22 +75,30 @@ function FieldView<R extends EditableRecord>({
   field,
   label,
   noun,
+  thing,
   multiline = false,
+  control = multiline ? 'textarea' : 'input',
+  schema,
+  required = false,
+  testId,
+  takeover = true,
+  waitable = true,
   editable,
   me,
   role,
   moving = false,
   lock,
 }: LockableFieldProps<R> & { lock: LockableRenderProps }) {
+  const turn = useContext(FieldTurnContext);
   const baton = useBaton();
   const announce = useAnnounce();
   const [state, dispatch] = useReducer(fieldReducer, initialField);
   const inputRef = useRef<HTMLTextAreaElement & HTMLInputElement>(null);
   const wrapperRef = useRef<HTMLDivElement>(null);
   const noticeId = useId();
-  const words = { label, noun };
+  const words = { label, noun, thing: thing ?? noun };
   const value = textOf(record, field);
-  const view = viewOf(state, lock, { field, editable, me, role, value, moving }, words);
+  const view = viewOf(state, lock, { field, editable, me, role, value, moving, takeover, waitable }, words);
   const { draft, base, stale, notice } = state;
 
   // tell assistive tech (and everyone) what happened to the lock
@@ -100,8 +124,20 @@ function FieldView<R extends EditableRecord>({
   // (not a lock taken to move the record, nor this tab's deep lock on it: those are no edit of the text)
   const { restructuring } = view;
   useEffect(() => {
-    if (lock.state === 'mine' && draft === null && !moving && !restructuring) dispatch({ type: 'opened', record, text: value });
-  }, [lock.state, draft, value, record, moving, restructuring]);
+    // a record of several fields: only the field whose turn it is opens
+    if (lock.state === 'mine' && draft === null && !moving && !restructuring && (!turn || turn.claim(field))) {
+      dispatch({ type: 'opened', record, text: value });
+    }
+  }, [lock.state, draft, value, record, moving, restructuring, turn, field]);
+
+  // another field of the record took the turn: this one saves what was typed and closes, the lock stays
+  const otherTurn = turn !== null && turn.active !== null && turn.active !== field;
+  useEffect(() => {
+    if (!otherTurn || draft === null || !base) return;
+    if (draft === textOf(base, field)) dispatch({ type: 'closed' });
+    else void save(draft, base).then((saved) => saved && dispatch({ type: 'closed' }));
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- runs when the turn moves
+  }, [otherTurn]);
 
   // a move takes the lock of a field open without changes: the editor closes
   const unsaved = draft !== null && base !== null && draft !== textOf(base, field);
@@ -115,8 +151,15 @@ function FieldView<R extends EditableRecord>({
   }, [lock.error]);
 
   async function startEditing(afterLoss = false): Promise<boolean> {
+    // the record's lock is this tab's for another of its fields: the turn moves here
+    if (turn && lock.state === 'mine' && editable && !view.busy && draft === null && !restructuring && !moving) {
+      turn.take(field);
+      inputRef.current?.focus();
+      return true;
+    }
     if (!canStart(lock.state, editable, view.busy, afterLoss)) return false;
     dispatch({ type: 'notice', notice: null });
+    turn?.take(field);
     const took = await lock.startEditing();
     if (took) inputRef.current?.focus();
     return took;
@@ -124,17 +167,20 @@ function FieldView<R extends EditableRecord>({
 
   async function waitForIt(): Promise<void> {
     dispatch({ type: 'notice', notice: null });
+    turn?.take(field);
     await lock.waitForIt();
   }
 
   async function editAnyway(): Promise<void> {
     dispatch({ type: 'notice', notice: null });
+    turn?.take(field);
     if (await lock.editAnyway()) inputRef.current?.focus();
   }
 
   /** Ends editing: the editor closes and the lock is released (or a lost one forgotten). */
   async function finish(): Promise<void> {
     dispatch({ type: 'closed' });
+    turn?.release(field);
     await lock.stopEditing();
   }
 
@@ -142,11 +188,11 @@ function FieldView<R extends EditableRecord>({
   async function save(text: string, against: LockableRecord): Promise<boolean> {
     dispatch({ type: 'saving' });
     try {
-      await baton.save(against, changeOf(field, text));
+      await baton.save(against, changeOf(field, text, (t) => valueOf(t, schema, required)));
       dispatch({ type: 'saved' });
       return true;
     } catch (e) {
-      dispatch({ type: 'refused', ...refusal(e, words, message(e)) });
+      dispatch({ type: 'refused', ...refusal(e, words, message(e), field) });
       return false;
     }
   }
@@ -163,6 +209,9 @@ function FieldView<R extends EditableRecord>({
   function onBlur(event: FocusEvent<HTMLDivElement>): void {
     const next = event.relatedTarget;
     if (next instanceof Node && wrapperRef.current?.contains(next)) return;
+    // to another field of the same record: that field takes the turn (and this one saves then)
+    const key = `${record.type}/${record.param}`;
+    if (turn && next instanceof Element && next.closest('[data-field-of]')?.getAttribute('data-field-of') === key) return;
     // leaving the field releases the lock (saving first what was typed)
     if (view.editing && !view.busy && !stale) void saveAndFinish();
   }
@@ -174,7 +223,7 @@ function FieldView<R extends EditableRecord>({
     } else if (event.key === 'Enter' && !view.editing && lock.state !== 'lost') {
       event.preventDefault();
       void startEditing();
-    } else if (event.key === 'Enter' && view.editing && !multiline) {
+    } else if (event.key === 'Enter' && view.editing && control !== 'textarea') {
       event.preventDefault();
       void saveAndFinish();
     } else if (event.key === 's' && (event.ctrlKey || event.metaKey) && view.editing) {
@@ -206,7 +255,9 @@ function FieldView<R extends EditableRecord>({
     <div
       ref={wrapperRef}
       className={`field field-${view.look}${editable ? '' : ' field-readonly'}`}
-      data-testid={`field-${record.type}-${record.param}`}
+      data-testid={testId ?? `field-${record.type}-${record.param}`}
+      data-field-of={`${record.type}/${record.param}`}
+      data-field={field}
       data-lock-state={lock.state}
       onBlur={onBlur}
       style={lock.state === 'theirs' && holder ? { borderColor: holder.color } : undefined}
@@ -289,14 +340,16 @@ function FieldView<R extends EditableRecord>({
       ) : null}
 
       {editable ? (
-        multiline ? (
-          <textarea rows={2} {...inputProps} />
-        ) : (
-          <input type="text" {...inputProps} />
-        )
+        <FieldControl control={control} schema={schema} required={required} inputProps={inputProps} editing={view.editing} shown={view.shown} />
       ) : (
         <p className="field-text" data-testid="field-text">
-          {value}
+          {control === 'uri' && value ? (
+            <a href={value} rel="noreferrer noopener" target="_blank">
+              {value}
+            </a>
+          ) : (
+            value
+          )}
         </p>
       )}
 
@@ -347,4 +400,98 @@ function FieldView<R extends EditableRecord>({
       ) : null}
     </div>
   );
+}
+
+type InputProps = {
+  ref: React.RefObject<HTMLTextAreaElement & HTMLInputElement | null>;
+  value: string;
+  readOnly: boolean;
+  'aria-label': string;
+  'aria-describedby': string | undefined;
+  'data-testid': string;
+  onChange: (e: { target: { value: string } }) => void;
+  onClick: () => void;
+  onKeyDown: (event: KeyboardEvent) => void;
+};
+
+/** The control a field's JSON Schema calls for, read-only until the person edits. */
+function FieldControl({
+  control,
+  schema,
+  required,
+  inputProps,
+  editing,
+  shown,
+}: {
+  control: Control;
+  schema: FieldSchema | undefined;
+  required: boolean;
+  inputProps: InputProps;
+  editing: boolean;
+  shown: string;
+}) {
+  const { ref, ...rest } = inputProps;
+  switch (control) {
+    case 'textarea':
+      return <textarea rows={2} {...inputProps} />;
+    case 'select':
+      return (
+        <select
+          ref={ref as React.RefObject<HTMLSelectElement | null>}
+          {...rest}
+          // a select cannot be read-only: until the lock is taken, a choice only takes it
+          aria-readonly={!editing}
+          onMouseDown={(e) => {
+            if (!editing) {
+              e.preventDefault();
+              rest.onClick();
+            }
+          }}
+        >
+          {required || shown !== '' ? null : <option value="">—</option>}
+          {(schema?.enum ?? []).map((v) => (
+            <option key={String(v)} value={String(v)}>
+              {String(v)}
+            </option>
+          ))}
+        </select>
+      );
+    case 'checkbox':
+      return (
+        <input
+          type="checkbox"
+          ref={ref}
+          aria-label={rest['aria-label']}
+          aria-describedby={rest['aria-describedby']}
+          data-testid={rest['data-testid']}
+          checked={shown === 'true'}
+          readOnly={rest.readOnly}
+          onClick={(e) => {
+            if (!editing) {
+              e.preventDefault();
+              rest.onClick();
+            }
+          }}
+          onChange={(e) => rest.onChange({ target: { value: String(e.target.checked) } })}
+          onKeyDown={rest.onKeyDown}
+        />
+      );
+    case 'number':
+      return <input type="number" min={schema?.minimum} max={schema?.maximum} step={schema?.type === 'integer' ? 1 : 'any'} {...inputProps} />;
+    case 'date':
+      return <input type="date" {...inputProps} />;
+    case 'uri':
+      return (
+        <span className="uri-field">
+          <input type="url" {...inputProps} />
+          {shown ? (
+            <a href={shown} rel="noreferrer noopener" target="_blank" data-testid="field-link">
+              Open
+            </a>
+          ) : null}
+        </span>
+      );
+    case 'input':
+      return <input type="text" {...inputProps} />;
+  }
 }

@@ -5,28 +5,35 @@
  * field shows given both. Everything here is a pure function.
  */
 import {
+  InvalidError,
   LockHeldError,
   LockLostError,
   LockedError,
   StaleVersionError,
+  type Fields,
   type Lockable as LockableRecord,
   type Lock,
   type LockState,
   type Role,
-  type UpdateFields,
   type User,
   type Waiter,
 } from '@baton/client';
 import type { LockableRenderProps } from '@baton/react';
 import { ordinal } from './format';
+import { lowerWords, textOfValue } from './schemaText';
 
-/** The attribute a field edits: a card's `content`, a page's `title`, an edgenote's `caption`. */
-export type FieldName = 'content' | 'title' | 'caption';
+/** The attribute a field edits: any declared field of the record's type. */
+export type FieldName = string;
 
-/** What people call the field: its accessible name ("Card 2") and, in notices, the record ("this card"). */
+/**
+ * What people call the field: its accessible name ("Card 2", "Page 1
+ * title"), in notices what it is ("this card", "this page title"), and the
+ * record it belongs to ("this card", "this page").
+ */
 export interface Words {
   label: string;
   noun: string;
+  thing?: string;
 }
 
 export interface Notice {
@@ -103,25 +110,23 @@ export function fieldReducer(state: FieldState, event: FieldEvent): FieldState {
   }
 }
 
-/** The field's text in a record (empty when the record has no such field). */
+/** The field's value in a record as text (empty when the record has no such field, or it is null). */
 export function textOf(record: LockableRecord, field: FieldName): string {
-  switch (field) {
-    case 'content':
-      return 'content' in record ? (record.content ?? '') : '';
-    case 'title':
-      return 'title' in record ? record.title : '';
-    case 'caption':
-      return 'caption' in record ? record.caption : '';
-  }
+  return field in record ? textOfValue((record as Record<string, unknown>)[field]) : '';
 }
 
-/** What a save of the field sends. */
-export function changeOf(field: FieldName, text: string): UpdateFields {
-  return { [field]: text };
+/** What a save of the field sends; `parse` turns the text into the field's value (a number, a boolean, null). */
+export function changeOf(field: FieldName, text: string, parse: (text: string) => unknown = (t) => t): Fields {
+  return { [field]: parse(text) };
 }
 
 /** What a refused save tells the person, and the current record for a stale version. */
-export function refusal(error: unknown, words: Words, message: string): { text: string; current?: LockableRecord } {
+export function refusal(error: unknown, words: Words, message: string, field?: FieldName): { text: string; current?: LockableRecord } {
+  if (error instanceof InvalidError && error.fields.length > 0) {
+    // 422: what is wrong with this field, else with the first field named
+    const problem = error.fields.find((f) => f.field === field) ?? error.fields[0]!;
+    return { text: `Not saved: ${problem.message}` };
+  }
   if (error instanceof StaleVersionError) {
     return {
       text: `Not saved: ${words.label} was changed by someone else. Choose which text to keep.`,
@@ -142,20 +147,20 @@ export function refusal(error: unknown, words: Words, message: string): { text: 
   return { text: `Not saved: ${message}` };
 }
 
-/** A lock on a page or case with everything in it (`depth: infinity`): a restructuring. */
+/** A lock on a record or case with everything in it (`depth: infinity`): a restructuring. */
 export const isDeep = (lock: Lock | null | undefined): boolean => lock?.depth === 'infinity';
 
-/** What a deep lock holds, for people: "this page", "this case". */
-export const deepNoun = (lock: Lock): string => (lock.lockable.type === 'Case' ? 'this case' : 'this page');
+/** What a deep lock holds, for people: "this page", "this case", "this column". */
+export const deepNoun = (lock: Lock): string => `this ${lowerWords(lock.lockable.type)}`;
 
 /** What a refused move tells the person (the kit's typed error, the server's message). */
 export function moveRefusal(error: unknown, label: string, message: string): string {
   if (error instanceof LockedError && isDeep(error.lock)) {
-    return `Not moved: ${error.lock.user.name} is restructuring ${error.lock.lockable.type === 'Case' ? 'the case' : 'that page'}. ${message}`;
+    return `Not moved: ${error.lock.user.name} is restructuring ${error.lock.lockable.type === 'Case' ? 'the case' : `that ${lowerWords(error.lock.lockable.type)}`}. ${message}`;
   }
   if (error instanceof LockedError || error instanceof LockHeldError) {
     const holders = error instanceof LockHeldError ? error.holders.map((u) => u.name).join(', ') : error.holder.name;
-    const doing = isDeep(error.lock) ? 'restructuring its page' : `editing ${label}`;
+    const doing = isDeep(error.lock) ? `restructuring its ${lowerWords(error.lock.lockable.type)}` : `editing ${label}`;
     return `Not moved: ${holders} ${error instanceof LockHeldError && error.holders.length > 1 ? 'are' : 'is'} ${doing}. ${message}`;
   }
   return `Not moved: ${message}`;
@@ -183,6 +188,10 @@ export interface FieldContext {
   value: string;
   /** This tab holds the record's lock for a move (a drag, or a move button), not to edit it. */
   moving?: boolean;
+  /** The type's lock policy lets the person "Edit anyway" (default true). */
+  takeover?: boolean;
+  /** The type's lock policy has waiting lines (default true). */
+  waitable?: boolean;
 }
 
 /** What the view shows, derived from the field's state, its lock and its context. */
@@ -221,7 +230,7 @@ export interface FieldView {
 }
 
 export function viewOf(state: FieldState, lock: LockView, context: FieldContext, words: Words): FieldView {
-  const { field, editable, me, role, value, moving = false } = context;
+  const { field, editable, me, role, value, moving = false, takeover = true, waitable = true } = context;
   const { holder } = lock;
   // this tab's deep lock on the record, or its lock for a move, is not an edit of the text
   const restructuring = lock.state === 'mine' && isDeep(lock.lock);
@@ -250,7 +259,7 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
     outranked,
     badge:
       moving && lock.state === 'mine'
-        ? 'You are moving this card'
+        ? `You are moving ${words.thing ?? words.noun}`
         : (theirs || lock.state === 'lost') && holder && lock.lock
           ? deep
             ? holder.id === me.id
@@ -261,8 +270,8 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
               : `${holder.name} is editing`
           : null,
     canEdit: editable && lock.state === 'free',
-    canEditAnyway: editable && theirs && !deep && outranked === null,
-    canWait: editable && theirs && !deep && !waiting,
+    canEditAnyway: editable && theirs && !deep && outranked === null && takeover,
+    canWait: editable && theirs && !deep && !waiting && waitable,
     place: waiting ? placeInLine(lock.position ?? 1) : null,
     line: waiting ? [] : (lock.waiters ?? []),
     lineNote:
@@ -305,7 +314,7 @@ export function lockAnnouncement(
   if (before === 'waiting') return lock.state === 'free' ? `${words.label} is free` : null;
   if (lock.state === 'theirs' && lock.holder && lock.lock && isDeep(lock.lock)) {
     const who = lock.holder.id === me.id ? 'You are' : `${lock.holder.name} is`;
-    return `${who} restructuring ${lock.lock.lockable.type === 'Case' ? 'the case' : 'the page'} of ${words.label}`;
+    return `${who} restructuring the ${lowerWords(lock.lock.lockable.type)} of ${words.label}`;
   }
   if (lock.state === 'theirs' && lock.holder) {
     return lock.holder.id === me.id ? `You are editing ${words.label} in another tab` : `${lock.holder.name} is editing ${words.label}`;

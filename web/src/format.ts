@@ -28,6 +28,12 @@ export function isManager(role: Role | null): boolean {
   return role !== null && RANK[role] >= RANK.manager;
 }
 
+/** Whether a type's `lock.takeover` (`editor`, `manager` or `none`) lets this role "Edit anyway". */
+export function mayTakeOver(role: Role | null, policy: string): boolean {
+  if (role === null || policy === 'none') return false;
+  return policy === 'manager' ? RANK[role] >= RANK.manager : RANK[role] >= RANK.editor;
+}
+
 /** 1 → "1st", 2 → "2nd", 3 → "3rd", 11 → "11th", 22 → "22nd". */
 export function ordinal(n: number): string {
   const tens = n % 100;

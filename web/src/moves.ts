@@ -1,36 +1,36 @@
 /**
- * Where a moved card goes, as sort keys. baton sorts a page's cards by
- * `position`, then `id`, and never renumbers: the app chooses the keys.
+ * Where a moved record goes, as sort keys. baton sorts siblings by
+ * `position`, then `id`: the app chooses the keys.
  *
- * The rule: the moved card gets a key that sorts it between its new
- * neighbours when one exists (one PATCH, the card's own, under its lock);
- * when none does (the neighbours' keys are adjacent), the target page is
- * renumbered 0, 10, 20, … in the new order: the moved card first, then each
- * other card whose key changes. The gaps of 10 let the next moves there
+ * The rule: the moved record gets a key that sorts it between its new
+ * neighbours when one exists (one PATCH, the record's own, under its lock);
+ * when none does (the neighbours' keys are adjacent), the target's children
+ * are renumbered 0, 10, 20, … in the new order: the moved record first, then
+ * each other one whose key changes. The gaps of 10 let the next moves there
  * take one PATCH again. Keys are never negative (baton refuses them).
  */
 
-/** A card as its page orders it. */
+/** A record as its parent orders it. */
 export interface Slot {
   id: number;
   position: number;
 }
 
 export interface MovePlan {
-  /** The moved card's new key. */
+  /** The moved record's new key. */
   position: number;
-  /** Other cards of the target page whose key changes (a renumbering), in page order. */
+  /** Other children of the target whose key changes (a renumbering), in order. */
   renumber: Slot[];
 }
 
-/** The renumbering step: room for nine moves between two cards before the next renumbering. */
+/** The renumbering step: room for nine moves between two records before the next renumbering. */
 export const STEP = 10;
 
 const before = (a: Slot, b: Slot): boolean => a.position < b.position || (a.position === b.position && a.id < b.id);
 
 /**
- * Puts `card` at `index` among `target` (the target page's cards in page
- * order, without the card itself): 0 is first, `target.length` last.
+ * Puts `card` (the moved record) at `index` among `target` (the target's
+ * children in order, without it): 0 is first, `target.length` last.
  */
 export function planMove(card: Slot, target: Slot[], index: number): MovePlan {
   const others = target.filter((s) => s.id !== card.id);
@@ -60,10 +60,10 @@ export function planMove(card: Slot, target: Slot[], index: number): MovePlan {
   return { position: moved, renumber };
 }
 
-/** Whether a card would change place at all: same page, and the same neighbours. */
-export function staysPut(card: Slot, fromPageId: number, toPageId: number, pageCards: Slot[], index: number): boolean {
-  if (fromPageId !== toPageId) return false;
-  const current = pageCards.findIndex((s) => s.id === card.id);
-  // `index` counts the page's cards without the moved one
+/** Whether a record would change place at all: same parent, and the same neighbours. */
+export function staysPut(card: Slot, fromParentId: number, toParentId: number, siblings: Slot[], index: number): boolean {
+  if (fromParentId !== toParentId) return false;
+  const current = siblings.findIndex((s) => s.id === card.id);
+  // `index` counts the siblings without the moved one
   return current === index;
 }

@@ -3,7 +3,7 @@
  * server: its transitions and what the view shows for each lock state.
  */
 import { expect, test } from '@playwright/test';
-import { LockHeldError, LockedError, StaleVersionError, type Card, type Lock, type User, type Waiter } from '@baton/client';
+import { InvalidError, LockHeldError, LockedError, StaleVersionError, type AnyRecord, type Lock, type User, type Waiter } from '@baton/client';
 import { ordinal } from '../src/format';
 import {
   canStart,
@@ -33,7 +33,7 @@ const alice = person(1, 'Alice', true);
 const bob = person(2, 'Bob');
 const carol = person(3, 'Carol');
 
-const card = (content: string, version: number): Card => ({
+const card = (content: string, version: number): AnyRecord & { content: string } => ({
   type: 'Card',
   table: 'cards',
   param: '12',
@@ -271,4 +271,17 @@ test('a lock taken to move the card is no edit: "You are moving this card"; a re
     locks: [lockOf(carol, '7')],
   });
   expect(moveRefusal(held, 'Card 1', held.message)).toBe('Not moved: Carol is editing Card 1. Card 12 is being edited by Carol.');
+});
+
+test('a 422 names the field: its message is the notice of that field', () => {
+  const invalid = new InvalidError('invalid', 422, 'dueOn: not a date', {
+    code: 'invalid',
+    message: 'dueOn: not a date',
+    fields: [
+      { field: 'title', message: 'title: too long' },
+      { field: 'dueOn', message: 'dueOn: not a date' },
+    ],
+  });
+  expect(refusal(invalid, words, invalid.message, 'dueOn').text).toBe('Not saved: dueOn: not a date');
+  expect(refusal(invalid, words, invalid.message, 'title').text).toBe('Not saved: title: too long');
 });

@@ -2,7 +2,7 @@ import type { ErrorBody, Lock, Lockable, User } from './types.js';
 import { fromWire } from './wire.js';
 
 /** The `error` object of an error response (`code` may be one this client does not know yet). */
-export type ErrorInfo = Omit<ErrorBody['error'], 'code'> & { code: string };
+export type ErrorInfo = Omit<ErrorBody['error'], 'code' | 'current'> & { code: string; current?: Lockable };
 
 /** Every failure the client reports is a BatonError: never a bare status code. */
 export class BatonError extends Error {
@@ -144,9 +144,12 @@ export class NotFoundError extends BatonError {
   override name = 'NotFoundError';
 }
 
-/** 422 `invalid` and 400 `bad_request`. */
+/** 422 `invalid` and 400 `bad_request`; `fields` names each field that broke its schema, with why. */
 export class InvalidError extends BatonError {
   override name = 'InvalidError';
+  get fields(): { field: string; message: string }[] {
+    return this.body?.fields ?? [];
+  }
 }
 
 /** 409 `conflict` (e.g. a slug already taken). */

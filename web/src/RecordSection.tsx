@@ -1,0 +1,232 @@
+import { LockHeldError, type AnyRecord, type Case, type DeclaredType } from '@baton/client';
+import { useBaton, useLock } from '@baton/react';
+import { useState, type DragEvent } from 'react';
+import { AddRecord } from './AddRecord';
+import { useAnnounce } from './Announcer';
+import { Avatar } from './Avatar';
+import { DeleteButton } from './DeleteButton';
+import { isDeep } from './fieldMachine';
+import { isManager, message } from './format';
+import { planMove } from './moves';
+import { RecordFields } from './RecordFields';
+import { RecordItem } from './RecordItem';
+import { labelOf, lowerWords, words } from './schemaText';
+import { childrenOf, keyOf, nameOf, testIdOf, useDragSession, useTree } from './tree';
+
+export interface RecordSectionProps {
+  record: AnyRecord;
+  type: DeclaredType;
+  parent: AnyRecord | Case;
+}
+
+/** What a refused "Lock … for restructuring" tells the manager: everyone in the way. */
+function restructureRefusal(error: unknown, thing: string): string {
+  if (error instanceof LockHeldError) {
+    const names = error.holders.map((u) => u.name).join(', ');
+    return `Not locked: ${names} ${error.holders.length > 1 ? 'are' : 'is'} editing in this ${thing}. ${error.message}`;
+  }
+  return `Not locked: ${message(error)}`;
+}
+
+const slot = (r: AnyRecord) => ({ id: r.id, position: r.position ?? 0 });
+
+/**
+ * A record with children (a page, a column, a division): its fields, its
+ * children of each type (each movable where the schema says so), "Add
+ * <type>" for each, and for managers "Lock … for restructuring": a deep
+ * lock on the record that covers everything under it, so nobody else
+ * edits, moves or adds there until it ends.
+ */
+export function RecordSection({ record, type, parent }: RecordSectionProps) {
+  const tree = useTree();
+  const baton = useBaton();
+  const announce = useAnnounce();
+  const lock = useLock(record);
+  const session = useDragSession();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [reordering, setReordering] = useState(false);
+  const [over, setOver] = useState(false);
+  const { editable, me, role, schema } = tree;
+  const name = nameOf(tree, type, record);
+  const thing = lowerWords(type.name);
+  const childTypes = schema.childrenOf(type.name);
+  const siblings = childrenOf(tree, keyOf(parent), type.name);
+  const index = siblings.findIndex((s) => s.id === record.id);
+  const deep = isDeep(lock.lock) ? lock.lock : null;
+  const mineDeep = lock.state === 'mine' && deep !== null;
+  // someone else restructures the record (or one above it, or the case)
+  const theirsDeep = lock.state === 'theirs' && deep !== null ? deep : null;
+  const title = labelOf(type, record);
+  const key = keyOf(record);
+
+  async function restructure(): Promise<void> {
+    setBusy(true);
+    setError(null);
+    try {
+      await lock.acquire({ depth: 'infinity' });
+    } catch (e) {
+      setError(restructureRefusal(e, thing));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function done(): Promise<void> {
+    setBusy(true);
+    try {
+      await lock.release();
+    } catch (e) {
+      setError(`Not released: ${message(e)}`);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  /** Up or down among its siblings: under its lock, its new position (and the others' when there was no room). */
+  async function reorder(at: number): Promise<void> {
+    setBusy(true);
+    setReordering(true);
+    setError(null);
+    try {
+      await lock.acquire();
+      const others = siblings.filter((s) => s.id !== record.id);
+      const plan = planMove(slot(record), others.map(slot), at);
+      await baton.save(record, { position: plan.position });
+      for (const step of plan.renumber) {
+        const other = others.find((s) => s.id === step.id);
+        if (other) await baton.save(other, { position: step.position });
+      }
+      announce(`${name} moved ${at < index ? 'up' : 'down'}`);
+    } catch (e) {
+      setError(`Not moved: ${message(e)}`);
+    } finally {
+      await lock.release().catch(() => {});
+      setReordering(false);
+      setBusy(false);
+    }
+  }
+
+  /** A record being dragged over the section: a drop is welcome when it may live here (the server has the last word). */
+  function onDragOver(event: DragEvent): void {
+    const current = session.current;
+    if (!current || !childTypes.some((t) => t.name === current.record.type)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    event.dataTransfer.dropEffect = 'move';
+    if (!over) setOver(true);
+  }
+
+  /** Dropped on a child: before it in its upper half, after it in its lower half; anywhere else in the section: last. */
+  function onDrop(event: DragEvent): void {
+    setOver(false);
+    const current = session.current;
+    if (!current || !childTypes.some((t) => t.name === current.record.type)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    current.dropped = true;
+    const moving = current.record;
+    const list = childrenOf(tree, key, moving.type);
+    const others = list.filter((c) => c.id !== moving.id);
+    let at = others.length;
+    const item = event.target instanceof Element ? event.target.closest<HTMLElement>(`[data-record-type="${moving.type}"]`) : null;
+    if (item) {
+      const onto = others.findIndex((c) => String(c.id) === item.dataset.recordId);
+      const rect = item.getBoundingClientRect();
+      if (onto >= 0) at = event.clientY > rect.top + rect.height / 2 ? onto + 1 : onto;
+      // dropped on itself: it stays where it is
+      else if (item.dataset.recordId === String(moving.id)) at = list.findIndex((c) => c.id === moving.id);
+    }
+    void current.moveTo(record, at);
+  }
+
+  const childPlurals = childTypes.map((t) => lowerWords(t.plural)).join(' and ');
+  return (
+    <section
+      className={`record-section${over ? ' section-drop' : ''}${deep ? ' section-restructuring' : ''}`}
+      aria-label={title ? `${name}: ${title}` : name}
+      data-testid={testIdOf(type, record)}
+      data-record-id={record.id}
+      data-record-type={type.name}
+      onDragOver={onDragOver}
+      onDragLeave={(e) => {
+        if (!(e.relatedTarget instanceof Node && e.currentTarget.contains(e.relatedTarget))) setOver(false);
+      }}
+      onDrop={onDrop}
+      style={theirsDeep ? { borderColor: theirsDeep.user.color } : undefined}
+    >
+      <h2 className="visually-hidden">{title ?? name}</h2>
+      <div className="record-head">
+        <RecordFields type={type} record={record} name={name} moving={reordering} />
+      </div>
+      {theirsDeep ? (
+        <p className="banner banner-info restructure-banner" role="status" data-testid="restructure-banner">
+          <Avatar name={theirsDeep.user.name} color={theirsDeep.user.color} size="small" decorative />
+          {theirsDeep.user.id === me.id
+            ? `You are restructuring this ${lowerWords(theirsDeep.lockable.type)} in another tab`
+            : `${theirsDeep.user.name} is restructuring this ${lowerWords(theirsDeep.lockable.type)}`}
+        </p>
+      ) : null}
+      {mineDeep ? (
+        <p className="banner banner-info restructure-banner" role="status" data-testid="restructure-banner">
+          {`You are restructuring this ${thing}: nobody else can edit, move or add its ${childPlurals}.`}
+          <button type="button" className="secondary" onClick={() => void done()} disabled={busy} aria-label={`Done restructuring ${name}`}>
+            Done restructuring
+          </button>
+        </p>
+      ) : null}
+      {editable && (lock.state === 'free' || type.ordered) ? (
+        <p className="record-tools">
+          {isManager(role) && lock.state === 'free' ? (
+            <button type="button" className="secondary" onClick={() => void restructure()} disabled={busy} aria-label={`Lock ${name} for restructuring`}>
+              {`Lock ${thing} for restructuring`}
+            </button>
+          ) : null}
+          {type.ordered && siblings.length > 1 ? (
+            <>
+              <button type="button" className="secondary" disabled={busy || lock.state !== 'free' || index <= 0} onClick={() => void reorder(index - 1)} aria-label={`Move ${name} up`}>
+                ↑ Up
+              </button>
+              <button
+                type="button"
+                className="secondary"
+                disabled={busy || lock.state !== 'free' || index >= siblings.length - 1}
+                onClick={() => void reorder(index + 1)}
+                aria-label={`Move ${name} down`}
+              >
+                ↓ Down
+              </button>
+            </>
+          ) : null}
+          {lock.state === 'free' ? <DeleteButton record={record} label={name} disabled={busy} /> : null}
+        </p>
+      ) : null}
+      {error ? (
+        <p className="error" role="alert" data-testid="restructure-error">
+          {error}
+        </p>
+      ) : null}
+      {childTypes.map((childType) => {
+        const children = childrenOf(tree, key, childType.name);
+        const nested = schema.childrenOf(childType.name).length > 0;
+        return (
+          <div key={childType.name} className="children">
+            {nested ? (
+              children.map((child) => <RecordSection key={child.param} record={child} type={childType} parent={record} />)
+            ) : (
+              <ul className="items" aria-label={`${words(childType.plural)} of ${name}`}>
+                {children.map((child) => (
+                  <RecordItem key={child.param} record={child} type={childType} parent={record} look="card" />
+                ))}
+              </ul>
+            )}
+            {children.length === 0 ? (
+              <p className="muted drop-hint">{`No ${lowerWords(childType.plural)} on this ${thing}${childType.movable ? ': drop one here' : ''}.`}</p>
+            ) : null}
+            {editable ? <AddRecord type={childType} parent={record} count={children.length} /> : null}
+          </div>
+        );
+      })}
+    </section>
+  );
+}
