@@ -81,6 +81,21 @@ test('12. Book: a deep lock on a division makes its components read-only for eve
   await prefaceTitle.getByRole('button', { name: 'Cancel' }).click();
   await expect(carol.page.getByTestId(`field-BookComponent-${preface.id}`)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
 
+  // from one field of a record to another: the lock stays, the field left saves, the next one opens
+  await input.click();
+  await input.fill('Preface, revised');
+  const bobStatus = bob.page.getByTestId(`field-BookComponent-${preface.id}-status`);
+  await bobStatus.getByRole('button', { name: 'Edit Book component 2 status' }).click();
+  const carolTitle = carol.page.getByTestId(`field-BookComponent-${preface.id}`);
+  await expect(carolTitle.getByTestId('field-input')).toHaveValue('Preface, revised', WITHIN_1S);
+  await expect(carolTitle).toHaveAttribute('data-lock-state', 'theirs');
+  await expect(bobStatus).toHaveAttribute('data-lock-state', 'mine');
+  await bobStatus.getByRole('combobox').selectOption('done');
+  await bobStatus.getByRole('button', { name: 'Save' }).click();
+  await expect(carol.page.getByRole('combobox', { name: 'Book component 2 status' })).toHaveValue('done', WITHIN_1S);
+  await expect(carolTitle).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
+  expect(await api.call<{ title: string; status: string }>('GET', `/book_components/${preface.id}`)).toMatchObject({ title: 'Preface, revised', status: 'done' });
+
   // "Add book component" sits with its division; the new component is there for Carol at once
   await bob.page.getByTestId(`division-${back!.id}`).getByRole('button', { name: 'Add book component' }).click();
   const carolBack = carol.page.getByTestId(`division-${back!.id}`);

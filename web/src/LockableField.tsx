@@ -98,7 +98,8 @@ function FieldView<R extends EditableRecord>({
   const noticeId = useId();
   const words = { label, noun, thing: thing ?? noun };
   const value = textOf(record, field);
-  const view = viewOf(state, lock, { field, editable, me, role, value, moving, takeover, waitable }, words);
+  const otherTurn = turn !== null && turn.active !== null && turn.active !== field;
+  const view = viewOf(state, lock, { field, editable, me, role, value, moving, takeover, waitable, turnElsewhere: otherTurn }, words);
   const { draft, base, stale, notice } = state;
 
   // tell assistive tech (and everyone) what happened to the lock
@@ -131,7 +132,6 @@ function FieldView<R extends EditableRecord>({
   }, [lock.state, draft, value, record, moving, restructuring, turn, field]);
 
   // another field of the record took the turn: this one saves what was typed and closes, the lock stays
-  const otherTurn = turn !== null && turn.active !== null && turn.active !== field;
   useEffect(() => {
     if (!otherTurn || draft === null || !base) return;
     if (draft === textOf(base, field)) dispatch({ type: 'closed' });
@@ -200,7 +200,9 @@ function FieldView<R extends EditableRecord>({
   async function saveAndFinish(): Promise<void> {
     if (draft === null || !base) return;
     if (!view.dirty) return finish();
-    if (await save(draft, base)) {
+    // another field of the record saved under the same lock meanwhile: that newer version is this tab's own
+    const own = turn !== null && lock.state === 'mine' && 'version' in record && record.version > base.version;
+    if (await save(draft, own ? record : base)) {
       announce(`${label} saved`);
       await finish();
     }

@@ -192,6 +192,8 @@ export interface FieldContext {
   takeover?: boolean;
   /** The type's lock policy has waiting lines (default true). */
   waitable?: boolean;
+  /** This tab holds the record's lock for another of its fields: this one may be edited next. */
+  turnElsewhere?: boolean;
 }
 
 /** What the view shows, derived from the field's state, its lock and its context. */
@@ -230,7 +232,7 @@ export interface FieldView {
 }
 
 export function viewOf(state: FieldState, lock: LockView, context: FieldContext, words: Words): FieldView {
-  const { field, editable, me, role, value, moving = false, takeover = true, waitable = true } = context;
+  const { field, editable, me, role, value, moving = false, takeover = true, waitable = true, turnElsewhere = false } = context;
   const { holder } = lock;
   // this tab's deep lock on the record, or its lock for a move, is not an edit of the text
   const restructuring = lock.state === 'mine' && isDeep(lock.lock);
@@ -269,7 +271,7 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
               ? 'You are editing this in another tab'
               : `${holder.name} is editing`
           : null,
-    canEdit: editable && lock.state === 'free',
+    canEdit: editable && (lock.state === 'free' || (lock.state === 'mine' && turnElsewhere && state.draft === null && !moving)),
     canEditAnyway: editable && theirs && !deep && outranked === null && takeover,
     canWait: editable && theirs && !deep && !waiting && waitable,
     place: waiting ? placeInLine(lock.position ?? 1) : null,
