@@ -5,7 +5,8 @@
  * card to another column while Carol watches it go; Carol recolours a card
  * (an enum is a select) while Bob sees who is editing and, the type's lock
  * policy being `takeover = "manager"` and `wait = false`, is offered neither
- * "Edit anyway" nor a waiting line.
+ * "Edit anyway" nor a waiting line. Carol moves a column up; Bob deletes a
+ * card; each sees the other's change at once.
  */
 import type { Page } from '@playwright/test';
 import { Api, DEMO, DEMO_CASE, artifactName, expect, openCase, publish, shot, sideBySide, signIn, test } from './support';
@@ -90,6 +91,18 @@ test('11. Kanban: Bob drags a card to another column while Carol watches it move
   await expect(bob.page.getByRole('combobox', { name: 'Card 1 color' })).toHaveValue('green', WITHIN_1S);
   await expect(bobColor).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
   expect((await alice.call<{ color: string }>('GET', `/cards/${other.id}`)).color).toBe('green');
+
+  // an ordered type under the case: Carol moves the second column up, Bob sees the new order
+  await carol.page.getByRole('button', { name: 'Move Column 2 up' }).click();
+  await expect(bob.page.getByRole('textbox', { name: 'Column 1 title' })).toHaveValue('In progress', WITHIN_1S);
+  await expect(bob.page.getByRole('textbox', { name: 'Column 2 title' })).toHaveValue('To do');
+
+  // "Delete" asks once; the card leaves every open board
+  const last = board.columns[2]!.cards[0]!;
+  await expect(carol.page.getByTestId(`card-${last.id}`)).toHaveCount(1);
+  await bob.page.getByTestId(`card-${last.id}`).getByRole('button', { name: /^Delete Card \d+$/ }).click();
+  await bob.page.getByTestId(`card-${last.id}`).getByRole('button', { name: /and everything in it/ }).click();
+  await expect(carol.page.getByTestId(`card-${last.id}`)).toHaveCount(0, WITHIN_1S);
 
   await bob.context.close();
   await carol.context.close();
