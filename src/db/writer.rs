@@ -30,9 +30,8 @@ use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionMa
 use diesel::Connection;
 use tokio::sync::oneshot;
 
-use super::{
-    connect_bounded, now, CallState, DbConn, DbError, Event, EventBus, TimeoutOutcome, Tx,
-};
+use super::call::CallState;
+use super::{connect_bounded, now, DbConn, DbError, Event, EventBus, TimeoutOutcome, Tx};
 
 /// Most requests in one transaction: enough to absorb any burst the HTTP
 /// workers can produce, few enough that the group's latency stays short.

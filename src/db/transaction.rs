@@ -1,0 +1,77 @@
+//! A write transaction in progress, and what it will write to the event
+//! stream and publish once it has committed.
+
+use chrono::NaiveDateTime;
+
+use super::{AuditEntry, DbConn, Event, Outgoing};
+
+/// A write transaction in progress: the connection, the transaction's clock,
+/// and what it will publish once it has committed.
+pub struct Tx<'a> {
+    pub conn: &'a mut DbConn,
+    /// One timestamp for everything the transaction writes and decides:
+    /// the database's clock (see [`now`]).
+    pub now: NaiveDateTime,
+    editor_session_id: Option<String>,
+    pub(super) events: Vec<Event>,
+    pub(super) after_commit: Vec<Box<dyn FnOnce()>>,
+}
+
+impl<'a> Tx<'a> {
+    /// A transaction begun on `conn` at `now`, publishing nothing yet.
+    pub(super) fn new(
+        conn: &'a mut DbConn,
+        now: NaiveDateTime,
+        editor_session_id: Option<String>,
+    ) -> Tx<'a> {
+        Tx {
+            conn,
+            now,
+            editor_session_id,
+            events: Vec::new(),
+            after_commit: Vec::new(),
+        }
+    }
+
+    /// The session (browser tab) whose request this is; broadcasts carry it.
+    pub fn editor_session_id(&self) -> Option<&str> {
+        self.editor_session_id.as_deref()
+    }
+
+    /// Queues a frame or a kick for publication after commit. A frame for
+    /// the case of the audit entry just written is that entry's row: a lock
+    /// change is one row of the event stream.
+    pub fn publish(&mut self, outgoing: Outgoing) {
+        if let Outgoing::Frame(frame) = &outgoing {
+            if let Some(last) = self.events.last_mut().filter(|last| {
+                last.outgoing.is_none()
+                    && last
+                        .audit
+                        .as_ref()
+                        .is_some_and(|a| a.case_id == frame.case_id)
+            }) {
+                last.outgoing = Some(outgoing);
+                return;
+            }
+        }
+        self.events.push(Event {
+            audit: None,
+            outgoing: Some(outgoing),
+        });
+    }
+
+    /// Queues an audit entry, written with the transaction's other events
+    /// just before COMMIT.
+    pub fn audit(&mut self, entry: AuditEntry) {
+        self.events.push(Event {
+            audit: Some(entry),
+            outgoing: None,
+        });
+    }
+
+    /// Runs `f` once the transaction has committed (never on rollback): for
+    /// counting what happened.
+    pub fn after_commit(&mut self, f: impl FnOnce() + 'static) {
+        self.after_commit.push(Box::new(f));
+    }
+}
