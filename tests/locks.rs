@@ -1036,6 +1036,7 @@ async fn the_holder_deleting_its_record_ends_its_lock(backend: Backend) {
 
 on_both_backends!(
     deletes_respect_child_locks,
+    a_manager_deletes_the_case_while_holding_locks_in_it,
     takeover_story_lock_token,
     takeover_story_if_match,
 );
@@ -1072,6 +1073,32 @@ async fn deletes_respect_child_locks(backend: Backend) {
         .expect(204);
     app.assert_lock_gone(&c.bob, id(&bobs)).await;
     app.delete("/cases/c").by(&c.mia).send().await.expect(204);
+}
+
+/// The manager's own locks in the case end with it (announced to its tabs),
+/// and the case goes whole, its audit trail with it.
+async fn a_manager_deletes_the_case_while_holding_locks_in_it(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let mias = app.lock(&c.mia, "Card", f.card_id).await;
+    app.lock(&c.mia, "Page", f.page_id).await;
+    let (mut rita_tab, _) = app.open_tab("c", &c.rita.tab("rita-tab")).await;
+    app.delete("/cases/c").by(&c.mia).send().await.expect(204);
+    app.get("/cases/c").by(&c.mia).send().await.expect(404);
+    let ended = rita_tab
+        .next_where("the end of Mia's card lock", |f| {
+            f["type"] == "destroy" && f["watchable"]["id"] == mias["id"]
+        })
+        .await;
+    assert_eq!(ended["watchable"]["reason"], "released");
+    let trail = app.get("/cases").by(&c.mia).send().await.expect(200);
+    assert!(
+        !trail.body.to_string().contains("\"slug\":\"c\""),
+        "{}",
+        trail.body
+    );
 }
 
 /// A locks and edits, B takes over, B saves, B releases, A saves with its

@@ -157,9 +157,16 @@ const RECORDS_MIGRATION: &str = "declared_records";
 
 /// Runs every migration before [`RECORDS_MIGRATION`]; how many ran.
 fn migrate_to_before_records(conn: &mut DbConn) -> usize {
+    migrate_to_before(conn, RECORDS_MIGRATION)
+}
+
+/// Runs every migration before the one whose name contains `name`; how
+/// many ran.
+fn migrate_to_before(conn: &mut DbConn, name: &'static str) -> usize {
     fn run<DB: diesel::backend::Backend>(
         conn: &mut impl MigrationHarness<DB>,
         source: fn() -> EmbeddedMigrations,
+        name: &str,
     ) -> usize {
         let mut ran = 0;
         loop {
@@ -168,8 +175,8 @@ fn migrate_to_before_records(conn: &mut DbConn) -> usize {
                 .expect("pending migrations");
             let next = pending
                 .first()
-                .unwrap_or_else(|| panic!("no pending migration is {RECORDS_MIGRATION}"));
-            if next.name().to_string().contains(RECORDS_MIGRATION) {
+                .unwrap_or_else(|| panic!("no pending migration is {name}"));
+            if next.name().to_string().contains(name) {
                 return ran;
             }
             conn.run_migration(next.as_ref()).expect("run a migration");
@@ -177,8 +184,8 @@ fn migrate_to_before_records(conn: &mut DbConn) -> usize {
         }
     }
     match conn {
-        DbConn::Postgresql(c) => run(c, || POSTGRES_MIGRATIONS),
-        DbConn::Sqlite(c) => run(c, || SQLITE_MIGRATIONS),
+        DbConn::Postgresql(c) => run(c, || POSTGRES_MIGRATIONS, name),
+        DbConn::Sqlite(c) => run(c, || SQLITE_MIGRATIONS, name),
     }
 }
 
@@ -843,4 +850,52 @@ async fn the_same_edgenote_slug_in_two_old_cases_still_starts(backend: Backend) 
         .await;
     assert_eq!(status, 200, "{note}");
     assert_eq!(note["slug"], "map");
+}
+
+on_both_backends!(the_event_stream_never_reuses_an_audit_id);
+
+/// The audit trail moves into the event stream with its ids, and the next
+/// event's id is above every id the old table ever handed out, the ids of
+/// deleted rows included.
+async fn the_event_stream_never_reuses_an_audit_id(backend: Backend) {
+    let Some((_db, url)) = TestDb::create(backend) else {
+        return;
+    };
+    let mut conn = baton::db::connect(&url).expect("connect");
+    migrate_to_before(&mut conn, "one_event_stream");
+    let now = sql_time(chrono::Utc::now().naive_utc());
+    let mut sql = format!(
+        "INSERT INTO users (email, name, password_hash, color, admin, created_at, updated_at) \
+         VALUES ('a@example.com', 'A', 'not-a-hash', '#336699', FALSE, '{now}', '{now}');\n\
+         INSERT INTO cases (slug, title, version, created_at, updated_at) \
+         VALUES ('c', 'C', 1, '{now}', '{now}');\n"
+    );
+    for lock_id in 1..=4 {
+        sql.push_str(&format!(
+            "INSERT INTO lock_events (lock_id, lockable_type, lockable_id, case_id, actor_id, \
+               holder_id, action, at) VALUES ({lock_id}, 'Card', 1, 1, 1, 1, 'acquired', '{now}');\n"
+        ));
+    }
+    // The newest two rows go: ids 3 and 4 were handed out all the same.
+    sql.push_str("DELETE FROM lock_events WHERE id > 2;\n");
+    conn.batch_execute(&sql).expect("fill the audit trail");
+    baton::db::migrate(&mut conn).expect("migrate the rest");
+
+    let kept: Vec<i64> = events::table
+        .select(events::id)
+        .order(events::id)
+        .load(&mut conn)
+        .expect("read events");
+    assert_eq!(kept, [1, 2], "the audit trail keeps its ids");
+    diesel::sql_query(format!(
+        "INSERT INTO events (at, payload) VALUES ('{now}', 'a frame')"
+    ))
+    .execute(&mut conn)
+    .expect("write an event");
+    let next: i64 = events::table
+        .select(diesel::dsl::max(events::id))
+        .get_result::<Option<i64>>(&mut conn)
+        .expect("read events")
+        .expect("a row");
+    assert!(next > 4, "a new event reused id {next}");
 }

@@ -89,13 +89,13 @@ pub fn write_audit(conn: &mut DbConn, events: &[Event]) -> QueryResult<()> {
             )
         })
         .collect();
-    if rows.is_empty() {
-        return Ok(());
+    // SQLite limits a statement's bound variables: a few hundred rows each.
+    for chunk in rows.chunks(500) {
+        crate::on_backend!(conn, |c| diesel::insert_into(events::table)
+            .values(chunk)
+            .execute(c))?;
     }
-    crate::on_backend!(conn, |c| diesel::insert_into(events::table)
-        .values(&rows)
-        .execute(c)
-        .map(|_| ()))
+    Ok(())
 }
 
 /// Carries what a transaction publishes to every subscriber. `stage` writes

@@ -69,6 +69,18 @@ impl<'a> Tx<'a> {
         });
     }
 
+    /// Drops the queued audit entries of a case this transaction deletes
+    /// (the cascade deletes its audit trail); their frames stay queued.
+    pub fn forget_audit_of_case(&mut self, case_id: i64) {
+        for event in &mut self.events {
+            if event.audit.as_ref().is_some_and(|a| a.case_id == case_id) {
+                event.audit = None;
+            }
+        }
+        self.events
+            .retain(|e| e.audit.is_some() || e.outgoing.is_some());
+    }
+
     /// Runs `f` once the transaction has committed (never on rollback): for
     /// counting what happened.
     pub fn after_commit(&mut self, f: impl FnOnce() + 'static) {

@@ -207,7 +207,7 @@ pub async fn destroy(
             // would otherwise remove them unaudited and unannounced.
             let locks = Lock::of_case(tx.conn, case.id)?;
             clear_child_locks(tx, ctx, locks)?;
-            case.delete(tx.conn)?;
+            case.delete(tx)?;
             Ok(Written::Destroyed)
         },
     )

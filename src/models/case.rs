@@ -2,7 +2,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::db::schema::{cases, memberships};
-use crate::db::DbConn;
+use crate::db::{DbConn, Tx};
 use crate::models::{CaseId, UserId};
 
 #[derive(Queryable, Selectable, Clone, Debug)]
@@ -84,9 +84,13 @@ impl Case {
             .get_result::<Case>(conn)
     }
 
-    pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
+    /// Deletes the case and, by cascade, everything in it, its audit
+    /// trail included: so the audit entries this transaction queued for it
+    /// go too (their frames are still published).
+    pub fn delete(&self, tx: &mut Tx) -> QueryResult<()> {
+        tx.forget_audit_of_case(self.id.get());
         diesel::delete(cases::table.find(self.id))
-            .execute(conn)
+            .execute(tx.conn)
             .map(|_| ())
     }
 

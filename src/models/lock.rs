@@ -8,7 +8,7 @@ use crate::db::schema::{locks, users};
 use crate::db::DbConn;
 use crate::models::{CaseId, DeclaredRecord, LockId, UserId, UserRef};
 
-/// (`Serialize`/`Deserialize`: the fast path's outbox rows carry it as JSON.)
+/// (`Serialize`/`Deserialize`: the fast path's event rows carry it as JSON.)
 #[derive(
     Queryable,
     QueryableByName,

@@ -1,12 +1,12 @@
 //! The lock fast path's statements (PostgreSQL): the common acquire and the
 //! holder's release, each one statement that commits on its own. One
 //! statement checks the caller's token, user and role, writes or deletes the
-//! lock, writes its audit row and its outbox row. When any condition fails it
-//! writes nothing and returns no row, and the caller takes the general path,
+//! lock, and writes its event row (the audit entry and the frame in one).
+//! When any condition fails it writes nothing and returns no row, and the caller takes the general path,
 //! which says why (401, 403, 404, 409) or handles the rest (renew, takeover,
 //! an overdue lock).
 //!
-//! The outbox row carries the lock and holder rows as they were written, not
+//! The event row carries the lock and holder rows as they were written, not
 //! a wire shape: every instance's listener renders the frame with
 //! `crate::locks::render`, as the general path does.
 
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::{lock_sql, HeldLock, Lock, LockAction, LockId, StoredRecord, UserId, UserRef};
 use crate::db::Prepared;
 
-/// A lock write announced by the fast path, as its outbox row carries it.
+/// A lock write announced by the fast path, as its event row carries it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockNotice {
     /// `acquired` (a `create` frame) or the reason it ended (a `destroy`).
@@ -128,7 +128,7 @@ pub fn release(
     .map(|row| row.map(HeldLock::from))
 }
 
-/// A save made by the fast save (PostgreSQL), as its outbox row carries it:
+/// A save made by the fast save (PostgreSQL), as its event row carries it:
 /// the saved row, which every instance's listener renders as the general
 /// path's `update` frame.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

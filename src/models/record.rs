@@ -17,7 +17,7 @@ use crate::models::{CaseId, RecordId};
 use crate::schema::{self, RecordType};
 
 /// A row of `records` as stored. (`Serialize`/`Deserialize`: the fast
-/// save's outbox rows carry it as JSON.)
+/// save's event rows carry it as JSON.)
 #[derive(
     Queryable, QueryableByName, Selectable, Clone, Debug, PartialEq, Serialize, Deserialize,
 )]

@@ -25,8 +25,9 @@ SELECT id, at, lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id
 FROM lock_events ORDER BY id;
 SELECT setval(pg_get_serial_sequence('events', 'id'),
   greatest((SELECT max(id) FROM lock_events), (SELECT last_value FROM lock_events_id_seq), 0) + 1, false);
--- The audit trail of a case, newest first.
-CREATE INDEX index_events_audit_on_case_id_and_id ON events (case_id, id) WHERE action IS NOT NULL;
+-- The audit trail of a case, newest first, and the cascade when a case is
+-- deleted (rows that only carry a frame name no case).
+CREATE INDEX index_events_on_case_id_and_id ON events (case_id, id) WHERE case_id IS NOT NULL;
 -- The rows the pruning deletes: frames only.
 CREATE INDEX index_events_frames_on_id ON events (id) WHERE action IS NULL;
 DROP TABLE lock_events;

@@ -19,11 +19,16 @@ CREATE TABLE events (
 INSERT INTO events (id, at, lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action)
 SELECT id, at, lock_id, lockable_type, lockable_id, case_id, actor_id, holder_id, action
 FROM lock_events ORDER BY id;
--- AUTOINCREMENT: never an id the audit trail used before.
+-- AUTOINCREMENT: never an id the audit trail used before. The copy above
+-- made the table's row of sqlite_sequence (when it copied anything): it is
+-- replaced by one that counts every id lock_events ever handed out.
+DELETE FROM sqlite_sequence WHERE name = 'events';
 INSERT INTO sqlite_sequence (name, seq)
 SELECT 'events', max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'lock_events'), 0),
                      coalesce((SELECT max(id) FROM lock_events), 0));
-CREATE INDEX index_events_audit_on_case_id_and_id ON events (case_id, id) WHERE action IS NOT NULL;
+-- The audit trail of a case, newest first, and the cascade when a case is
+-- deleted (rows that only carry a frame name no case).
+CREATE INDEX index_events_on_case_id_and_id ON events (case_id, id) WHERE case_id IS NOT NULL;
 CREATE INDEX index_events_frames_on_id ON events (id) WHERE action IS NULL;
 DROP TABLE lock_events;
 DROP TABLE event_outbox;
