@@ -790,3 +790,117 @@ async fn a_second_instance_on_one_sqlite_file_refuses_to_start() {
         "{stderr}"
     );
 }
+
+/// Fencing tokens: every grant on a record (acquire, takeover, hand-off)
+/// has a greater token than every earlier grant on it, whichever instance
+/// made it; a renewal keeps its token. `bases` are where Ann and Ben send
+/// their requests.
+async fn tokens_grow_with_every_grant(app: &TestApp, bases: [&str; 2]) {
+    let [on_a, on_b] = bases;
+    let ann = app.user("Ann").await.tab("ann-tab");
+    let ben = app.user("Ben").await.tab("ben-tab");
+    let f = app
+        .case("c", &[(&ann, Role::Editor), (&ben, Role::Editor)])
+        .await;
+    let token = |lock: &serde_json::Value| -> i64 {
+        lock["token"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("a decimal token: {lock}"))
+    };
+    let mut tokens = Vec::new();
+
+    // Ann acquires through one instance; her renewal keeps the token.
+    let first = app.lock_at(on_a, &ann, "Card", f.card_id).await;
+    tokens.push(token(&first));
+    let renewed = app
+        .req_at(on_a, Method::POST, "/locks")
+        .by(&ann)
+        .json(lock_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(token(&renewed.body), tokens[0], "a renewal keeps its token");
+
+    // Ben takes over through the other.
+    let taken = app
+        .req_at(on_b, Method::POST, "/locks")
+        .by(&ben)
+        .json(takeover_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(201);
+    tokens.push(token(&taken.body));
+
+    // Ann waits in line through the first; Ben's release hands it to her.
+    let (_ann_tab, _) = app.open_tab_at(on_a, "c", &ann).await;
+    app.req_at(on_a, Method::POST, "/locks")
+        .by(&ann)
+        .json(common::line::wait_body("Card", f.card_id))
+        .send()
+        .await
+        .expect(202);
+    app.req_at(
+        on_b,
+        Method::DELETE,
+        &format!("/locks/{}", taken.body["id"]),
+    )
+    .by(&ben)
+    .send()
+    .await
+    .expect(204);
+    let status = app
+        .req_at(
+            on_a,
+            Method::GET,
+            &format!(
+                "/locks/status?lockableType=Card&lockableParam={}",
+                f.card_id
+            ),
+        )
+        .by(&ann)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(status.body["state"], "owned", "{}", status.body);
+    tokens.push(token(&status.body["lock"]));
+
+    // Ann releases; Ben acquires afresh through the other instance.
+    app.req_at(
+        on_a,
+        Method::DELETE,
+        &format!("/locks/{}", status.body["lock"]["id"]),
+    )
+    .by(&ann)
+    .send()
+    .await
+    .expect(204);
+    let again = app.lock_at(on_b, &ben, "Card", f.card_id).await;
+    tokens.push(token(&again));
+
+    assert!(
+        tokens.windows(2).all(|w| w[0] < w[1]),
+        "acquire, takeover, hand-off, acquire: {tokens:?}"
+    );
+}
+
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn fencing_tokens_grow_across_instances_through_a_hand_off() {
+    let Some((app, a, b)) = two_instances().await else {
+        return;
+    };
+    tokens_grow_with_every_grant(&app, [&a.base, &b.base]).await;
+}
+
+#[actix_web::test]
+async fn fencing_tokens_grow_on_sqlite_through_a_hand_off() {
+    let Some(app) = TestApp::start_with(Backend::Sqlite, lifetimes).await else {
+        return;
+    };
+    let base = app.base.clone();
+    tokens_grow_with_every_grant(&app, [&base, &base]).await;
+}

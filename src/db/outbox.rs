@@ -70,29 +70,24 @@ impl Event {
     }
 }
 
-/// Writes the audit entries of `events` (one statement): what a bus that
-/// does not travel through the database stages.
+/// Writes the audit entries of `events`: what a bus that does not travel
+/// through the database stages. One row per statement: a transaction has
+/// one or two, and a one-row insert is a statement diesel keeps prepared (a
+/// multi-row one is prepared anew each time).
 pub fn write_audit(conn: &mut DbConn, events: &[Event]) -> QueryResult<()> {
-    let rows: Vec<_> = events
-        .iter()
-        .filter_map(|e| e.audit.as_ref())
-        .map(|a| {
-            (
-                events::at.eq(a.at),
-                events::lock_id.eq(Some(a.lock_id)),
-                events::lockable_type.eq(Some(&a.lockable_type)),
-                events::lockable_id.eq(Some(a.lockable_id)),
-                events::case_id.eq(Some(a.case_id)),
-                events::actor_id.eq(a.actor_id),
-                events::holder_id.eq(Some(a.holder_id)),
-                events::action.eq(Some(a.action)),
-            )
-        })
-        .collect();
-    // SQLite limits a statement's bound variables: a few hundred rows each.
-    for chunk in rows.chunks(500) {
+    for a in events.iter().filter_map(|e| e.audit.as_ref()) {
+        let row = (
+            events::at.eq(a.at),
+            events::lock_id.eq(Some(a.lock_id)),
+            events::lockable_type.eq(Some(&a.lockable_type)),
+            events::lockable_id.eq(Some(a.lockable_id)),
+            events::case_id.eq(Some(a.case_id)),
+            events::actor_id.eq(a.actor_id),
+            events::holder_id.eq(Some(a.holder_id)),
+            events::action.eq(Some(a.action)),
+        );
         crate::on_backend!(conn, |c| diesel::insert_into(events::table)
-            .values(chunk)
+            .values(row)
             .execute(c))?;
     }
     Ok(())

@@ -516,7 +516,17 @@ async fn read_until_closed(
     cursor: &mut Option<Cursor>,
     timeout: Duration,
 ) -> Result<(), ListenError> {
-    within(timeout, client.batch_execute(&format!("LISTEN {CHANNEL}"))).await?;
+    // This connection only ever reads the stream by id from a cursor near
+    // its end: an index scan is always right. The planner would pick a
+    // sequential scan while the table's statistics are missing or stale (a
+    // new database, a busy minute before autovacuum's ANALYZE), and keep it
+    // in the prepared plan: every read then scans every row, audit trail
+    // included.
+    within(
+        timeout,
+        client.batch_execute(&format!("SET enable_seqscan = off; LISTEN {CHANNEL}")),
+    )
+    .await?;
     let pid: i32 = within(timeout, client.query_one("SELECT pg_backend_pid()", &[]))
         .await?
         .get(0);
