@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use baton::accounts;
-use baton::auth::{password, tokens, JwtKeys};
+use baton::auth::{api_keys, password, tokens, JwtKeys};
 use baton::config::{DatabaseSettings, Settings};
 use baton::db::{Backend, Database, EventBus};
 use baton::error::AppError;
 use baton::http::params;
-use baton::models::{User, UserChanges, UserId};
+use baton::models::{ApiKey, User, UserChanges, UserId};
 use baton::realtime::hub::{Hub, LocalBus};
 use baton::realtime::pg_bus::PgBus;
 use baton::server::{self, StartError};
@@ -46,6 +46,36 @@ enum Command {
     /// The schema file that declares the record types.
     #[command(subcommand)]
     Schema(SchemaCommand),
+    /// API keys, with which a team's own backend calls baton.
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+#[derive(Subcommand)]
+enum KeyCommand {
+    /// Make a new key and print it, once: only its hash is kept.
+    Add(KeyAddArgs),
+    /// One line per live key: its name, when it was made and last used.
+    List(DatabaseSettings),
+    /// End a key at once, on every instance.
+    Revoke(KeyRevokeArgs),
+}
+
+#[derive(Args)]
+struct KeyAddArgs {
+    /// `[a-z0-9_-]{1,64}`, unique among live keys.
+    #[arg(long)]
+    name: String,
+    #[command(flatten)]
+    database: DatabaseSettings,
+}
+
+#[derive(Args)]
+struct KeyRevokeArgs {
+    /// The key's name.
+    name: String,
+    #[command(flatten)]
+    database: DatabaseSettings,
 }
 
 #[derive(Subcommand)]
@@ -227,6 +257,9 @@ fn main() -> ExitCode {
             Some(Command::Schema(SchemaCommand::Print(args))) => schema_print(args),
             Some(Command::Schema(SchemaCommand::Check(args))) => schema_check(args),
             Some(Command::Schema(SchemaCommand::Drop(args))) => schema_drop(args),
+            Some(Command::Key(KeyCommand::Add(args))) => key_add(args).await,
+            Some(Command::Key(KeyCommand::List(db))) => key_list(db).await,
+            Some(Command::Key(KeyCommand::Revoke(args))) => key_revoke(args).await,
         }
     });
     match result {
@@ -236,6 +269,74 @@ fn main() -> ExitCode {
             ExitCode::from(failure.status)
         }
     }
+}
+
+/// A refusal of a `baton key` command: exit 2, as for a bad schema file.
+fn refused(message: String) -> Failure {
+    Failure { message, status: 2 }
+}
+
+/// `baton key add --name NAME`: the key alone on one line.
+async fn key_add(args: KeyAddArgs) -> Result<(), Failure> {
+    let name = args.name;
+    if !api_keys::valid_name(&name) {
+        return Err(refused(format!(
+            "a key's name is 1 to 64 of a-z, 0-9, _ and -; `{name}` is not"
+        )));
+    }
+    let db = open(&args.database)?;
+    let (key, hash) = api_keys::generate();
+    let added = db
+        .write(None, {
+            let name = name.clone();
+            move |tx| ApiKey::create(tx.conn, &name, &hash, tx.now).map_err(AppError::from)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    if added.is_none() {
+        return Err(refused(format!(
+            "a live key is named {name} already; revoke it first or choose another name"
+        )));
+    }
+    println!("{key}");
+    Ok(())
+}
+
+/// `baton key list`: name, created, last used; never the key.
+async fn key_list(database: DatabaseSettings) -> Result<(), Failure> {
+    let db = open(&database)?;
+    let keys = db
+        .read(|conn| ApiKey::live(conn).map_err(AppError::from))
+        .await
+        .map_err(|e| e.to_string())?;
+    let time = |t: chrono::NaiveDateTime| t.and_utc().format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    for key in keys {
+        let used = key.last_used_at.map_or_else(|| "never".to_owned(), time);
+        println!(
+            "{}\tcreated {}\tlast used {used}",
+            key.name,
+            time(key.created_at)
+        );
+    }
+    Ok(())
+}
+
+/// `baton key revoke NAME`.
+async fn key_revoke(args: KeyRevokeArgs) -> Result<(), Failure> {
+    let db = open(&args.database)?;
+    let name = args.name;
+    let revoked = db
+        .write(None, {
+            let name = name.clone();
+            move |tx| ApiKey::revoke(tx.conn, &name, tx.now).map_err(AppError::from)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    if !revoked {
+        return Err(refused(format!("no live key is named {name}")));
+    }
+    println!("revoked {name}: it is refused from now on");
+    Ok(())
 }
 
 /// `baton schema print`: the schema in force as TOML.

@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod actor;
+pub mod api_keys;
 pub mod jwt;
 pub mod password;
 pub mod throttle;

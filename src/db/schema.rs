@@ -17,6 +17,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    api_keys (id) {
+        id -> BigInt,
+        name -> Text,
+        key_hash -> Text,
+        created_at -> Timestamp,
+        last_used_at -> Nullable<Timestamp>,
+        revoked_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
     auth_tokens (id) {
         id -> BigInt,
         user_id -> BigInt,
@@ -144,6 +155,7 @@ diesel::joinable!(presences -> users (user_id));
 diesel::joinable!(presences -> cases (case_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    api_keys,
     users,
     auth_tokens,
     cases,

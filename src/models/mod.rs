@@ -1,6 +1,7 @@
 //! Records and their queries. No JSON here: the wire shapes live in
 //! `crate::views`.
 
+pub mod api_key;
 pub mod auth_token;
 pub mod case;
 pub mod ids;
@@ -16,6 +17,7 @@ pub mod stored_types;
 pub mod user;
 pub mod waiter;
 
+pub use api_key::ApiKey;
 pub use auth_token::AuthToken;
 pub use case::Case;
 pub use ids::{CaseId, LockEventId, LockId, MembershipId, RecordId, UserId, WaiterId};
