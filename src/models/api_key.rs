@@ -62,20 +62,6 @@ impl ApiKey {
             .load(conn)
     }
 
-    /// The live key with this hash, and the hash as stored (for a
-    /// constant-time comparison).
-    pub fn live_by_hash(
-        conn: &mut DbConn,
-        key_hash: &str,
-    ) -> QueryResult<Option<(ApiKey, String)>> {
-        api_keys::table
-            .filter(api_keys::key_hash.eq(key_hash))
-            .filter(api_keys::revoked_at.is_null())
-            .select((ApiKey::as_select(), api_keys::key_hash))
-            .get_result(conn)
-            .optional()
-    }
-
     /// Ends the live key of that name at once; false if there is none.
     pub fn revoke(conn: &mut DbConn, name: &str, now: NaiveDateTime) -> QueryResult<bool> {
         diesel::update(
@@ -86,13 +72,5 @@ impl ApiKey {
         .set(api_keys::revoked_at.eq(now))
         .execute(conn)
         .map(|n| n > 0)
-    }
-
-    /// Notes a use of the key.
-    pub fn used(conn: &mut DbConn, id: i64, now: NaiveDateTime) -> QueryResult<()> {
-        diesel::update(api_keys::table.find(id))
-            .set(api_keys::last_used_at.eq(now))
-            .execute(conn)
-            .map(|_| ())
     }
 }
