@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Output};
 
 use baton::db::schema::api_keys;
-use common::{Backend, TestDb};
+use common::{described, text, Backend, TestDb};
 use diesel::prelude::*;
 
 /// `baton key ARGS` on the database at `url`.
@@ -22,19 +22,6 @@ fn key(url: &str, args: &[&str]) -> Output {
         .env_remove("BATON_SCHEMA")
         .output()
         .expect("run baton")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn described(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        text(&output.stdout),
-        text(&output.stderr)
-    )
 }
 
 on_both_backends!(keys_are_added_listed_and_revoked_by_name);

@@ -13,7 +13,7 @@ use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use baton::db::schema::{events, lock_waiters, locks, records};
-use common::{lock_body, Backend, ServerProcess, TestDb, SECRET};
+use common::{described, lock_body, text, Backend, ServerProcess, TestDb, SECRET};
 use diesel::prelude::*;
 use serde_json::{json, Value};
 
@@ -44,20 +44,6 @@ fn baton(url: Option<&str>, args: &[&str]) -> Output {
         None => command.env_remove("DATABASE_URL"),
     };
     command.output().expect("run baton")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// The exit status, stdout and stderr of a run, for messages.
-fn described(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        text(&output.stdout),
-        text(&output.stderr)
-    )
 }
 
 #[track_caller]

@@ -875,3 +875,18 @@ impl Drop for ServerProcess {
         self.kill();
     }
 }
+
+/// A command's output as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The exit status, stdout and stderr of a command's run, for messages.
+pub fn described(output: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr)
+    )
+}
