@@ -36,7 +36,11 @@ import type {
 
 export { paramKey };
 
-/** Identifies a lockable: a record, or just its `type` and `param`. */
+/**
+ * Identifies a lockable: a record, or just its `type` and `param`. A record
+ * of an external type (`store: "external"`) may say its case's slug as
+ * `case`; else the client's case is sent.
+ */
 export type LockableRef = Pick<RecordKey, 'type' | 'param'>;
 
 export interface LockOptions {
@@ -77,7 +81,20 @@ export function recordPath(record: Pick<RecordKey, 'type' | 'param'> & { table?:
 
 /** baton's REST routes, typed from its OpenAPI document. */
 export class Api {
-  constructor(readonly transport: Transport) {}
+  /**
+   * `caseOf` names the case (its slug) of a record of an external type: lock
+   * requests on such records carry it as `case`.
+   */
+  constructor(
+    readonly transport: Transport,
+    private readonly caseOf: (record: LockableRef) => string | undefined = () => undefined,
+  ) {}
+
+  /** A lockable as lock requests name it; a record that lives in the host's database (`store: "external"`) with its case. */
+  private async ref(record: LockableRef) {
+    const external = record.type !== 'Case' && (await this.schema()).type(record.type)?.store === 'external';
+    return { ...lockRef(record), ...(external ? { case: this.caseOf(record) } : {}) };
+  }
 
   /**
    * Any route of the document, typed from it: `call('get', '/cases/{slug}',
@@ -204,7 +221,7 @@ export class Api {
   async acquireLock(record: LockableRef, options: LockOptions | boolean = {}): Promise<Reply<Lock>> {
     const { takeover, depth } = typeof options === 'boolean' ? { takeover: options, depth: undefined } : options;
     const lock = {
-      ...lockRef(record),
+      ...(await this.ref(record)),
       ...(takeover ? { takeover } : {}),
       ...(depth && depth !== '0' ? { depth } : {}),
     };
@@ -215,16 +232,18 @@ export class Api {
     return { ...reply, data };
   }
   /** POST /locks/batch: every record's lock or none (201, in the order asked); LockHeldError names every lock in the way. */
-  lockMany(records: LockableRef[]): Promise<Reply<{ locks: Lock[] }>> {
-    return this.call('post', '/locks/batch', { body: { locks: records.map(lockRef) } });
+  async lockMany(records: LockableRef[]): Promise<Reply<{ locks: Lock[] }>> {
+    const locks = await Promise.all(records.map((r) => this.ref(r)));
+    return this.call('post', '/locks/batch', { body: { locks } });
   }
   /** POST /locks/claim: a lock on the first candidate nobody else holds (201), or the one this tab holds (200); NoneFreeError when all are held. */
-  claim(candidates: LockableRef[]): Promise<Reply<Lock>> {
-    return this.call('post', '/locks/claim', { body: { claim: { candidates: candidates.map(lockRef) } } });
+  async claim(candidates: LockableRef[]): Promise<Reply<Lock>> {
+    const refs = await Promise.all(candidates.map((r) => this.ref(r)));
+    return this.call('post', '/locks/claim', { body: { claim: { candidates: refs } } });
   }
   /** POST /locks with `wait: true`: a Lock (201 free, 200 already this tab's) or this tab's Waiter (202 joined, 200 already waiting). */
-  waitForLock(record: LockableRef): Promise<Reply<Lock | Waiter>> {
-    const lock = { ...lockRef(record), wait: true };
+  async waitForLock(record: LockableRef): Promise<Reply<Lock | Waiter>> {
+    const lock = { ...(await this.ref(record)), wait: true };
     return this.call('post', '/locks', { body: { lock } });
   }
   /** DELETE /waiters/:id: leaves the line. */
@@ -248,9 +267,7 @@ export class Api {
     return this.data('get', '/locks', { query: { case: slug } });
   }
   async lockStatus(record: LockableRef): Promise<LockStatus> {
-    return this.data('get', '/locks/status', {
-      query: lockRef(record),
-    });
+    return this.data('get', '/locks/status', { query: await this.ref(record) });
   }
   /** Releases every lock of this tab and leaves its lines; `keepalive` lets it outlive the page. */
   releaseSessionLocks(keepalive = false): Promise<Reply<null>> {

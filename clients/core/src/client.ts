@@ -26,6 +26,13 @@ export interface BatonClientOptions {
   backoff?: Backoff;
   /** Release the tab's locks and leave its lines on `pagehide` (default: true where there is a window). */
   releaseOnPageHide?: boolean;
+  /**
+   * The case (its slug) that records of external types (`store: "external"`,
+   * kept in a host's own database) are in: lock requests on them carry it as
+   * `case`. Default: the case a record names as `case`, else the open case
+   * that knows the record, else the only open case.
+   */
+  case?: string;
 }
 
 type Saveable = RecordKey & Identity & { version?: number; slug?: unknown };
@@ -80,7 +87,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
       token: () => this.token,
       onUnauthorized: (error) => this.unauthorized(error),
     });
-    this.api = new Api(this.transport);
+    this.api = new Api(this.transport, (record) => this.caseOf(record));
     this.locks = new LockManager({
       api: this.api,
       sessionId: this.sessionId,
@@ -215,6 +222,19 @@ export class BatonClient<R extends RecordMap = RecordMap> {
   dispose(): void {
     this.closeAll();
     this.locks.dispose();
+  }
+
+  /** The slug of the case a record of an external type is in (see `BatonClientOptions.case`). */
+  private caseOf(record: LockableRef & { case?: unknown; caseId?: unknown }): string | undefined {
+    if (typeof record.case === 'string') return record.case;
+    if (this.options.case) return this.options.case;
+    const open = [...this.cases.values()].map((e) => e.live);
+    const key = keyOf(record);
+    const knows = open.filter((live) => {
+      const view = live.store.getView();
+      return view.case?.id === record.caseId || live.store.get(key) || view.lockOn[key] || view.lineOn[key];
+    });
+    return (knows.length ? knows : open).length === 1 ? (knows[0] ?? open[0])?.slug : undefined;
   }
 
   private storesOf(caseId: number): LiveCase<R>[] {

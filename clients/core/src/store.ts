@@ -100,7 +100,8 @@ const roleOf = (role: string): Role | null => Object.values(ROLES).find((known) 
 const versionOf = (record: Stored | undefined): number | undefined =>
   record && 'version' in record && typeof record.version === 'number' ? record.version : undefined;
 
-const byId = (a: AnyRecord, b: AnyRecord) => a.id - b.id;
+// records of external types have no numeric id: by param
+const byId = (a: AnyRecord, b: AnyRecord) => a.id - b.id || (a.param < b.param ? -1 : a.param > b.param ? 1 : 0);
 const byPosition = (a: AnyRecord, b: AnyRecord) => (a.position ?? 0) - (b.position ?? 0) || a.id - b.id;
 
 /**
@@ -127,6 +128,16 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     for (const listener of [...this.listeners]) listener();
   }
 
+  /**
+   * A record of an external type (`store: "external"`): it lives in a host's
+   * database, comes only from frames the host relays (and `upsert`), and is
+   * whatever the host sent, keyed `${type}/${param}`.
+   */
+  private outside(record: Stored): AnyRecord | null {
+    // sound: the host relays its records with their type and param, as the schema declares the type
+    return this.schema?.type(record.type)?.store === 'external' ? (record as AnyRecord) : null;
+  }
+
   /** The record types in force: they say which record is whose child. */
   setSchema(schema: Schema): void {
     if (this.schema === schema) return;
@@ -149,7 +160,7 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     const found: R[K][] = [];
     for (const record of this.records.values()) {
       // sound: records are stored as the server sent them, and its records of `type` are R[type]
-      if (record.type === type && recordIn(record)) found.push(record as R[K]);
+      if (record.type === type && (recordIn(record) ?? this.outside(record))) found.push(record as R[K]);
     }
     return found;
   }
@@ -179,9 +190,9 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     return this.locks().find((lock) => keyOf(lock.lockable) === key);
   }
 
-  /** Replaces everything with a fresh `GET /cases/:slug`. */
+  /** Replaces everything with a fresh `GET /cases/:slug` (it has no records of external types: those stay). */
   reset(detail: CaseDetail): void {
-    this.records.clear();
+    for (const [key, r] of this.records) if (!this.outside(r)) this.records.delete(key);
     const { activeLocks, waiters, onlineUsers, role, ...kase } = detail;
     const walk = (node: { [key: string]: unknown }) => {
       const [own, lists] = recordLists(node);
@@ -274,24 +285,25 @@ export class CaseStore<R extends RecordMap = RecordMap> {
         if (cover) coverOn[key] = cover;
       }
     }
+    let kase: Case | null = null;
+    for (const record of this.records.values()) kase ??= caseIn(record);
     const records: { [type: string]: AnyRecord[] } = {};
     for (const record of this.records.values()) {
-      const r = recordIn(record);
+      const r = recordIn(record) ?? this.outside(record);
       if (r) (records[r.type] ??= []).push(r);
     }
     const children: Record<string, { [type: string]: AnyRecord[] }> = {};
     for (const [type, list] of Object.entries(records)) {
       list.sort(schema?.type(type)?.ordered ? byPosition : byId);
       for (const r of list) {
-        const parent = schema?.parentOf(r);
+        // an external type's parent is the case
+        const parent = schema?.parentOf(r) ?? (kase && this.outside(r) ? `Case/${kase.id}` : null);
         if (parent) ((children[parent] ??= {})[type] ??= []).push(r);
       }
     }
     const waiters = inLine(this.waiterList());
     const lineOn: Record<string, Waiter[]> = {};
     for (const waiter of waiters) (lineOn[keyOf(waiter.lockable)] ??= []).push(waiter);
-    let kase: Case | null = null;
-    for (const record of this.records.values()) kase ??= caseIn(record);
     // sound: each list holds the records the server sent under that type name, R[type] by R's contract
     this.view = {
       case: kase,

@@ -48,10 +48,16 @@ export type RecordMap = { [type: string]: AnyRecord };
 export type RecordsOf<C extends { schemas: { LockableType: string } }> = {
   [T in Exclude<C['schemas']['LockableType'], 'Case'> & keyof C['schemas']]: C['schemas'][T];
 };
+/**
+ * A record of an external type (`store: "external"`, kept in a host's own
+ * database): whatever the host relays in its frames, keyed by `type` and
+ * `param` (the host's id for it, a string).
+ */
+export type ExternalRecord = Pick<RecordKey, 'type' | 'param'>;
 /** Any lockable record: a case or a record of a declared type. */
 export type Lockable = Case | AnyRecord;
 /** What a change frame is about: a record, a lock, an ended lock, a waiter, or a destroyed record's identity. */
-export type Watchable = Case | Lock | EndedLock | Waiter | EndedWaiter | AnyRecord | Identity;
+export type Watchable = Case | Lock | EndedLock | Waiter | EndedWaiter | AnyRecord | Identity | ExternalRecord;
 /** `Case` or the name of a declared type. */
 export type LockableType = string;
 /** The lock policy of a declared type. */
