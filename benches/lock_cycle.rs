@@ -734,6 +734,7 @@ fn raw_lock_cycle(conn: &mut DbConn, editor: &Editor, ttl: Duration) -> Result<(
         expires_at: clock::after(now, ttl),
         last_activity_at: now,
         deep: false,
+        lockable_param: None,
     };
     let id = {
         let insert = diesel::insert_into(locks::table)

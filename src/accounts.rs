@@ -8,8 +8,125 @@ use crate::error::{AppError, AppResult};
 use crate::locks::holding::{end, Line};
 use crate::locks::{line, LockPolicy};
 use crate::models::{
-    AuthToken, Lock, LockAction, Presence, User, UserChanges, UserId, UserRef, Waiter,
+    AuthToken, Case, CaseId, Lock, LockAction, Membership, Presence, Role, User, UserChanges,
+    UserId, UserRef, Waiter,
 };
+
+/// A user as a team's own backend describes them (`POST /auth/tokens`).
+#[derive(Clone, Debug)]
+pub struct HostUser {
+    pub external_id: String,
+    pub name: String,
+    pub email: Option<String>,
+}
+
+/// A case a team's backend names for its user, and the user's role in it
+/// (`None` removes the membership).
+#[derive(Clone, Debug)]
+pub struct HostCase {
+    pub slug: String,
+    pub role: Option<Role>,
+    pub title: Option<String>,
+}
+
+/// Creates or updates the user a team's backend knows as
+/// `user.external_id`, and sets their role in each named case (creating a
+/// case that is absent, unless the role is `None`). Cases not named are
+/// left alone. A removed membership ends that user's locks and places in
+/// line in that case and closes their tabs on it.
+pub fn provision(
+    tx: &mut Tx,
+    user: &HostUser,
+    cases: &[HostCase],
+    policy: &LockPolicy,
+) -> AppResult<User> {
+    if let Some(email) = &user.email {
+        if let Some(other) = User::find_by_email(tx.conn, email)? {
+            if other.external_id.as_deref() != Some(user.external_id.as_str()) {
+                return Err(AppError::Conflict(format!(
+                    "Another user already has the email {email}; send a different one, or none."
+                )));
+            }
+        }
+    }
+    let record = match User::find_by_external_id(tx.conn, &user.external_id)? {
+        Some(found) if !found.is_active() => {
+            return Err(AppError::Conflict(format!(
+                "The user {} was removed from baton, so no token can be made for them.",
+                user.external_id
+            )))
+        }
+        Some(found) => {
+            User::update_external(tx.conn, found.id, &user.name, user.email.as_deref(), tx.now)?
+        }
+        None => User::create_external(
+            tx.conn,
+            &user.external_id,
+            &user.name,
+            user.email.as_deref(),
+            tx.now,
+        )?,
+    };
+    for named in cases {
+        let case = match (Case::find_by_slug(tx.conn, &named.slug)?, named.role) {
+            (Some(case), _) => case,
+            (None, Some(_)) => {
+                let title = named.title.as_deref().unwrap_or(&named.slug);
+                Case::create(tx.conn, &named.slug, title, tx.now)?
+            }
+            (None, None) => continue,
+        };
+        let membership = Membership::find_for(tx.conn, case.id, record.id)?;
+        match (membership, named.role) {
+            (Some(existing), Some(role)) if existing.role() != role => {
+                existing.set_role(tx.conn, role, tx.now)?;
+            }
+            (Some(_), Some(_)) => {}
+            (None, Some(role)) => {
+                Membership::create(tx.conn, case.id, record.id, role, tx.now)?;
+            }
+            (Some(existing), None) => {
+                leave_case(tx, record.id, case.id, policy)?;
+                existing.delete(tx.conn)?;
+            }
+            (None, None) => {}
+        }
+    }
+    Ok(record)
+}
+
+/// A user leaves a case: their locks in it end (`kicked`, handed to the
+/// next in line), they leave its waiting lines, and their tabs on it are
+/// told and closed.
+fn leave_case(tx: &mut Tx, user_id: UserId, case_id: CaseId, policy: &LockPolicy) -> AppResult<()> {
+    // The row-lock order of `remove_user`.
+    Lock::lock_rows_of_user(tx.conn, user_id)?;
+    let places: Vec<_> = Waiter::of_user(tx.conn, user_id)?
+        .into_iter()
+        .filter(|(waiter, _)| waiter.case_id == case_id)
+        .collect();
+    let in_case = |tx: &mut Tx| -> AppResult<Vec<_>> {
+        Ok(Lock::of_user(tx.conn, user_id)?
+            .into_iter()
+            .filter(|held| held.lock.case_id == case_id)
+            .collect())
+    };
+    let held = in_case(tx)?;
+    line::lock_places_for_leaving(tx, &places, &held)?;
+    for (waiter, user) in &places {
+        line::leave(tx, waiter, user, crate::models::WaiterEnd::Kicked)?;
+    }
+    for held in in_case(tx)? {
+        end(tx, &held, LockAction::Kicked, None, Line::HandOff(policy))?;
+    }
+    for session_id in Presence::sessions_of_user_in_case(tx.conn, user_id, case_id)? {
+        tx.publish(Outgoing::Kick {
+            session_id,
+            reason: "You are no longer a member of this case.".to_owned(),
+        });
+    }
+    Ok(())
+}
 
 /// Applies `changes` to an active user. With a new password hash, every
 /// token of the user but `keep_token` ends at once.

@@ -6,6 +6,7 @@ use actix_web::{HttpResponse, ResponseError};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 
 use crate::db::{DbError, TransientConflict};
+use crate::views::errors::Current;
 use crate::views::{ErrorBody, ErrorCode, LockView, RecordView};
 
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +55,12 @@ pub enum AppError {
     LockLost {
         message: String,
         current: Box<RecordView>,
+    },
+    /// `POST /guard`'s `lock_lost`: the record's live lock, if any.
+    #[error("{message}")]
+    LockGone {
+        message: String,
+        current: Option<Box<LockView>>,
     },
     #[error("{0}")]
     PayloadTooLarge(String),
@@ -138,7 +145,9 @@ impl AppError {
             NoneFree { .. } => (StatusCode::CONFLICT, ErrorCode::NoneFree),
             Conflict(_) => (StatusCode::CONFLICT, ErrorCode::Conflict),
             StaleVersion { .. } => (StatusCode::PRECONDITION_FAILED, ErrorCode::StaleVersion),
-            LockLost { .. } => (StatusCode::PRECONDITION_FAILED, ErrorCode::LockLost),
+            LockLost { .. } | LockGone { .. } => {
+                (StatusCode::PRECONDITION_FAILED, ErrorCode::LockLost)
+            }
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::PayloadTooLarge),
             UnsupportedMediaType(_) => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -162,8 +171,9 @@ impl AppError {
             }
             NoneFree { locks, .. } => body.error.locks = Some(locks.clone()),
             StaleVersion { current, .. } | LockLost { current, .. } => {
-                body.error.current = Some(current.clone())
+                body.error.current = Some(Current::Record(current.clone()))
             }
+            LockGone { current, .. } => body.error.current = Some(Current::Lock(current.clone())),
             Locked { lock, lockable, .. } => {
                 body.error.lock = Some(lock.clone());
                 body.error.lockable = Some(lockable.clone());

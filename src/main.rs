@@ -537,7 +537,7 @@ async fn user_passwd(args: UserPasswdArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     println!(
         "password changed for {}; their tokens have ended",
-        user.email
+        user.email.unwrap_or(user.name)
     );
     Ok(())
 }
@@ -559,7 +559,7 @@ async fn user_remove(args: UserRemoveArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     println!(
         "removed {}: their tokens have ended, their locks are released",
-        user.email
+        user.email.unwrap_or(user.name)
     );
     Ok(())
 }

@@ -841,7 +841,7 @@ async fn demo_user(app: &TestApp, email: &str) -> TestUser {
             Ok::<_, baton::error::AppError>(TestUser {
                 token,
                 id: user.id.get(),
-                email: user.email,
+                email: user.email.unwrap_or_default(),
                 session: None,
             })
         })

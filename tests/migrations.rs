@@ -280,6 +280,18 @@ fn lock_state(conn: &mut DbConn) -> LockState {
             .expect("read locks"),
         waiters: lock_waiters::table
             .order(lock_waiters::id)
+            .select((
+                lock_waiters::id,
+                lock_waiters::lockable_type,
+                lock_waiters::lockable_id,
+                lock_waiters::case_id,
+                lock_waiters::user_id,
+                lock_waiters::session_id,
+                lock_waiters::user_agent,
+                lock_waiters::created_at,
+                lock_waiters::expires_at,
+                lock_waiters::disconnected_at,
+            ))
             .load(conn)
             .expect("read waiters"),
         audit: audit_rows(conn),
@@ -898,4 +910,101 @@ async fn the_event_stream_never_reuses_an_audit_id(backend: Backend) {
         .expect("read events")
         .expect("a row");
     assert!(next > 4, "a new event reused id {next}");
+}
+
+on_both_backends!(users_keep_their_rows_ids_and_references_when_email_becomes_optional);
+
+/// Migration 000011 lets a user have no email (SQLite rebuilds the table):
+/// every user keeps its row and id, what refers to users still refers to
+/// them (and still cascades), and ids go on above every id handed out.
+async fn users_keep_their_rows_ids_and_references_when_email_becomes_optional(backend: Backend) {
+    let Some((_db, url)) = TestDb::create(backend) else {
+        return;
+    };
+    let mut conn = baton::db::connect(&url).expect("connect");
+    migrate_to_before(&mut conn, "external_users");
+    let now = sql_time(chrono::Utc::now().naive_utc());
+    let mut sql = format!(
+        "INSERT INTO cases (slug, title, version, created_at, updated_at) \
+         VALUES ('c', 'C', 1, '{now}', '{now}');\n"
+    );
+    for n in 1..=3 {
+        sql.push_str(&format!(
+            "INSERT INTO users (email, name, password_hash, color, admin, created_at, updated_at) \
+             VALUES ('u{n}@example.com', 'U{n}', 'hash-{n}', '#336699', FALSE, '{now}', '{now}');\n\
+             INSERT INTO memberships (case_id, user_id, role, created_at, updated_at) \
+             VALUES (1, {n}, 'editor', '{now}', '{now}');\n"
+        ));
+    }
+    // The newest user goes: id 3 was handed out all the same.
+    sql.push_str("DELETE FROM users WHERE id = 3;\n");
+    conn.batch_execute(&sql).expect("fill the old users");
+    baton::db::migrate(&mut conn).expect("migrate the rest");
+
+    let users: Vec<(i64, Option<String>, String)> = baton::db::schema::users::table
+        .select((
+            baton::db::schema::users::id,
+            baton::db::schema::users::email,
+            baton::db::schema::users::password_hash,
+        ))
+        .order(baton::db::schema::users::id)
+        .load(&mut conn)
+        .expect("read users");
+    assert_eq!(
+        users,
+        [
+            (1, Some("u1@example.com".to_owned()), "hash-1".to_owned()),
+            (2, Some("u2@example.com".to_owned()), "hash-2".to_owned()),
+        ]
+    );
+    let members: i64 = baton::db::schema::memberships::table
+        .count()
+        .get_result(&mut conn)
+        .expect("count memberships");
+    assert_eq!(members, 2, "the removed user's membership went with them");
+
+    // Two users without an email; a new id above every old one.
+    let provisioned = |external_id: &str| {
+        format!(
+            "INSERT INTO users (email, name, password_hash, color, admin, created_at, updated_at, external_id) \
+             VALUES (NULL, 'P', '', '#336699', FALSE, '{now}', '{now}', '{external_id}')"
+        )
+    };
+    diesel::sql_query(provisioned("p-1"))
+        .execute(&mut conn)
+        .expect("a user without an email");
+    diesel::sql_query(provisioned("p-2"))
+        .execute(&mut conn)
+        .expect("another user without an email");
+    assert!(
+        diesel::sql_query(provisioned("p-2"))
+            .execute(&mut conn)
+            .is_err(),
+        "an external id names one user"
+    );
+    let newest: Option<i64> = baton::db::schema::users::table
+        .select(diesel::dsl::max(baton::db::schema::users::id))
+        .get_result(&mut conn)
+        .expect("read users");
+    assert!(
+        newest.is_some_and(|id| id > 3),
+        "a new user reused an id: {newest:?}"
+    );
+
+    // References still hold: a membership of no user is refused, and
+    // removing a user still removes their memberships.
+    assert!(diesel::sql_query(format!(
+        "INSERT INTO memberships (case_id, user_id, role, created_at, updated_at) \
+         VALUES (1, 999, 'editor', '{now}', '{now}')"
+    ))
+    .execute(&mut conn)
+    .is_err());
+    diesel::sql_query("DELETE FROM users WHERE id = 1")
+        .execute(&mut conn)
+        .expect("remove a user");
+    let members: i64 = baton::db::schema::memberships::table
+        .count()
+        .get_result(&mut conn)
+        .expect("count memberships");
+    assert_eq!(members, 1);
 }

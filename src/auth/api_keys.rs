@@ -2,9 +2,18 @@
 //! 256 random bits, so a fast hash is enough (a slow one would only slow
 //! every call down); the stored hash is compared in constant time.
 
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+
+use super::AuthError;
+use crate::clock;
+use crate::db::DbConn;
+use crate::error::AppResult;
+use crate::models::ApiKey;
 
 /// What every key starts with, so that a key pasted where a user token
 /// belongs (or the other way round) is recognised.
@@ -36,6 +45,42 @@ pub fn hash(key: &str) -> String {
 /// they differ.
 pub fn matches(key: &str, stored: &str) -> bool {
     hash(key).as_bytes().ct_eq(stored.as_bytes()).into()
+}
+
+/// A request that presented an API key, checked for its form only (no
+/// database): the key's hash, to look up in the request's transaction.
+#[derive(Clone, Debug)]
+pub struct KeyHolder {
+    hash: String,
+}
+
+impl KeyHolder {
+    /// The bearer credential, if it is a key: anything else (nothing, a
+    /// user's token) is 401.
+    pub fn from_bearer(credential: Option<&str>) -> Result<KeyHolder, AuthError> {
+        match credential {
+            Some(key) if key.starts_with(PREFIX) => Ok(KeyHolder { hash: hash(key) }),
+            _ => Err(AuthError::MissingKey),
+        }
+    }
+
+    /// 401 unless the key is live now: one read per request, so a key
+    /// revoked on any instance is refused at the next request. Records when
+    /// it was last used, at most once a minute.
+    pub fn check(&self, conn: &mut DbConn, now: NaiveDateTime) -> AppResult<()> {
+        let Some((id, stored, last_used_at)) = ApiKey::live_by_hash(conn, &self.hash)? else {
+            return Err(AuthError::KeyRefused.into());
+        };
+        // The lookup was by hash already; this compares once more in
+        // constant time, so that no answer depends on where two hashes differ.
+        if !bool::from(self.hash.as_bytes().ct_eq(stored.as_bytes())) {
+            return Err(AuthError::KeyRefused.into());
+        }
+        if last_used_at.is_none_or(|at| at < clock::before(now, Duration::from_secs(60))) {
+            ApiKey::used(conn, id, now)?;
+        }
+        Ok(())
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -27,6 +27,12 @@ pub enum AuthError {
     Ended,
     #[error("Wrong email or password.")]
     BadCredentials,
+    #[error(
+        "This route takes an API key: send `Authorization: Bearer <key>` with a key from `baton key add` (a user's token is not accepted here)."
+    )]
+    MissingKey,
+    #[error("This API key is unknown or was revoked; make a new one with `baton key add`.")]
+    KeyRefused,
     #[error("cannot sign tokens: {0}")]
     Signing(String),
 }

@@ -20,7 +20,19 @@ pub fn issue(
     user_id: UserId,
     now: NaiveDateTime,
 ) -> AppResult<String> {
-    let expires_at = clock::after(now, jwt.ttl());
+    issue_lasting(conn, jwt, user_id, now, jwt.ttl())
+}
+
+/// Like [`issue`], for `ttl` instead of the configured lifetime (a team's
+/// backend may ask for shorter). Returns the token.
+pub fn issue_lasting(
+    conn: &mut DbConn,
+    jwt: &JwtKeys,
+    user_id: UserId,
+    now: NaiveDateTime,
+    ttl: std::time::Duration,
+) -> AppResult<String> {
+    let expires_at = clock::after(now, ttl);
     let token_id = AuthToken::create(conn, user_id, now, expires_at)?;
     let claims = TokenClaims { user_id, token_id };
     Ok(jwt.sign(claims, expires_at.and_utc().timestamp())?)

@@ -5,7 +5,7 @@
 diesel::table! {
     users (id) {
         id -> BigInt,
-        email -> Text,
+        email -> Nullable<Text>,
         name -> Text,
         password_hash -> Text,
         color -> Text,
@@ -13,6 +13,7 @@ diesel::table! {
         created_at -> Timestamp,
         updated_at -> Timestamp,
         deactivated_at -> Nullable<Timestamp>,
+        external_id -> Nullable<Text>,
     }
 }
 
@@ -99,6 +100,7 @@ diesel::table! {
         disconnected_at -> Nullable<Timestamp>,
         has_waiters -> Bool,
         deep -> Bool,
+        lockable_param -> Nullable<Text>,
     }
 }
 
@@ -114,6 +116,19 @@ diesel::table! {
         created_at -> Timestamp,
         expires_at -> Timestamp,
         disconnected_at -> Nullable<Timestamp>,
+        lockable_param -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    /// The records of external types that were ever locked: baton names
+    /// them by (type, case, param) and gives each an id.
+    external_records (id) {
+        id -> BigInt,
+        record_type -> Text,
+        case_id -> BigInt,
+        param -> Text,
+        created_at -> Timestamp,
     }
 }
 
@@ -149,6 +164,7 @@ diesel::joinable!(auth_tokens -> users (user_id));
 diesel::joinable!(memberships -> cases (case_id));
 diesel::joinable!(memberships -> users (user_id));
 diesel::joinable!(records -> cases (case_id));
+diesel::joinable!(external_records -> cases (case_id));
 diesel::joinable!(locks -> users (user_id));
 diesel::joinable!(lock_waiters -> users (user_id));
 diesel::joinable!(presences -> users (user_id));
@@ -165,5 +181,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     locks,
     events,
     lock_waiters,
+    external_records,
     presences,
 );

@@ -67,7 +67,8 @@ pub async fn login(
         .db
         .read(move |conn| User::find_by_email(conn, &email).map_err(AppError::from))
         .await?
-        .filter(User::is_active);
+        // A user provisioned by a team's backend signs in there, never here.
+        .filter(|user| user.is_active() && !user.is_external());
     let verified = match &user {
         Some(user) => {
             state

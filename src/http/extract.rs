@@ -10,6 +10,7 @@ use actix_web::dev::Payload;
 use actix_web::http::header::{HeaderMap, AUTHORIZATION, USER_AGENT};
 use actix_web::{web, FromRequest, HttpRequest};
 
+use crate::auth::api_keys::KeyHolder;
 use crate::auth::{Actor, Caller};
 use crate::error::AppError;
 use crate::locks::guard::Preconditions;
@@ -72,6 +73,15 @@ fn caller_of(req: &HttpRequest) -> Result<Caller, AppError> {
     // the request says.
     let caller = Caller::verify(&state.jwt, bearer(headers), None, user_agent(headers))?;
     Ok(caller.in_session(session_header(headers)?))
+}
+
+impl FromRequest for KeyHolder {
+    type Error = AppError;
+    type Future = std::future::Ready<Result<KeyHolder, AppError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(KeyHolder::from_bearer(bearer(req.headers())).map_err(AppError::from))
+    }
 }
 
 /// `X-Session-ID`, when sent: a header that is present must match its

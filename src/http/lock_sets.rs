@@ -5,7 +5,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::locks::LockableRef;
+use super::locks::{LockableRef, Named};
 use crate::auth::access::require;
 use crate::auth::{Actor, Caller};
 use crate::db::Tx;
@@ -110,11 +110,7 @@ pub async fn claim(
 
 /// The records a set or claim names: 1 to `max`, each valid. (One named
 /// twice counts once.)
-fn parse_records(
-    refs: &[LockableRef],
-    max: usize,
-    what: &str,
-) -> AppResult<Vec<(&'static LockableKind, i64)>> {
+fn parse_records(refs: &[LockableRef], max: usize, what: &str) -> AppResult<Vec<Named>> {
     if refs.is_empty() || refs.len() > max {
         return Err(AppError::invalid(format!(
             "{what} names 1 to {max} records; this one names {}.",
@@ -138,11 +134,34 @@ fn parse_records(
 fn resolve_records(
     tx: &mut Tx,
     caller: &Caller,
-    records: &[(&'static LockableKind, i64)],
+    named: &[Named],
     for_update: bool,
 ) -> AppResult<(Actor, Vec<Target>)> {
     // Ordered with deep acquires (see `crate::locks`) before anything is read.
     Lock::order_with_deep_acquires(tx.conn, false)?;
+    let mut cases = named.iter().filter_map(|n| match n {
+        Named::External { case, .. } => Some(case),
+        Named::Stored(..) => None,
+    });
+    if let Some(first) = cases.next() {
+        if let Some(other) = cases.find(|c| *c != first) {
+            return Err(AppError::invalid(format!(
+                "All records must be of one case: this names cases {first} and {other}."
+            )));
+        }
+    }
+    let mut records: Vec<(&'static LockableKind, i64)> = Vec::with_capacity(named.len());
+    for record in named {
+        let id = match record.id_naming(tx) {
+            Ok(id) => id,
+            Err(e) => {
+                caller.clone().load(tx.conn)?; // 401 comes before 404
+                return Err(e);
+            }
+        };
+        records.push((record.kind(), id));
+    }
+    let records = &records;
     let mut kinds: Vec<&'static LockableKind> = records.iter().map(|&(kind, _)| kind).collect();
     kinds.sort_by_key(|kind| kind.type_name);
     kinds.dedup_by_key(|kind| kind.type_name);

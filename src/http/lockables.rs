@@ -128,6 +128,7 @@ where
                 actor: &actor,
                 preconditions,
                 policy: &policy,
+                tab_required: false,
             };
             guarded_write(tx, &ctx, record, |tx, record| {
                 write(tx, &ctx, record, prepared)

@@ -15,7 +15,8 @@ use crate::locks::line::{self, Joined};
 use crate::locks::lockable::{kind_named, known_types};
 use crate::locks::render::{lock_event_view, lock_view, lock_views, waiter_view, waiter_views};
 use crate::locks::{AcquireMode, Acquired, LockableKind, Target};
-use crate::models::{Lock, LockEvent, LockEventId, LockId, Role, User, UserId};
+use crate::models::external_record::valid_param;
+use crate::models::{ExternalRecord, Lock, LockEvent, LockEventId, LockId, Role, User, UserId};
 use crate::state::AppState;
 use crate::views::locks::{LockDepth, LockState};
 use crate::views::{LockEventView, LockStatusView, LockView, WaiterView};
@@ -52,8 +53,83 @@ pub struct LockableRef {
     /// The record's id: `"12"` or `12`.
     #[serde(alias = "lockable_param", rename = "lockableParam")]
     #[schema(required = true, nullable = false, value_type = Option<RecordParam>)]
-    #[param(required = true, value_type = String, pattern = "^[0-9]{1,18}$", example = "12")]
+    #[param(required = true, value_type = ParamText, inline, example = "12")]
     lockable_param: Option<RecordParam>,
+    /// The case's slug: required for an external type (`store =
+    /// "external"`), whose records are named per case; ignored otherwise.
+    #[schema(required = false, nullable = false, value_type = Option<String>)]
+    #[param(required = false, value_type = Option<String>)]
+    case: Option<String>,
+}
+
+/// Whether the schema in force declares an external type: only then may a
+/// `lockableParam` be more than digits.
+fn any_external_type() -> bool {
+    crate::schema::in_force()
+        .types()
+        .iter()
+        .any(|ty| ty.is_external())
+}
+
+/// The pattern of a `lockableParam` string: an id, or (with external types
+/// declared) a host's name for its record.
+fn param_pattern() -> &'static str {
+    if any_external_type() {
+        "^[A-Za-z0-9._:-]{1,200}$"
+    } else {
+        "^[0-9]{1,18}$"
+    }
+}
+
+/// `lockableParam` in a query string.
+pub struct ParamText;
+
+impl utoipa::PartialSchema for ParamText {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::String)
+            .pattern(Some(param_pattern()))
+            .description(Some(
+                "The record's id; for an external type, what your backend calls it.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for ParamText {}
+
+/// A record a request names.
+#[derive(Clone, Debug)]
+pub enum Named {
+    /// One of baton's own (a case, a record baton stores), by id.
+    Stored(&'static LockableKind, i64),
+    /// A record of an external type: what case `case` (a slug) calls `param`.
+    External {
+        kind: &'static LockableKind,
+        case: String,
+        param: String,
+    },
+}
+
+impl Named {
+    pub fn kind(&self) -> &'static LockableKind {
+        match self {
+            Named::Stored(kind, _) | Named::External { kind, .. } => kind,
+        }
+    }
+
+    /// The record's id, naming an external record (giving it an id) if it
+    /// was never locked. 404 for an external record's unknown case.
+    pub fn id_naming(&self, tx: &mut crate::db::Tx) -> AppResult<i64> {
+        match self {
+            Named::Stored(_, id) => Ok(*id),
+            Named::External { kind, case, param } => {
+                let case = case_by_slug(tx.conn, case)?;
+                let record = ExternalRecord::name(tx.conn, kind.type_name, &case, param, tx.now)?;
+                Ok(record.id)
+            }
+        }
+    }
 }
 
 /// The largest id a request may name: 18 digits, like `^[0-9]{1,18}$`.
@@ -69,6 +145,23 @@ pub enum RecordParam {
 }
 
 impl RecordParam {
+    /// What a host calls an external record: 1–200 of `A-Za-z0-9._:-`, or
+    /// an integral number as its decimal string.
+    pub(super) fn external(&self) -> Option<String> {
+        match self {
+            RecordParam::Text(s) => valid_param(s).then(|| s.clone()),
+            RecordParam::Number(n) => n
+                .as_i64()
+                .map(|i| i.to_string())
+                .or_else(|| n.as_u64().map(|u| u.to_string()))
+                .or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                        .map(|f| (f as i64).to_string())
+                }),
+        }
+    }
+
     /// The id, if it is one: 1 to 18 digits, or a number that is not negative.
     pub(super) fn id(&self) -> Option<i64> {
         match self {
@@ -103,7 +196,7 @@ impl utoipa::PartialSchema for RecordParam {
             .item(
                 ObjectBuilder::new()
                     .schema_type(Type::String)
-                    .pattern(Some("^[0-9]{1,18}$"))
+                    .pattern(Some(param_pattern()))
                     .examples(["12"]),
             )
             .item(
@@ -115,7 +208,10 @@ impl utoipa::PartialSchema for RecordParam {
                     .minimum(Some(0))
                     .maximum(Some(MAX_ID)),
             )
-            .description(Some("A record's id: a string of digits, or a number."))
+            .description(Some(
+                "A record's id: a string of digits, or a number. For an external type: \
+                 what your backend calls the record (1–200 of `A-Za-z0-9._:-`), with `case`.",
+            ))
             .into()
     }
 }
@@ -123,8 +219,9 @@ impl utoipa::PartialSchema for RecordParam {
 impl ToSchema for RecordParam {}
 
 impl LockableRef {
-    /// The type and id asked for: 422 for an unknown type or a bad id.
-    pub(super) fn parse(&self) -> AppResult<(&'static LockableKind, i64)> {
+    /// The record asked for: 422 for an unknown type, a bad id or param,
+    /// or an external type without `case`.
+    pub(super) fn parse(&self) -> AppResult<Named> {
         let type_name = self.lockable_type.as_deref().ok_or_else(|| {
             AppError::invalid(format!(
                 "lockableType is required (one of {}).",
@@ -137,6 +234,25 @@ impl LockableRef {
                 known_types()
             ))
         })?;
+        if kind.is_external() {
+            let param = self.lockable_param.as_ref().ok_or_else(|| {
+                AppError::invalid(format!(
+                    "lockableParam is required: what your backend calls the {type_name}, like \"inv-2031\"."
+                ))
+            })?;
+            let param = param.external().ok_or_else(|| {
+                AppError::invalid(format!(
+                    "lockableParam must be 1 to 200 letters, digits or '.', '_', ':', '-'; got \"{param}\"."
+                ))
+            })?;
+            let case = self.case.clone().ok_or_else(|| {
+                AppError::invalid(format!(
+                    "case is required for {type_name}: the slug of the case the record belongs to \
+                     ({type_name} records live in your database and are named per case)."
+                ))
+            })?;
+            return Ok(Named::External { kind, case, param });
+        }
         let param = self.lockable_param.as_ref().ok_or_else(|| {
             AppError::invalid("lockableParam is required: the record's id, like \"12\".")
         })?;
@@ -145,24 +261,50 @@ impl LockableRef {
                 "lockableParam must be the record's id, like \"12\"; got \"{param}\"."
             ))
         })?;
-        Ok((kind, id))
+        Ok(Named::Stored(kind, id))
     }
 
-    /// Finds the record: 422 for an unknown type, 404 for a missing record.
-    /// With `for_update` its row stays locked until the transaction ends.
-    pub(super) fn resolve(
-        &self,
-        conn: &mut crate::db::DbConn,
-        for_update: bool,
-    ) -> AppResult<Target> {
-        let (kind, id) = self.parse()?;
+    /// The `case` it names, if any.
+    pub(super) fn case_slug(&self) -> Option<String> {
+        self.case.clone()
+    }
+
+    /// Finds the record to lock, its row locked until the transaction ends
+    /// unless `for_update` is false (an external record is named, given an
+    /// id, if it never was): 422 for an unknown type, 404 for a missing
+    /// record or case.
+    pub(super) fn resolve(&self, tx: &mut crate::db::Tx, for_update: bool) -> AppResult<Target> {
+        let named = self.parse()?;
+        let kind = named.kind();
+        let id = named.id_naming(tx)?;
         let missing = || AppError::not_found(format!("{} {id} does not exist.", kind.type_name));
         let found = if for_update {
-            kind.find_for_update(conn, id)?
+            kind.find_for_update(tx.conn, id)?
         } else {
-            kind.find(conn, id)?
+            kind.find(tx.conn, id)?
         };
         found.ok_or_else(missing)
+    }
+
+    /// Finds the record to read about, with its case; `None` for an
+    /// external record never locked (nobody holds it).
+    pub(super) fn look_up(
+        &self,
+        conn: &mut crate::db::DbConn,
+    ) -> AppResult<(crate::models::Case, Option<Target>)> {
+        match self.parse()? {
+            Named::Stored(kind, id) => {
+                let target = kind.find(conn, id)?.ok_or_else(|| {
+                    AppError::not_found(format!("{} {id} does not exist.", kind.type_name))
+                })?;
+                Ok((case_of(conn, target.case_id)?, Some(target)))
+            }
+            Named::External { kind, case, param } => {
+                let case = case_by_slug(conn, &case)?;
+                let target = kind.find_external(conn, case.id, &param)?;
+                Ok((case, target))
+            }
+        }
     }
 }
 
@@ -224,7 +366,7 @@ pub async fn create(
     // and their role are checked: not by the fast path, which would lock.
     let waits_without_tab = wait && caller.session_id().is_none();
     let fast = state.settings.lock_fast_path && !(takeover || deep || waits_without_tab);
-    if let (true, Ok((kind, id))) = (fast, target.parse()) {
+    if let (true, Ok(Named::Stored(kind, id))) = (fast, target.parse()) {
         // A type without waiting lines refuses `wait`: the general path says so.
         if !wait || kind.allows_waiting() {
             if let Some(held) = fast_path::acquire(&state.db, &caller, kind, id, &policy).await? {
@@ -247,7 +389,7 @@ pub async fn create(
             // other lock write, and would only deadlock with a holder's
             // write. Then caller, case and role in one query.
             Lock::order_with_deep_acquires(tx.conn, deep)?;
-            let target = match target.resolve(tx.conn, !deep) {
+            let target = match target.resolve(tx, !deep) {
                 Ok(target) => target,
                 Err(e) => {
                     caller.clone().load(tx.conn)?; // 401 comes before 404
@@ -391,9 +533,11 @@ pub async fn status(
     let (status, waiters) = state
         .db
         .read(move |conn| {
-            let target = target.resolve(conn, false)?;
-            let case = case_of(conn, target.case_id)?;
+            let (case, target) = target.look_up(conn)?;
             authorize(conn, &actor.user, &case, Role::Reader)?;
+            let Some(target) = target else {
+                return Ok::<_, AppError>((LockStatus::Unlocked, Vec::new()));
+            };
             let status = engine::status(conn, &actor, &target, &policy)?;
             let (type_name, id) = (target.identity.type_name, target.identity.id);
             let now = crate::db::now(conn)?;

@@ -9,6 +9,7 @@ pub mod edits;
 pub mod errors;
 pub mod extract;
 pub mod health;
+pub mod host;
 pub mod lock_sets;
 pub mod lockables;
 pub mod locks;
@@ -73,6 +74,7 @@ routes! {
     "/schema" => { get: schema::show }
     "/auth/login" => { post: auth::login }
     "/auth/logout" => { post: auth::logout }
+    "/auth/tokens" => { post: host::mint_token }
     "/auth/demo" => { get: auth::demo }
     "/me" => { get: auth::me }
     "/users" => { post: users::create_user }
@@ -82,6 +84,8 @@ routes! {
     "/cases/{slug}/memberships" => { get: memberships::index, post: memberships::create }
     "/memberships/{id}" => { delete: memberships::destroy }
     "/cases/{slug}/lock_events" => { get: locks::events }
+    "/cases/{slug}/events" => { post: host::announce }
+    "/guard" => { post: host::guard }
     "/locks" => { get: locks::index, post: locks::create, delete: locks::destroy_mine }
     "/locks/status" => { get: locks::status }
     "/locks/batch" => { post: lock_sets::batch }

@@ -43,6 +43,7 @@ use crate::views::{ErrorBody, ServerFrame};
         (name = "locks", description = "Taking, renewing, releasing and overriding locks; the audit trail"),
         (name = "realtime", description = "The edits channel (WebSocket)"),
         (name = "admin", description = "Open tabs, for site admins"),
+        (name = "host", description = "For your own backend, with an API key (`baton key add`): tokens for your users, the guard for writes to your database, frames about them"),
         (name = "meta", description = "Health and this document"),
     )
 )]
@@ -128,6 +129,19 @@ impl Modify for Conventions {
                     .scheme(HttpAuthScheme::Bearer)
                     .bearer_format("JWT")
                     .description(Some("A token from POST /auth/login (or `baton token`)."))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "apiKey",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An API key from `baton key add`, for your own backend: \
+                         `Authorization: Bearer baton_key_…`. It opens `POST /auth/tokens`, \
+                         `POST /guard` and `POST /cases/{slug}/events` only.",
+                    ))
                     .build(),
             ),
         );

@@ -90,6 +90,7 @@ pub fn acquire(
             expires_at: clock::after(tx.now, policy.lease_of(target.identity.type_name)),
             last_activity_at: tx.now,
             deep: mode.deep,
+            lockable_param: target.external_param(),
         };
         if let Some(lock) = Lock::insert_if_free(tx.conn, &new)? {
             let at = lock.created_at;

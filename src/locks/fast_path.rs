@@ -38,6 +38,9 @@ pub async fn acquire(
     id: i64,
     policy: &LockPolicy,
 ) -> Result<Option<HeldLock>, DbError> {
+    let Some(sql) = kind.fast_acquire else {
+        return Ok(None);
+    };
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
     let user_agent = caller.user_agent().cloned();
@@ -45,7 +48,7 @@ pub async fn acquire(
     let held = one_statement(db, "acquire", move |pg| {
         let editor_roles = editor_roles();
         let fresh = FreshLock {
-            sql: kind.fast_acquire,
+            sql,
             lockable_type: kind.type_name,
             lockable_id: id,
             session_id: session_id.as_deref(),

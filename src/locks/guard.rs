@@ -2,16 +2,15 @@
 //! through [`guarded_write`], inside the write's transaction.
 
 use super::holding::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
-use super::lockable::{find_named, Lockable};
-use super::render::locked;
+use super::lockable::{find_named, Lockable, Target};
+use super::render::{lock_view, locked};
 use super::subtree;
 use super::LockPolicy;
 use crate::auth::Actor;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
-use crate::models::{HeldLock, Lock, LockAction, LockId, User};
-use crate::views::Change;
-use crate::views::{Identity, Watchable};
+use crate::models::{CaseId, HeldLock, Lock, LockAction, LockId, User};
+use crate::views::{Change, Identity, RecordView, Watchable};
 
 /// What a write asks to be true before it happens.
 #[derive(Clone, Copy, Debug, Default)]
@@ -33,6 +32,33 @@ pub struct WriteContext<'a> {
     pub actor: &'a Actor,
     pub preconditions: Preconditions,
     pub policy: &'a LockPolicy,
+    /// A write without a tab is another tab's to a lock taken with one
+    /// (`POST /guard`: a host names the tab, or it is not the holder's).
+    /// baton's own routes act for the user as a whole without a tab.
+    pub tab_required: bool,
+}
+
+impl WriteContext<'_> {
+    /// Whether the writer holds `lock`.
+    fn holds(&self, lock: &Lock) -> bool {
+        is_held_by(lock, self.actor)
+            && !(self.tab_required && self.actor.session_id.is_none() && lock.session_id.is_some())
+    }
+}
+
+/// What the guard reads of the record written: the same for baton's own
+/// records and for the records a host names (`POST /guard`).
+struct Subject<'a> {
+    type_name: &'a str,
+    id: i64,
+    case_id: CaseId,
+    containers: Vec<(&'static str, i64)>,
+    /// None: baton knows no version of it (an external record).
+    version: Option<i64>,
+    /// "Ticket 12", for messages; made only for an error.
+    label: &'a dyn Fn() -> String,
+    /// Its wire shape, made only for an error.
+    view: &'a dyn Fn() -> RecordView,
 }
 
 /// Runs `write` on `record` if the guard allows it:
@@ -55,7 +81,18 @@ where
     L: Lockable,
     F: FnOnce(&mut Tx, L) -> AppResult<Written<L>>,
 {
-    let Cover { own, deep } = check(tx, ctx, &record)?;
+    let label = || record.key().to_string();
+    let view = || record.view();
+    let subject = Subject {
+        type_name: record.type_name(),
+        id: record.lockable_id(),
+        case_id: record.case_id(),
+        containers: record.containers(),
+        version: Some(record.version()),
+        label: &label,
+        view: &view,
+    };
+    let Cover { own, deep } = check(tx, ctx, &subject)?;
     let (case_id, id) = (record.case_id(), record.lockable_id());
     let (type_name, table) = (record.type_name(), record.table());
     let written = write(tx, record)?;
@@ -86,6 +123,41 @@ where
     Ok(written)
 }
 
+/// The guard as a question (`POST /guard`), for a write that happens in a
+/// host's own database: steps 1 and 2 of [`guarded_write`] on `target`, and
+/// the holder's activity renewed as for a write. A 412 carries the
+/// record's live lock (or none) as `current`: baton has no copy of the
+/// record to show.
+pub fn guard(tx: &mut Tx, ctx: &WriteContext, target: &Target) -> AppResult<()> {
+    let label = || target.identity.label();
+    let view = || target.view.clone();
+    let subject = Subject {
+        type_name: target.identity.type_name,
+        id: target.identity.id,
+        case_id: target.case_id,
+        containers: target.containers(),
+        version: None,
+        label: &label,
+        view: &view,
+    };
+    match check(tx, ctx, &subject) {
+        Ok(Cover { own, deep }) => {
+            if let Some(lock) = own.as_ref().or(deep.as_ref()) {
+                touch(tx, lock, ctx.policy)?;
+            }
+            Ok(())
+        }
+        Err(AppError::LockLost { message, .. }) => {
+            let current = lock_in_force(tx, ctx, subject.type_name, subject.id)?;
+            Err(AppError::LockGone {
+                message,
+                current: current.map(|held| Box::new(lock_view(&held))),
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The caller's locks that cover a record it writes.
 struct Cover {
     /// Its lock on the record itself.
@@ -95,16 +167,15 @@ struct Cover {
 }
 
 /// Steps 1–3; returns the caller's locks that cover the record.
-fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<Cover> {
-    let lock = lock_in_force(tx, ctx, record.type_name(), record.lockable_id())?;
+fn check(tx: &mut Tx, ctx: &WriteContext, record: &Subject) -> AppResult<Cover> {
+    let lock = lock_in_force(tx, ctx, record.type_name, record.id)?;
     if let Some(held) = &lock {
-        if !is_held_by(&held.lock, ctx.actor) {
-            return Err(locked(held, record.view()));
+        if !ctx.holds(&held.lock) {
+            return Err(locked(held, (record.view)()));
         }
     }
-    let containers = record.containers();
-    let covering = subtree::covering_locks(tx, record.case_id(), &containers, ctx.policy)?;
-    if let Some(theirs) = covering.iter().find(|h| !is_held_by(&h.lock, ctx.actor)) {
+    let covering = subtree::covering_locks(tx, record.case_id, &record.containers, ctx.policy)?;
+    if let Some(theirs) = covering.iter().find(|h| !ctx.holds(&h.lock)) {
         return Err(subtree::locked_by_deep(tx, theirs)?);
     }
     let cover = Cover {
@@ -118,22 +189,21 @@ fn check<L: Lockable>(tx: &mut Tx, ctx: &WriteContext, record: &L) -> AppResult<
                 message: format!(
                     "Your lock {token} on {} is gone (overridden, expired or released); \
                      reload it and lock it again before saving.",
-                    record.key()
+                    (record.label)()
                 ),
-                current: Box::new(record.view()),
+                current: Box::new((record.view)()),
             });
         }
     }
-    if let Some(expected) = ctx.preconditions.if_match {
-        if expected != record.version() {
+    if let (Some(expected), Some(version)) = (ctx.preconditions.if_match, record.version) {
+        if expected != version {
             return Err(AppError::StaleVersion {
                 message: format!(
-                    "{} has changed since you loaded it (you had version {expected}, it is now at {}); \
+                    "{} has changed since you loaded it (you had version {expected}, it is now at {version}); \
                      merge with `current` and save again.",
-                    record.key(),
-                    record.version()
+                    (record.label)(),
                 ),
-                current: Box::new(record.view()),
+                current: Box::new((record.view)()),
             });
         }
     }
@@ -177,7 +247,7 @@ pub fn clear_child_locks(tx: &mut Tx, ctx: &WriteContext, locks: Vec<HeldLock>) 
         let Some(held) = live_or_end_then(tx, held, ctx.policy, Line::Drop)? else {
             continue;
         };
-        if !is_held_by(&held.lock, ctx.actor) {
+        if !ctx.holds(&held.lock) {
             let child = find_named(tx.conn, &held.lock.lockable_type, held.lock.lockable_id)?;
             // A lock on a record that is gone already blocks nothing.
             if let Some(child) = child {

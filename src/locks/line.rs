@@ -91,6 +91,7 @@ pub fn join(
         user_agent: actor.user_agent.as_deref(),
         created_at: tx.now,
         expires_at,
+        lockable_param: target.external_param(),
     };
     let Some(waiter) = Waiter::insert(tx.conn, &new)? else {
         // The same tab joined in a concurrent request; it has its place.
@@ -170,13 +171,18 @@ fn grant(
         expires_at: clock::after(tx.now, policy.lease_of(&waiter.lockable_type)),
         last_activity_at: tx.now,
         deep: false,
+        lockable_param: waiter.lockable_param.as_deref(),
     };
     // The old holding's row is gone in this transaction, and a concurrent
     // insert of the same record waits for it: the record cannot be taken.
     let mut lock = Lock::insert_if_free(tx.conn, &new)?.ok_or_else(|| {
         AppError::Conflict(format!(
             "{} {} was taken during its hand-off; try again.",
-            waiter.lockable_type, waiter.lockable_id
+            waiter.lockable_type,
+            waiter
+                .lockable_param
+                .clone()
+                .unwrap_or(waiter.lockable_id.to_string())
         ))
     })?;
     if let Some(closed) = waiter.disconnected_at {

@@ -7,11 +7,11 @@ use diesel::QueryResult;
 
 use crate::db::DbConn;
 use crate::models::{
-    lock_sql, Case, CaseId, DeclaredRecord, HeldLock, Lock, LockableRecord, Record, RecordId,
-    RecordKey,
+    lock_sql, Case, CaseId, DeclaredRecord, ExternalRecord, HeldLock, Lock, LockableRecord, Record,
+    RecordId, RecordKey,
 };
 use crate::schema::{self, RecordType};
-use crate::views::{Identity, RecordView};
+use crate::views::{ExternalView, Identity, RecordView};
 
 /// A lockable record with its wire shape.
 pub trait Lockable: LockableRecord {
@@ -37,6 +37,9 @@ pub struct Target {
     /// The records whose deep locks cover it, innermost first, its case
     /// last (none for a case).
     pub containers: Vec<(&'static str, i64)>,
+    /// A record of an external type: `identity.param` is what the host
+    /// calls it.
+    pub external: bool,
 }
 
 impl Target {
@@ -46,7 +49,31 @@ impl Target {
             case_id: record.case_id(),
             view: record.view(),
             containers: record.containers(),
+            external: false,
         }
+    }
+
+    /// A record of an external type `ty`.
+    pub fn external(ty: &'static RecordType, record: &ExternalRecord) -> Target {
+        let identity = Identity {
+            type_name: &ty.name,
+            table: &ty.plural,
+            param: record.param.clone(),
+            id: record.id,
+        };
+        Target {
+            view: RecordView::External(ExternalView::new(identity.clone(), record.case_id.get())),
+            identity,
+            case_id: record.case_id,
+            containers: vec![(Case::TYPE, record.case_id.get())],
+            external: true,
+        }
+    }
+
+    /// What a lock on it keeps as its param: the host's name for an
+    /// external record, nothing for baton's own.
+    pub fn external_param(&self) -> Option<&str> {
+        self.external.then_some(self.identity.param.as_str())
     }
 
     /// The records whose deep lock covers this one, innermost first.
@@ -55,11 +82,13 @@ impl Target {
     }
 }
 
-/// Which records a kind is: the case, or a declared type.
+/// Which records a kind is: the case, a declared type baton stores, or an
+/// external type (records a host names).
 #[derive(Clone, Copy, Debug)]
 enum Source {
     Case,
     Declared(&'static RecordType),
+    External(&'static RecordType),
 }
 
 /// One lockable type.
@@ -67,8 +96,9 @@ enum Source {
 pub struct LockableKind {
     pub type_name: &'static str,
     pub table: &'static str,
-    /// Its lock fast path's acquire statement (PostgreSQL).
-    pub fast_acquire: &'static str,
+    /// Its lock fast path's acquire statement (PostgreSQL); none for an
+    /// external type, whose record may first need naming.
+    pub fast_acquire: Option<&'static str>,
     source: Source,
     /// Whether its records hold others (a deep lock is for them only).
     holds_records: bool,
@@ -79,7 +109,7 @@ impl LockableKind {
         LockableKind {
             type_name: Case::TYPE,
             table: Case::TABLE,
-            fast_acquire: lock_sql::FAST_ACQUIRE_CASE,
+            fast_acquire: Some(lock_sql::FAST_ACQUIRE_CASE),
             source: Source::Case,
             holds_records: true,
         }
@@ -89,8 +119,12 @@ impl LockableKind {
         LockableKind {
             type_name: &ty.name,
             table: &ty.plural,
-            fast_acquire: lock_sql::FAST_ACQUIRE_RECORD,
-            source: Source::Declared(ty),
+            fast_acquire: (!ty.is_external()).then_some(lock_sql::FAST_ACQUIRE_RECORD),
+            source: if ty.is_external() {
+                Source::External(ty)
+            } else {
+                Source::Declared(ty)
+            },
             holds_records: !schema.children_of(Some(&ty.name)).is_empty(),
         }
     }
@@ -99,8 +133,13 @@ impl LockableKind {
     pub fn record_type(&self) -> Option<&'static RecordType> {
         match self.source {
             Source::Case => None,
-            Source::Declared(ty) => Some(ty),
+            Source::Declared(ty) | Source::External(ty) => Some(ty),
         }
+    }
+
+    /// An external type: its records are named by a param and a case.
+    pub fn is_external(&self) -> bool {
+        matches!(self.source, Source::External(_))
     }
 
     /// The records with these ids, by id, in one query; with `for_update`
@@ -119,6 +158,10 @@ impl LockableKind {
             Source::Declared(ty) => DeclaredRecord::find_all(conn, ty, ids, for_update)?
                 .iter()
                 .map(Target::of)
+                .collect(),
+            Source::External(ty) => ExternalRecord::find_all(conn, &ty.name, ids, for_update)?
+                .iter()
+                .map(|record| Target::external(ty, record))
                 .collect(),
         })
     }
@@ -139,6 +182,13 @@ impl LockableKind {
                 .execute(c),
                 Source::Declared(ty) => diesel::sql_query(
                     "SELECT id FROM records WHERE record_type = $1 AND id = $2 \
+                     FOR NO KEY UPDATE SKIP LOCKED",
+                )
+                .bind::<Text, _>(&ty.name)
+                .bind::<BigInt, _>(id)
+                .execute(c),
+                Source::External(ty) => diesel::sql_query(
+                    "SELECT id FROM external_records WHERE record_type = $1 AND id = $2 \
                      FOR NO KEY UPDATE SKIP LOCKED",
                 )
                 .bind::<Text, _>(&ty.name)
@@ -172,7 +222,9 @@ impl LockableKind {
         match self.source {
             _ if !self.holds_records => Ok(Vec::new()),
             Source::Case => Lock::of_case(conn, CaseId(id)),
-            Source::Declared(ty) => Lock::inside_record(conn, case_id, &ty.name, id),
+            Source::Declared(ty) | Source::External(ty) => {
+                Lock::inside_record(conn, case_id, &ty.name, id)
+            }
         }
     }
 
@@ -182,6 +234,8 @@ impl LockableKind {
             Source::Declared(ty) => DeclaredRecord::find(conn, key(ty, id))?
                 .as_ref()
                 .map(Target::of),
+            Source::External(ty) => ExternalRecord::find(conn, &ty.name, id)?
+                .map(|record| Target::external(ty, &record)),
         })
     }
 
@@ -195,7 +249,41 @@ impl LockableKind {
             Source::Declared(ty) => DeclaredRecord::find_for_update(conn, key(ty, id))?
                 .as_ref()
                 .map(Target::of),
+            Source::External(ty) => ExternalRecord::find_for_update(conn, &ty.name, id)?
+                .map(|record| Target::external(ty, &record)),
         })
+    }
+
+    /// The external record that `case` calls `param`, named (given an id)
+    /// if it was never locked, its row locked until the transaction ends.
+    /// None for a type that is not external.
+    pub fn name_external(
+        &self,
+        conn: &mut DbConn,
+        case: &Case,
+        param: &str,
+        now: chrono::NaiveDateTime,
+    ) -> QueryResult<Option<Target>> {
+        let Source::External(ty) = self.source else {
+            return Ok(None);
+        };
+        let record = ExternalRecord::name(conn, &ty.name, case, param, now)?;
+        self.find_for_update(conn, record.id)
+    }
+
+    /// The external record that case `case_id` calls `param`, if it was ever
+    /// locked (an external record never locked is free).
+    pub fn find_external(
+        &self,
+        conn: &mut DbConn,
+        case_id: CaseId,
+        param: &str,
+    ) -> QueryResult<Option<Target>> {
+        let Source::External(ty) = self.source else {
+            return Ok(None);
+        };
+        Ok(ExternalRecord::named(conn, &ty.name, case_id, param)?
+            .map(|record| Target::external(ty, &record)))
     }
 }
 

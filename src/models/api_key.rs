@@ -53,6 +53,27 @@ impl ApiKey {
             .optional()
     }
 
+    /// The live key with this hash: its id, stored hash and last use.
+    pub fn live_by_hash(
+        conn: &mut DbConn,
+        key_hash: &str,
+    ) -> QueryResult<Option<(i64, String, Option<NaiveDateTime>)>> {
+        api_keys::table
+            .filter(api_keys::key_hash.eq(key_hash))
+            .filter(api_keys::revoked_at.is_null())
+            .select((api_keys::id, api_keys::key_hash, api_keys::last_used_at))
+            .get_result(conn)
+            .optional()
+    }
+
+    /// Records that key `id` was used at `now`.
+    pub fn used(conn: &mut DbConn, id: i64, now: NaiveDateTime) -> QueryResult<()> {
+        diesel::update(api_keys::table.find(id))
+            .set(api_keys::last_used_at.eq(now))
+            .execute(conn)
+            .map(|_| ())
+    }
+
     /// Every live key, oldest first.
     pub fn live(conn: &mut DbConn) -> QueryResult<Vec<ApiKey>> {
         api_keys::table

@@ -40,6 +40,10 @@ pub struct Lock {
     /// A subtree lock (WebDAV's depth infinity): it covers everything inside
     /// its record too.
     pub deep: bool,
+    /// What a host calls the record, for an external type (`inv-2031`);
+    /// None for baton's own records, whose param is their id.
+    #[serde(default)]
+    pub lockable_param: Option<String>,
 }
 
 /// `None`s are bound as NULL (not DEFAULT), so the insert is one cached statement.
@@ -57,6 +61,7 @@ pub struct NewLock<'a> {
     pub expires_at: NaiveDateTime,
     pub last_activity_at: NaiveDateTime,
     pub deep: bool,
+    pub lockable_param: Option<&'a str>,
 }
 
 /// A lock with the user holding it: what lock JSON is rendered from.

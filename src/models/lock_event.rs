@@ -5,7 +5,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::{CaseId, Lock, LockEventId, LockId, UserId};
-use crate::db::schema::events;
+use crate::db::schema::{events, external_records};
 use crate::db::{AuditEntry, DbConn};
 
 /// What happened to a lock, in the audit trail and on the wire. Every
@@ -73,6 +73,8 @@ pub struct LockEvent {
     pub holder_id: UserId,
     pub action: String,
     pub at: NaiveDateTime,
+    /// What a host calls the record, for an external type.
+    pub lockable_param: Option<String>,
 }
 
 impl super::Record for LockEvent {
@@ -124,6 +126,16 @@ impl LockEvent {
         before_id: Option<LockEventId>,
     ) -> QueryResult<Vec<LockEvent>> {
         let mut query = events::table
+            .left_join(
+                external_records::table.on(external_records::id
+                    .nullable()
+                    .eq(events::lockable_id)
+                    .and(
+                        external_records::record_type
+                            .nullable()
+                            .eq(events::lockable_type),
+                    )),
+            )
             .filter(events::case_id.eq(case_id))
             .filter(events::action.is_not_null())
             .select((
@@ -136,6 +148,7 @@ impl LockEvent {
                 events::holder_id.assume_not_null(),
                 events::action.assume_not_null(),
                 events::at,
+                external_records::param.nullable(),
             ))
             .order(events::id.desc())
             .limit(limit)

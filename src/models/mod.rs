@@ -4,6 +4,7 @@
 pub mod api_key;
 pub mod auth_token;
 pub mod case;
+pub mod external_record;
 pub mod ids;
 pub mod lock;
 pub mod lock_event;
@@ -20,6 +21,7 @@ pub mod waiter;
 pub use api_key::ApiKey;
 pub use auth_token::AuthToken;
 pub use case::Case;
+pub use external_record::ExternalRecord;
 pub use ids::{CaseId, LockEventId, LockId, MembershipId, RecordId, UserId, WaiterId};
 pub use lock::{HeldLock, Lock};
 pub use lock_event::{LockAction, LockEvent};

@@ -58,6 +58,20 @@ impl Presence {
             .load(conn)
     }
 
+    /// The tabs of a user open on one case.
+    pub fn sessions_of_user_in_case(
+        conn: &mut DbConn,
+        user_id: UserId,
+        case_id: CaseId,
+    ) -> QueryResult<Vec<String>> {
+        presences::table
+            .filter(presences::user_id.eq(user_id))
+            .filter(presences::case_id.eq(case_id))
+            .select(presences::session_id)
+            .distinct()
+            .load(conn)
+    }
+
     pub fn delete(conn: &mut DbConn, id: i64) -> QueryResult<bool> {
         diesel::delete(presences::table.find(id))
             .execute(conn)

@@ -9,8 +9,11 @@ use crate::models::{Case, CaseId, UserId};
 #[diesel(table_name = users)]
 pub struct User {
     pub id: UserId,
-    pub email: String,
+    /// None only for a user a team's backend provisioned without one.
+    pub email: Option<String>,
     pub name: String,
+    /// Empty for a provisioned user: they sign in at their team's backend,
+    /// never with `/auth/login`.
     pub password_hash: String,
     pub color: String,
     pub admin: bool,
@@ -19,6 +22,8 @@ pub struct User {
     /// Set when the user was removed: they cannot sign in, and their old
     /// records and audit rows still name them.
     pub deactivated_at: Option<NaiveDateTime>,
+    /// The id a team's own backend knows the user by (`POST /auth/tokens`).
+    pub external_id: Option<String>,
 }
 
 /// The part of a user others see next to a lock or in presence.
@@ -51,13 +56,14 @@ impl super::Record for UserRef {
 #[derive(Insertable)]
 #[diesel(table_name = users)]
 struct NewUser<'a> {
-    email: &'a str,
+    email: Option<&'a str>,
     name: &'a str,
     password_hash: &'a str,
     color: &'a str,
     admin: bool,
     created_at: NaiveDateTime,
     updated_at: NaiveDateTime,
+    external_id: Option<&'a str>,
 }
 
 /// A change to a user; `None` leaves the column alone.
@@ -188,16 +194,81 @@ impl User {
         let email = normalize_email(email);
         diesel::insert_into(users::table)
             .values(NewUser {
-                email: &email,
+                email: Some(&email),
                 name: name.trim(),
                 password_hash,
                 color: avatar_color(&email),
                 admin,
                 created_at: now,
                 updated_at: now,
+                external_id: None,
             })
             .returning(users::all_columns)
             .get_result::<User>(conn)
+    }
+
+    /// The user a team's backend knows as `external_id`, removed ones included.
+    pub fn find_by_external_id(conn: &mut DbConn, external_id: &str) -> QueryResult<Option<User>> {
+        users::table
+            .filter(users::external_id.eq(external_id))
+            .select(User::as_select())
+            .get_result(conn)
+            .optional()
+    }
+
+    /// Creates a user a team's backend provisions: no password, maybe no
+    /// email.
+    pub fn create_external(
+        conn: &mut DbConn,
+        external_id: &str,
+        name: &str,
+        email: Option<&str>,
+        now: NaiveDateTime,
+    ) -> QueryResult<User> {
+        let email = email.map(normalize_email);
+        diesel::insert_into(users::table)
+            .values(NewUser {
+                email: email.as_deref(),
+                name: name.trim(),
+                password_hash: "",
+                color: avatar_color(email.as_deref().unwrap_or(external_id)),
+                admin: false,
+                created_at: now,
+                updated_at: now,
+                external_id: Some(external_id),
+            })
+            .returning(users::all_columns)
+            .get_result::<User>(conn)
+    }
+
+    /// Sets a provisioned user's name and, when given, email.
+    pub fn update_external(
+        conn: &mut DbConn,
+        id: UserId,
+        name: &str,
+        email: Option<&str>,
+        now: NaiveDateTime,
+    ) -> QueryResult<User> {
+        let name = name.trim();
+        match email.map(normalize_email) {
+            Some(email) => diesel::update(users::table.find(id))
+                .set((
+                    users::name.eq(name),
+                    users::email.eq(email),
+                    users::updated_at.eq(now),
+                ))
+                .returning(users::all_columns)
+                .get_result(conn),
+            None => diesel::update(users::table.find(id))
+                .set((users::name.eq(name), users::updated_at.eq(now)))
+                .returning(users::all_columns)
+                .get_result(conn),
+        }
+    }
+
+    /// Whether the user signs in at their team's backend rather than here.
+    pub fn is_external(&self) -> bool {
+        self.external_id.is_some()
     }
 
     pub fn is_active(&self) -> bool {

@@ -25,6 +25,8 @@ pub struct Waiter {
     pub expires_at: NaiveDateTime,
     /// When its tab closed (it then stays for the grace only).
     pub disconnected_at: Option<NaiveDateTime>,
+    /// What a host calls the record, for an external type.
+    pub lockable_param: Option<String>,
 }
 
 #[derive(Insertable)]
@@ -39,6 +41,7 @@ pub struct NewWaiter<'a> {
     pub user_agent: Option<&'a str>,
     pub created_at: NaiveDateTime,
     pub expires_at: NaiveDateTime,
+    pub lockable_param: Option<&'a str>,
 }
 
 /// Why a waiter left its line: the `reason` of its `destroy` frame.

@@ -56,14 +56,26 @@ pub struct ErrorDetail {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false, nullable = false)]
     pub lockable: Option<Box<RecordView>>,
-    /// The record as it is now (`stale_version`, `lock_lost`).
+    /// The record as it is now (`stale_version`, `lock_lost`); from
+    /// `POST /guard`, the record's live lock, or null.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(required = false, nullable = false)]
-    pub current: Option<Box<RecordView>>,
+    #[schema(required = false, nullable = true)]
+    pub current: Option<Current>,
     /// Every field that breaks its declared schema (`invalid`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false, nullable = false)]
     pub fields: Option<Vec<FieldProblem>>,
+}
+
+/// What a 412 says is there now.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum Current {
+    /// The record (baton's own writes).
+    Record(Box<RecordView>),
+    /// The record's live lock, or null (`POST /guard`: baton keeps no copy
+    /// of a host's record).
+    Lock(Option<Box<LockView>>),
 }
 
 /// One bad field of a request body.

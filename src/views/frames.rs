@@ -12,7 +12,7 @@ use super::{
 use crate::db::{Frame, Outgoing, Tx};
 use crate::models::CaseId;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Change {
     Create,
@@ -34,6 +34,9 @@ pub enum Watchable {
     EndedWaiter(EndedWaiterView),
     Waiter(WaiterView),
     Gone(Identity),
+    /// A record of a team's own backend, relayed as it sent it
+    /// (`POST /cases/:slug/events`).
+    Relayed(serde_json::Map<String, serde_json::Value>),
 }
 
 /// One change to a watchable, tagged with the tab that made it: a tab drops

@@ -45,7 +45,7 @@ impl LockView {
             lockable: RecordKey {
                 type_name: lock.lockable_type.clone(),
                 table: lockable_table.to_owned(),
-                param: lock.lockable_id.to_string(),
+                param: param_of(lock.lockable_param.as_deref(), lock.lockable_id),
             },
             depth: if lock.deep {
                 LockDepth::Infinity
@@ -61,6 +61,11 @@ impl LockView {
             last_activity_at: utc(lock.last_activity_at),
         }
     }
+}
+
+/// A record's param: what a host calls it (an external record), else its id.
+fn param_of(external: Option<&str>, id: i64) -> String {
+    external.map_or_else(|| id.to_string(), str::to_owned)
 }
 
 /// How much a lock covers, as WebDAV says it (RFC 4918 §10.2).
@@ -121,7 +126,7 @@ impl LockEventView {
             lockable: RecordKey {
                 type_name: event.lockable_type.clone(),
                 table: lockable_table.to_owned(),
-                param: event.lockable_id.to_string(),
+                param: param_of(event.lockable_param.as_deref(), event.lockable_id),
             },
             case_id: event.case_id.get(),
             action: event.action(),
@@ -165,7 +170,7 @@ impl WaiterView {
             lockable: RecordKey {
                 type_name: waiter.lockable_type.clone(),
                 table: lockable_table.to_owned(),
-                param: waiter.lockable_id.to_string(),
+                param: param_of(waiter.lockable_param.as_deref(), waiter.lockable_id),
             },
             case_id: waiter.case_id.get(),
             user: UserView::public(&queued.user),

@@ -27,7 +27,7 @@ pub use locks::{
     WaiterView,
 };
 pub use people::{LoginView, MembershipView, OnlineUserView, RoleView, SessionView, UserView};
-pub use records::{record_tree, CaseDetailView, CaseView, DeclaredView, RecordView};
+pub use records::{record_tree, CaseDetailView, CaseView, DeclaredView, ExternalView, RecordView};
 pub use schema::{DeclaredTypeView, LockRulesView, SchemaView};
 
 /// `{type, table, param, id}`: what identifies a record, even a destroyed one.
@@ -63,7 +63,7 @@ impl Identity {
 
     /// "Ticket 12", for messages.
     pub fn label(&self) -> String {
-        format!("{} {}", self.type_name, self.id)
+        format!("{} {}", self.type_name, self.param)
     }
 }
 

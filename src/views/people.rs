@@ -20,9 +20,15 @@ pub struct UserView {
     /// A stable avatar colour (`#rrggbb`).
     #[schema(example = "#4363d8")]
     pub color: String,
+    /// Null only for a user a team's backend provisioned without one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(required = false, nullable = false)]
-    pub email: Option<String>,
+    #[schema(required = false, nullable = true, value_type = Option<String>)]
+    pub email: Option<Option<String>>,
+    /// The id a team's backend knows the user by (`POST /auth/tokens`);
+    /// null for a user who signs in here. Present wherever `email` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = true, value_type = Option<String>)]
+    pub external_id: Option<Option<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false, nullable = false)]
     pub admin: Option<bool>,
@@ -36,6 +42,7 @@ impl UserView {
             name: user.name.clone(),
             color: user.color.clone(),
             email: None,
+            external_id: None,
             admin: None,
         }
     }
@@ -47,6 +54,7 @@ impl UserView {
             name: user.name.clone(),
             color: user.color.clone(),
             email: Some(user.email.clone()),
+            external_id: Some(user.external_id.clone()),
             admin: Some(user.admin),
         }
     }
@@ -60,6 +68,16 @@ pub enum RoleView {
     Reader,
     Editor,
     Manager,
+}
+
+impl From<RoleView> for Role {
+    fn from(role: RoleView) -> Role {
+        match role {
+            RoleView::Reader => Role::Reader,
+            RoleView::Editor => Role::Editor,
+            RoleView::Manager => Role::Manager,
+        }
+    }
 }
 
 impl From<Role> for RoleView {

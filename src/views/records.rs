@@ -78,6 +78,39 @@ fn json_time(at: chrono::NaiveDateTime) -> Value {
     serde_json::to_value(utc(at)).unwrap_or(Value::Null)
 }
 
+/// A record of an external type, as far as baton knows it: `{type, table,
+/// param, caseId}` (its fields live in the host's database).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ExternalRecord)]
+pub struct ExternalView {
+    /// Its type name, e.g. `Invoice`.
+    #[serde(rename = "type")]
+    #[schema(value_type = String, example = "Invoice")]
+    pub type_name: &'static str,
+    #[schema(value_type = String, example = "invoices")]
+    pub table: &'static str,
+    /// What the host calls it.
+    #[schema(example = "inv-2031")]
+    pub param: String,
+    pub case_id: i64,
+    /// Its identity inside baton (the id is baton's own, not on the wire).
+    #[serde(skip)]
+    pub identity: Identity,
+}
+
+impl ExternalView {
+    pub fn new(identity: Identity, case_id: i64) -> ExternalView {
+        ExternalView {
+            type_name: identity.type_name,
+            table: identity.table,
+            param: identity.param.clone(),
+            case_id,
+            identity,
+        }
+    }
+}
+
 /// Any lockable record: in errors (`current`, `lockable`) and frames.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(untagged)]
@@ -87,6 +120,8 @@ pub enum RecordView {
     /// A record of a declared type (the document lists each type's shape).
     #[schema(value_type = Object)]
     Declared(DeclaredView),
+    /// A record of an external type.
+    External(ExternalView),
 }
 
 impl RecordView {
@@ -94,6 +129,7 @@ impl RecordView {
         match self {
             RecordView::Case(v) => &v.identity,
             RecordView::Declared(v) => &v.identity,
+            RecordView::External(v) => &v.identity,
         }
     }
 }

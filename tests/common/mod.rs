@@ -197,7 +197,7 @@ impl TestApp {
         TestUser {
             token,
             id: user.id.get(),
-            email: user.email,
+            email: user.email.unwrap_or_default(),
             session: None,
         }
     }

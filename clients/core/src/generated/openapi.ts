@@ -398,6 +398,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `POST /auth/tokens` (API key): creates or updates the user your backend
+         *     knows as `externalId`, sets their role in each named case (creating a
+         *     case that is absent), and returns a token for them.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TokenRequest"];
+                };
+            };
+            responses: {
+                /** @description A token for the user (earlier ones stay valid) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MintedToken"];
+                    };
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No API key, a user's token, or an unknown or revoked key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `conflict`: another user has this email, or the user was removed from baton */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid, a slug is named twice, or `ttl` is longer than the server allows */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cards/{id}": {
         parameters: {
             query?: never;
@@ -1446,6 +1556,117 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cases/{slug}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `POST /cases/:slug/events` (API key): a `create`, `update` or `destroy`
+         *     frame for every tab of the case, on every instance, in the order baton
+         *     accepts them. Send it after your own commit.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path: {
+                    /** @description The case's slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["HostEvent"];
+                };
+            };
+            responses: {
+                /** @description Accepted: the frame goes to the case's tabs */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No API key, a user's token, or an unknown or revoked key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No case has this slug */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `type` or `watchable` is missing or invalid, or the watchable's type is not declared */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cases/{slug}/lock_events": {
         parameters: {
             query?: never;
@@ -2217,6 +2438,142 @@ export interface paths {
         };
         trace?: never;
     };
+    "/guard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `POST /guard` (API key): may this user write this record now? The same
+         *     guard as baton's own writes, in the same order: 423 when someone else
+         *     holds it (or a deep lock around it), then 412 `lock_lost` when
+         *     `lockToken` no longer holds it. 204 renews the holder's lock activity.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
+                    "X-Session-ID"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["GuardRequest"];
+                };
+            };
+            responses: {
+                /** @description The user may write: nobody else holds it (the holder's lock activity was renewed) */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No API key, a user's token, or an unknown or revoked key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The user is not an editor (or above) of the case */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description No case has this slug, or no record this type and id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `lock_lost` (with `current`: the record's live lock, or null): `lockToken` names a lock that no longer holds the record */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is larger than the limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The body is not sent as `application/json`. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A field is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `locked` (with `lock` and `lockable`): someone else holds it, or another tab of the user */
+                423: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The database is busy or not answering; try again. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -2825,6 +3182,11 @@ export interface paths {
                      * @example 12
                      */
                     lockableParam: string;
+                    /**
+                     * @description The case's slug: required for an external type (`store =
+                     *     "external"`), whose records are named per case; ignored otherwise.
+                     */
+                    case?: string;
                 };
                 header?: {
                     /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
@@ -4407,7 +4769,7 @@ export interface components {
             content?: string | null;
             /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
             position?: number | null;
-            /** @description A record's id: a string of digits, or a number. */
+            /** @description A record's id: a string of digits, or a number. For an external type: what your backend calls the record (1–200 of `A-Za-z0-9._:-`), with `case`. */
             pageId?: string | number;
         };
         Case: components["schemas"]["Identity"] & {
@@ -4450,6 +4812,8 @@ export interface components {
         CaseUpdateFields: {
             title?: string | null;
         };
+        /** @enum {string} */
+        Change: "create" | "update" | "destroy";
         /**
          * @description One change to a watchable, tagged with the tab that made it: a tab drops
          *     frames whose `editorSessionId` is its own.
@@ -4465,6 +4829,8 @@ export interface components {
             /** @description 1–100 records of one case, in the order to try them. */
             candidates: components["schemas"]["LockableRef"][];
         };
+        /** @description What a 412 says is there now. */
+        Current: components["schemas"]["Record"] | (components["schemas"]["Lock"] | null);
         /** @description One declared type. */
         DeclaredType: {
             /**
@@ -4581,10 +4947,29 @@ export interface components {
             locks?: components["schemas"]["Lock"][];
             /** @description The record the refused write was for (`locked`). */
             lockable?: components["schemas"]["Record"];
-            /** @description The record as it is now (`stale_version`, `lock_lost`). */
-            current?: components["schemas"]["Record"];
+            current?: components["schemas"]["Current"] | null;
             /** @description Every field that breaks its declared schema (`invalid`). */
             fields?: components["schemas"]["FieldProblem"][];
+        };
+        /**
+         * @description A record of an external type, as far as baton knows it: `{type, table,
+         *     param, caseId}` (its fields live in the host's database).
+         */
+        ExternalRecord: {
+            /**
+             * @description Its type name, e.g. `Invoice`.
+             * @example Invoice
+             */
+            type: string;
+            /** @example invoices */
+            table: string;
+            /**
+             * @description What the host calls it.
+             * @example inv-2031
+             */
+            param: string;
+            /** Format: int64 */
+            caseId: number;
         };
         /** @description One bad field of a request body. */
         FieldProblem: {
@@ -4592,6 +4977,21 @@ export interface components {
             field: string;
             /** @description What is wrong with it, for a person. */
             message: string;
+        };
+        /** @description `POST /guard`'s body: flat, since it is a question, not a resource. */
+        GuardRequest: components["schemas"]["LockableRef"] & {
+            /** @description The user writing, as your backend knows them (`POST /auth/tokens`). */
+            userExternalId: string;
+            /**
+             * @description The tab the write comes from. Without it, a lock taken by a tab is
+             *     another tab's (423).
+             */
+            sessionId?: string;
+            /**
+             * @description The lock the tab believes it holds (its `token`): 412 `lock_lost`
+             *     when it no longer does.
+             */
+            lockToken?: components["schemas"]["RecordParam"];
         };
         /** @description `GET /healthz`. */
         Health: {
@@ -4602,6 +5002,33 @@ export interface components {
              * @example sqlite
              */
             database: string;
+        };
+        HostCaseFields: {
+            slug: string;
+            role: components["schemas"]["Role"] | null;
+            /**
+             * @description A created case's title (its slug if left out); ignored for a case
+             *     that exists.
+             */
+            title?: string;
+        };
+        /** @description A change that happened in your backend, for the case's tabs. */
+        HostEvent: {
+            type: components["schemas"]["Change"];
+            /**
+             * @description The record as your backend has it: `type` (a declared type) and
+             *     `param`, and any fields. Relayed as sent.
+             */
+            watchable: Record<string, never>;
+            /** @description The tab that made the change: it ignores its own frame. */
+            editorSessionId?: string;
+        };
+        HostUserFields: {
+            /** @description Your backend's id for the user: 1–200 characters. */
+            externalId: string;
+            name: string;
+            /** @description Updated when given; another user's email is 409. */
+            email?: string;
         };
         /** @description `{type, table, param, id}`: what identifies a record, even a destroyed one. */
         Identity: {
@@ -4765,6 +5192,11 @@ export interface components {
             lockableType: components["schemas"]["LockableType"];
             /** @description The record's id: `"12"` or `12`. */
             lockableParam: components["schemas"]["RecordParam"];
+            /**
+             * @description The case's slug: required for an external type (`store =
+             *     "external"`), whose records are named per case; ignored otherwise.
+             */
+            case?: string;
         };
         /**
          * @description A lockable type's name.
@@ -4802,6 +5234,14 @@ export interface components {
             /** @description The email of an existing user. */
             email: string;
             role: components["schemas"]["Role"];
+        };
+        /** @description A token minted for a team's user. */
+        MintedToken: {
+            /** @description An ordinary baton token for the user: REST and the edits channel. */
+            token: string;
+            user: components["schemas"]["User"];
+            /** Format: date-time */
+            expiresAt: string;
         };
         NewCardBody: {
             card: components["schemas"]["NewCardFields"];
@@ -4903,7 +5343,7 @@ export interface components {
             /** @example 12 */
             param: string;
         };
-        /** @description A record's id: a string of digits, or a number. */
+        /** @description A record's id: a string of digits, or a number. For an external type: what your backend calls the record (1–200 of `A-Za-z0-9._:-`), with `case`. */
         RecordParam: string | number;
         /**
          * @description A case role.
@@ -4967,6 +5407,20 @@ export interface components {
          * @enum {string}
          */
         SessionSelector: "mine";
+        TokenRequest: {
+            user: components["schemas"]["HostUserFields"];
+            /**
+             * @description The cases to set the user's role in (may be empty); cases not named
+             *     are left alone.
+             */
+            cases: components["schemas"]["HostCaseFields"][];
+            /**
+             * @description How long the token lasts (`"90s"`, `"2h"`): at most, and by default,
+             *     the server's `BATON_TOKEN_TTL`.
+             * @example 1h
+             */
+            ttl?: string;
+        };
         /**
          * @description A user, in one shape everywhere. `email` and `admin` appear only where the
          *     caller may see them: their own user, site admins, a case's managers.
@@ -4983,7 +5437,13 @@ export interface components {
              * @example #4363d8
              */
             color: string;
-            email?: string;
+            /** @description Null only for a user a team's backend provisioned without one. */
+            email?: string | null;
+            /**
+             * @description The id a team's backend knows the user by (`POST /auth/tokens`);
+             *     null for a user who signs in here. Present wherever `email` is.
+             */
+            externalId?: string | null;
             admin?: boolean;
         };
         UserUpdateBody: {

@@ -1,0 +1,3 @@
+DELETE FROM users WHERE email IS NULL;
+ALTER TABLE users DROP COLUMN external_id;
+ALTER TABLE users ALTER COLUMN email SET NOT NULL;

@@ -1,0 +1,427 @@
+//! The routes a team's own backend calls with an API key (`baton key add`),
+//! and nothing else may: minting tokens for its users, the guard as a call
+//! for writes to its own database, and frames about those writes.
+
+use std::time::Duration;
+
+use actix_web::{web, HttpResponse};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize};
+use utoipa::ToSchema;
+
+use super::case_by_slug;
+use super::extract::valid_session_id;
+use super::locks::{LockableRef, Named, RecordParam};
+use super::params;
+use crate::accounts::{self, HostCase, HostUser};
+use crate::auth::access::{rank_on, require};
+use crate::auth::api_keys::KeyHolder;
+use crate::auth::{tokens, Actor};
+use crate::clock::{self, utc};
+use crate::db::Outgoing;
+use crate::error::{AppError, AppResult};
+use crate::locks::guard::{self, Preconditions, WriteContext};
+use crate::models::{LockId, Role, User};
+use crate::state::AppState;
+use crate::views::{Change, RoleView, ServerFrame, UserView, Watchable};
+
+/// A key that is present, possibly `null`: `Some(None)` is an explicit null.
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct TokenRequest {
+    #[schema(required = true, nullable = false, value_type = Option<HostUserFields>)]
+    user: Option<HostUserFields>,
+    /// The cases to set the user's role in (may be empty); cases not named
+    /// are left alone.
+    #[schema(required = true, nullable = false, value_type = Option<Vec<HostCaseFields>>)]
+    cases: Option<Vec<HostCaseFields>>,
+    /// How long the token lasts (`"90s"`, `"2h"`): at most, and by default,
+    /// the server's `BATON_TOKEN_TTL`.
+    #[schema(nullable = false, example = "1h")]
+    ttl: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HostUserFields {
+    /// Your backend's id for the user: 1–200 characters.
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
+    external_id: Option<String>,
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
+    name: Option<String>,
+    /// Updated when given; another user's email is 409.
+    #[schema(nullable = false)]
+    email: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct HostCaseFields {
+    #[schema(
+        required = true,
+        nullable = false,
+        max_length = 100,
+        pattern = "^[a-z0-9][a-z0-9-]*$"
+    )]
+    slug: Option<String>,
+    /// The user's role in the case; `null` removes their membership (their
+    /// locks and places in line there end, their tabs on it close).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(required = true, nullable = true, value_type = Option<RoleView>)]
+    role: Option<Option<RoleView>>,
+    /// A created case's title (its slug if left out); ignored for a case
+    /// that exists.
+    #[schema(nullable = false, max_length = 200)]
+    title: Option<String>,
+}
+
+/// A token minted for a team's user.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = MintedToken)]
+pub struct MintedTokenView {
+    /// An ordinary baton token for the user: REST and the edits channel.
+    token: String,
+    user: UserView,
+    expires_at: DateTime<Utc>,
+}
+
+/// `POST /auth/tokens` (API key): creates or updates the user your backend
+/// knows as `externalId`, sets their role in each named case (creating a
+/// case that is absent), and returns a token for them.
+#[utoipa::path(post, operation_id = "mintToken", path = "/auth/tokens", tag = "host",
+    request_body = TokenRequest,
+    security(("apiKey" = [])),
+    responses(
+        (status = 201, description = "A token for the user (earlier ones stay valid)", body = MintedTokenView),
+        (status = 401, description = "No API key, a user's token, or an unknown or revoked key"),
+        (status = 409, description = "`conflict`: another user has this email, or the user was removed from baton"),
+        (status = 422, description = "A field is missing or invalid, a slug is named twice, or `ttl` is longer than the server allows"),
+    ))]
+pub async fn mint_token(
+    state: web::Data<AppState>,
+    key: KeyHolder,
+    body: web::Json<TokenRequest>,
+) -> AppResult<HttpResponse> {
+    let TokenRequest { user, cases, ttl } = body.into_inner();
+    let user = host_user(user)?;
+    let cases = host_cases(cases)?;
+    let ttl = token_ttl(ttl, state.settings.token_ttl)?;
+    let (jwt, policy) = (state.jwt.clone(), state.policy);
+    let (user, token, expires_at) = state
+        .db
+        .write_retrying(None, move |tx| {
+            key.check(tx.conn, tx.now)?;
+            let user = accounts::provision(tx, &user, &cases, &policy)?;
+            let token = tokens::issue_lasting(tx.conn, &jwt, user.id, tx.now, ttl)?;
+            Ok::<_, AppError>((user, token, clock::after(tx.now, ttl)))
+        })
+        .await?;
+    Ok(HttpResponse::Created().json(MintedTokenView {
+        token,
+        user: UserView::full(&user),
+        expires_at: utc(expires_at),
+    }))
+}
+
+fn host_user(fields: Option<HostUserFields>) -> AppResult<HostUser> {
+    let fields = fields.ok_or_else(|| {
+        AppError::invalid("user is required: {\"externalId\": …, \"name\": …, \"email\"?: …}.")
+    })?;
+    let external_id = params::required_text("user.externalId", fields.external_id, 200)?;
+    let name = params::required_text("user.name", fields.name, params::MAX_TITLE)?;
+    let email = fields
+        .email
+        .map(|email| params::email(Some(email)))
+        .transpose()?;
+    Ok(HostUser {
+        external_id,
+        name,
+        email,
+    })
+}
+
+fn host_cases(cases: Option<Vec<HostCaseFields>>) -> AppResult<Vec<HostCase>> {
+    let cases = cases.ok_or_else(|| {
+        AppError::invalid("cases is required: [{\"slug\": …, \"role\": …}, …], or [] for none.")
+    })?;
+    let mut out: Vec<HostCase> = Vec::with_capacity(cases.len());
+    for (i, case) in cases.into_iter().enumerate() {
+        let slug = params::slug(&format!("cases[{i}].slug"), case.slug)?;
+        let role = case.role.ok_or_else(|| {
+            AppError::invalid(format!(
+                "cases[{i}].role is required: reader, editor, manager, or null to remove the membership."
+            ))
+        })?;
+        let title =
+            params::optional_text(&format!("cases[{i}].title"), case.title, params::MAX_TITLE)?;
+        if out.iter().any(|c| c.slug == slug) {
+            return Err(AppError::invalid(format!(
+                "cases names {slug} twice; name each case once."
+            )));
+        }
+        out.push(HostCase {
+            slug,
+            role: role.map(Role::from),
+            title,
+        });
+    }
+    Ok(out)
+}
+
+/// `ttl` as a duration: at most, and by default, `max`.
+fn token_ttl(ttl: Option<String>, max: Duration) -> AppResult<Duration> {
+    let Some(text) = ttl else {
+        return Ok(max);
+    };
+    let ttl = humantime::parse_duration(&text).map_err(|_| {
+        AppError::invalid(format!(
+            "ttl must be a duration like \"90s\" or \"2h\"; got \"{text}\"."
+        ))
+    })?;
+    if ttl.is_zero() || ttl > max {
+        return Err(AppError::invalid(format!(
+            "ttl must be more than 0 and at most {} (the server's BATON_TOKEN_TTL); got \"{text}\".",
+            humantime::format_duration(max)
+        )));
+    }
+    Ok(ttl)
+}
+
+/// `POST /guard`'s body: flat, since it is a question, not a resource.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GuardRequest {
+    #[serde(flatten)]
+    record: LockableRef,
+    /// The user writing, as your backend knows them (`POST /auth/tokens`).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
+    user_external_id: Option<String>,
+    /// The tab the write comes from. Without it, a lock taken by a tab is
+    /// another tab's (423).
+    #[schema(nullable = false, max_length = 64, pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    session_id: Option<String>,
+    /// The lock the tab believes it holds (its `token`): 412 `lock_lost`
+    /// when it no longer does.
+    #[schema(nullable = false, value_type = Option<RecordParam>)]
+    lock_token: Option<RecordParam>,
+}
+
+/// `POST /guard` (API key): may this user write this record now? The same
+/// guard as baton's own writes, in the same order: 423 when someone else
+/// holds it (or a deep lock around it), then 412 `lock_lost` when
+/// `lockToken` no longer holds it. 204 renews the holder's lock activity.
+#[utoipa::path(post, operation_id = "guard", path = "/guard", tag = "host",
+    request_body = GuardRequest,
+    security(("apiKey" = [])),
+    responses(
+        (status = 204, description = "The user may write: nobody else holds it (the holder's lock activity was renewed)"),
+        (status = 401, description = "No API key, a user's token, or an unknown or revoked key"),
+        (status = 403, description = "The user is not an editor (or above) of the case"),
+        (status = 404, description = "No case has this slug, or no record this type and id"),
+        (status = 412, description = "`lock_lost` (with `current`: the record's live lock, or null): `lockToken` names a lock that no longer holds the record"),
+        (status = 422, description = "A field is missing or invalid"),
+        (status = 423, description = "`locked` (with `lock` and `lockable`): someone else holds it, or another tab of the user"),
+    ))]
+pub async fn guard(
+    state: web::Data<AppState>,
+    key: KeyHolder,
+    body: web::Json<GuardRequest>,
+) -> AppResult<HttpResponse> {
+    let GuardRequest {
+        record,
+        user_external_id,
+        session_id,
+        lock_token,
+    } = body.into_inner();
+    let named = record.parse()?;
+    let case_slug = record.case_slug().ok_or_else(|| {
+        AppError::invalid("case is required: the slug of the case the record belongs to.")
+    })?;
+    let external_id = user_external_id
+        .ok_or_else(|| AppError::invalid("userExternalId is required: who is writing."))?;
+    let session_id = session_id
+        .map(|s| valid_session_id(&s).map_err(|e| AppError::invalid(e.to_string())))
+        .transpose()?;
+    let lock_token = lock_token
+        .map(|t| {
+            t.id().map(LockId).ok_or_else(|| {
+                AppError::invalid(format!(
+                    "lockToken must be a lock's token, a decimal integer like \"12\"; got \"{t}\"."
+                ))
+            })
+        })
+        .transpose()?;
+    let policy = state.policy;
+    state
+        .db
+        .write_retrying(session_id.clone(), move |tx| {
+            key.check(tx.conn, tx.now)?;
+            let case = case_by_slug(tx.conn, &case_slug)?;
+            let user = User::find_by_external_id(tx.conn, &external_id)?
+                .filter(User::is_active)
+                .ok_or_else(|| {
+                    AppError::forbidden(format!(
+                        "No user {external_id} is an editor of case '{}'; mint them a token with the role first (POST /auth/tokens).",
+                        case.slug
+                    ))
+                })?;
+            require(rank_on(tx.conn, &user, case.id)?, &case, Role::Editor)?;
+            let kind = named.kind();
+            let target = match &named {
+                Named::Stored(_, id) => kind
+                    .find_for_update(tx.conn, *id)?
+                    .filter(|t| t.case_id == case.id),
+                Named::External { param, .. } => match kind.find_external(tx.conn, case.id, param)? {
+                    Some(t) => kind.find_for_update(tx.conn, t.identity.id)?,
+                    None => None,
+                },
+            };
+            let target = match (target, &named) {
+                (Some(target), _) => target,
+                // Never locked: nobody holds it, and no token of it lives.
+                (None, Named::External { .. }) => {
+                    return match lock_token {
+                        Some(token) => Err(AppError::LockGone {
+                            message: format!(
+                                "Your lock {token} is gone (overridden, expired or released); lock the record again before saving."
+                            ),
+                            current: None,
+                        }),
+                        None => Ok(()),
+                    }
+                }
+                (None, Named::Stored(_, id)) => {
+                    return Err(AppError::not_found(format!(
+                        "{} {id} does not exist in case '{}'.",
+                        kind.type_name, case.slug
+                    )))
+                }
+            };
+            let actor = Actor {
+                user,
+                token_id: 0,
+                session_id: session_id.clone(),
+                user_agent: None,
+            };
+            let ctx = WriteContext {
+                actor: &actor,
+                preconditions: Preconditions {
+                    if_match: None,
+                    lock_token,
+                },
+                policy: &policy,
+                tab_required: true,
+            };
+            guard::guard(tx, &ctx, &target)
+        })
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// A change that happened in your backend, for the case's tabs.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HostEvent {
+    #[serde(rename = "type")]
+    #[schema(required = true, nullable = false, value_type = Option<Change>)]
+    change: Option<Change>,
+    /// The record as your backend has it: `type` (a declared type) and
+    /// `param`, and any fields. Relayed as sent.
+    #[schema(required = true, nullable = false, value_type = Option<Object>)]
+    watchable: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The tab that made the change: it ignores its own frame.
+    #[schema(nullable = false)]
+    editor_session_id: Option<String>,
+}
+
+/// `POST /cases/:slug/events` (API key): a `create`, `update` or `destroy`
+/// frame for every tab of the case, on every instance, in the order baton
+/// accepts them. Send it after your own commit.
+#[utoipa::path(post, operation_id = "announce", path = "/cases/{slug}/events", tag = "host",
+    params(("slug" = String, Path, description = "The case's slug")),
+    request_body = HostEvent,
+    security(("apiKey" = [])),
+    responses(
+        (status = 202, description = "Accepted: the frame goes to the case's tabs"),
+        (status = 401, description = "No API key, a user's token, or an unknown or revoked key"),
+        (status = 404, description = "No case has this slug"),
+        (status = 422, description = "`type` or `watchable` is missing or invalid, or the watchable's type is not declared"),
+    ))]
+pub async fn announce(
+    state: web::Data<AppState>,
+    key: KeyHolder,
+    slug: web::Path<String>,
+    body: web::Json<HostEvent>,
+) -> AppResult<HttpResponse> {
+    let HostEvent {
+        change,
+        watchable,
+        editor_session_id,
+    } = body.into_inner();
+    let change =
+        change.ok_or_else(|| AppError::invalid("type is required: create, update or destroy."))?;
+    let watchable = watchable.ok_or_else(|| {
+        AppError::invalid("watchable is required: the record, like {\"type\": \"Invoice\", \"param\": \"inv-2031\", …}.")
+    })?;
+    relayable(&watchable)?;
+    let editor = editor_session_id
+        .map(|s| valid_session_id(&s).map_err(|e| AppError::invalid(e.to_string())))
+        .transpose()?;
+    let slug = slug.into_inner();
+    state
+        .db
+        .write(None, move |tx| {
+            key.check(tx.conn, tx.now)?;
+            let case = case_by_slug(tx.conn, &slug)?;
+            let frame = ServerFrame::change(change, Watchable::Relayed(watchable), editor)
+                .for_case(case.id);
+            tx.publish(Outgoing::Frame(frame));
+            Ok::<_, AppError>(())
+        })
+        .await?;
+    Ok(HttpResponse::Accepted().finish())
+}
+
+/// 422 unless the watchable names a declared type (stored or external) and
+/// a param: never one of baton's own (`Lock`, `Waiter`, …), whose frames
+/// only baton sends.
+fn relayable(watchable: &serde_json::Map<String, serde_json::Value>) -> AppResult<()> {
+    let schema = crate::schema::in_force();
+    let declared = || {
+        schema
+            .types()
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let type_name = watchable
+        .get("type")
+        .and_then(|t| t.as_str())
+        .ok_or_else(|| {
+            AppError::invalid(format!(
+                "watchable.type is required: one of the declared types ({}).",
+                declared()
+            ))
+        })?;
+    if schema.get(type_name).is_none() {
+        return Err(AppError::invalid(format!(
+            "watchable.type '{type_name}' is not a declared type; use one of {}.",
+            declared()
+        )));
+    }
+    match watchable.get("param") {
+        Some(serde_json::Value::String(p)) if !p.is_empty() => Ok(()),
+        Some(serde_json::Value::Number(_)) => Ok(()),
+        _ => Err(AppError::invalid(
+            "watchable.param is required: the record's param (what tabs key it by), like \"inv-2031\".",
+        )),
+    }
+}
