@@ -28,6 +28,7 @@ on_both_backends!(
     external_records_are_taken_over_waited_for_and_audited,
     external_sets_and_claims_name_their_case,
     the_guard_answers_423_then_412_and_renews_the_holder,
+    the_guard_answers_alike_on_the_general_path,
     the_guard_refuses_readers_and_strangers,
     the_guard_covers_records_baton_stores,
     announced_frames_reach_the_tabs_of_the_case_in_order,
@@ -41,10 +42,19 @@ struct Host {
 }
 
 async fn host(backend: Backend) -> Option<Host> {
+    host_with(backend, true).await
+}
+
+/// With the fast path (PostgreSQL's one-statement guard) on or off.
+async fn host_with(backend: Backend, fast_path: bool) -> Option<Host> {
     let dir = tempfile::tempdir().expect("temp dir");
     let path: PathBuf = dir.path().join("host.toml");
     std::fs::write(&path, SCHEMA).expect("write the schema");
-    let app = TestApp::start_with(backend, |s| s.database.schema = Some(path)).await?;
+    let app = TestApp::start_with(backend, |s| {
+        s.database.schema = Some(path);
+        s.lock_fast_path = fast_path;
+    })
+    .await?;
     let key = add_key(&app, "host").await;
     Some(Host {
         app,
@@ -620,9 +630,18 @@ async fn external_sets_and_claims_name_their_case(backend: Backend) {
 }
 
 async fn the_guard_answers_423_then_412_and_renews_the_holder(backend: Backend) {
-    let Some(h) = host(backend).await else {
-        return;
-    };
+    if let Some(h) = host(backend).await {
+        guard_answers(h).await;
+    }
+}
+
+async fn the_guard_answers_alike_on_the_general_path(backend: Backend) {
+    if let Some(h) = host_with(backend, false).await {
+        guard_answers(h).await;
+    }
+}
+
+async fn guard_answers(h: Host) {
     let ann = h.person("ann", &[("acme", "editor")]).await.tab("ann-tab");
     h.person("bob", &[("acme", "editor")]).await;
     let ask = |user: &str, session: Option<&str>, token: Option<&Value>| {

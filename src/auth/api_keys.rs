@@ -64,6 +64,12 @@ impl KeyHolder {
         }
     }
 
+    /// The key's hash, for a statement that checks the key itself (the
+    /// fast guard).
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
     /// 401 unless the key is live now: one read per request, so a key
     /// revoked on any instance is refused at the next request. Records when
     /// it was last used, at most once a minute.

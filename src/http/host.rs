@@ -20,6 +20,7 @@ use crate::auth::{tokens, Actor};
 use crate::clock::{self, utc};
 use crate::db::Outgoing;
 use crate::error::{AppError, AppResult};
+use crate::locks::fast_path::{self, GuardQuestion};
 use crate::locks::guard::{self, Preconditions, WriteContext};
 use crate::models::{LockId, Role, User};
 use crate::state::AppState;
@@ -259,6 +260,30 @@ pub async fn guard(
         })
         .transpose()?;
     let policy = state.policy;
+    if state.settings.lock_fast_path {
+        let question = GuardQuestion {
+            key_hash: key.hash().to_owned(),
+            kind: named.kind(),
+            id: match &named {
+                Named::Stored(_, id) => Some(*id),
+                Named::External { .. } => None,
+            },
+            param: match &named {
+                Named::External { param, .. } => Some(param.clone()),
+                Named::Stored(..) => None,
+            },
+            case_slug: case_slug.clone(),
+            user_external_id: external_id.clone(),
+            session_id: session_id.clone(),
+            lock_token,
+        };
+        if fast_path::guard(&state.db, question, &policy)
+            .await?
+            .is_some()
+        {
+            return Ok(HttpResponse::NoContent().finish());
+        }
+    }
     state
         .db
         .write_retrying(session_id.clone(), move |tx| {

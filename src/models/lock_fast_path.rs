@@ -180,12 +180,62 @@ pub fn save(
     .optional()
 }
 
-/// Makes the fast save's function (`CREATE OR REPLACE`), once per start,
-/// under an advisory lock so that instances starting together do not race.
+/// A `POST /guard` question, as the fast guard binds it.
+pub struct FastGuard<'a> {
+    /// The API key's hash.
+    pub key_hash: &'a str,
+    pub record_type: &'a str,
+    /// A record of an external type, named by `param`; else one baton
+    /// stores, by `id`.
+    pub external: bool,
+    pub id: Option<i64>,
+    pub param: Option<&'a str>,
+    pub case_slug: &'a str,
+    pub user_external_id: &'a str,
+    pub session_id: Option<&'a str>,
+    pub lock_token: Option<LockId>,
+    /// The lease and idle limit a write renews and checks.
+    pub ttl: Duration,
+    pub idle_timeout: Duration,
+    /// The case roles that may write (a site admin always may).
+    pub editor_roles: &'a [&'a str],
+}
+
+#[derive(QueryableByName)]
+struct Allowed {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    allowed: bool,
+}
+
+/// Answers a `POST /guard` in one call when the write may happen
+/// (`lock_sql::FAST_GUARD_FUNCTION`); `None` means "take the general path".
+pub fn guard(pg: &mut PgConnection, guard: &FastGuard) -> QueryResult<Option<()>> {
+    Prepared::new(lock_sql::FAST_GUARD, |q| {
+        q.bind::<Text, _>(guard.key_hash)
+            .bind::<Text, _>(guard.record_type)
+            .bind::<diesel::sql_types::Bool, _>(guard.external)
+            .bind::<Nullable<BigInt>, _>(guard.id)
+            .bind::<Nullable<Text>, _>(guard.param)
+            .bind::<Text, _>(guard.case_slug)
+            .bind::<Text, _>(guard.user_external_id)
+            .bind::<Nullable<Text>, _>(guard.session_id)
+            .bind::<Nullable<BigInt>, _>(guard.lock_token)
+            .bind::<BigInt, _>(micros(guard.ttl))
+            .bind::<BigInt, _>(micros(guard.idle_timeout))
+            .bind::<Array<Text>, _>(guard.editor_roles)
+    })
+    .get_result::<Allowed>(pg)
+    .map(|row| row.allowed.then_some(()))
+}
+
+/// Makes the fast save's and the fast guard's functions (`CREATE OR
+/// REPLACE`), once per start, under an advisory lock so that instances
+/// starting together do not race.
 pub fn install_fast_save(pg: &mut PgConnection) -> QueryResult<()> {
     use diesel::connection::SimpleConnection;
     pg.transaction(|pg| {
         diesel::sql_query("SELECT pg_advisory_xact_lock(4242001)").execute(pg)?;
-        pg.batch_execute(lock_sql::FAST_SAVE_FUNCTION)
+        pg.batch_execute(lock_sql::FAST_SAVE_FUNCTION)?;
+        pg.batch_execute(lock_sql::FAST_GUARD_FUNCTION)
     })
 }

@@ -244,6 +244,89 @@ pub const FAST_SAVE_FUNCTION: &str = concat!(
 pub const FAST_SAVE: &str =
     "SELECT * FROM baton_fast_save($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
+/// The guard as one call (PostgreSQL, `POST /guard`): answers `true` when
+/// the write may happen, and then renews the holder's lock as a save
+/// renews it; `false` when anything stands in the way or is not plain (a
+/// revoked key, an unknown case or user, no editor role, a busy row, a lock
+/// someone else holds or that is overdue, a deep lock in the case, a lost
+/// `Lock-Token`), and then it wrote nothing: the general path decides and
+/// says why. The order is the guard's, from the fragments above: the key,
+/// the user and their role, the record's row (one another transaction holds
+/// is left to the general path), the record's lock read FOR SHARE, no deep
+/// lock in the case, the lock held by the writer's tab (strictly: without a
+/// tab, a tab's lock is another tab's) and in force, the token. An external
+/// record never locked has no row and no lock. Made at start, beside the
+/// fast save.
+pub const FAST_GUARD_FUNCTION: &str = concat!(
+    "CREATE OR REPLACE FUNCTION baton_fast_guard( \
+       p_key_hash TEXT, p_type TEXT, p_external BOOLEAN, p_id BIGINT, p_param TEXT, \
+       p_case TEXT, p_user TEXT, p_session TEXT, p_lock_token BIGINT, p_ttl_micros BIGINT, \
+       p_idle_micros BIGINT, p_editor_roles TEXT[] \
+     ) RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $fn$ \
+     DECLARE \
+       v_now TIMESTAMP := ",
+    crate::db_now!(),
+    "; v_key api_keys; v_case BIGINT; v_user users; v_id BIGINT; held locks; \
+     BEGIN \
+       SELECT * INTO v_key FROM api_keys WHERE key_hash = p_key_hash AND revoked_at IS NULL; \
+       IF NOT FOUND THEN RETURN FALSE; END IF; \
+       SELECT id INTO v_case FROM cases WHERE slug = p_case; \
+       IF NOT FOUND THEN RETURN FALSE; END IF; \
+       SELECT * INTO v_user FROM users WHERE external_id = p_user AND deactivated_at IS NULL; \
+       IF NOT FOUND THEN RETURN FALSE; END IF; \
+       IF NOT (v_user.admin OR EXISTS (SELECT 1 FROM memberships m \
+           WHERE m.case_id = v_case AND m.user_id = v_user.id \
+             AND m.role = ANY (p_editor_roles))) THEN RETURN FALSE; END IF; \
+       IF p_external THEN \
+         SELECT id INTO v_id FROM external_records \
+          WHERE record_type = p_type AND case_id = v_case AND param = p_param \
+          FOR NO KEY UPDATE SKIP LOCKED; \
+         IF NOT FOUND THEN \
+           PERFORM 1 FROM external_records \
+            WHERE record_type = p_type AND case_id = v_case AND param = p_param; \
+           IF FOUND OR p_lock_token IS NOT NULL THEN RETURN FALSE; END IF; \
+         END IF; \
+       ELSE \
+         SELECT id INTO v_id FROM records \
+          WHERE record_type = p_type AND id = p_id AND case_id = v_case \
+          FOR NO KEY UPDATE SKIP LOCKED; \
+         IF NOT FOUND THEN RETURN FALSE; END IF; \
+       END IF; \
+       IF v_id IS NOT NULL THEN \
+         SELECT * INTO held FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = v_id \
+           FOR SHARE SKIP LOCKED; \
+         IF NOT FOUND THEN \
+           PERFORM 1 FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = v_id; \
+           IF FOUND THEN RETURN FALSE; END IF; \
+         END IF; \
+       END IF; \
+       PERFORM 1 FROM locks d WHERE d.case_id = v_case AND d.deep; \
+       IF FOUND THEN RETURN FALSE; END IF; \
+       IF held.id IS NOT NULL THEN \
+         PERFORM 1 FROM locks l WHERE l.id = held.id AND l.user_id = v_user.id \
+           AND (l.session_id IS NULL OR l.session_id = p_session) AND ",
+    in_force!(
+        "v_now",
+        "(v_now - p_idle_micros * interval '1 microsecond')"
+    ),
+    " AND (p_lock_token IS NULL OR p_lock_token = l.id); \
+         IF NOT FOUND THEN RETURN FALSE; END IF; \
+         UPDATE locks SET expires_at = v_now + p_ttl_micros * interval '1 microsecond', \
+                last_activity_at = v_now WHERE id = held.id; \
+       ELSIF p_lock_token IS NOT NULL THEN \
+         RETURN FALSE; \
+       END IF; \
+       IF v_key.last_used_at IS NULL OR v_key.last_used_at < v_now - interval '60 seconds' THEN \
+         UPDATE api_keys SET last_used_at = v_now WHERE id = v_key.id; \
+       END IF; \
+       RETURN TRUE; \
+     END $fn$"
+);
+
+/// Calls [`FAST_GUARD_FUNCTION`].
+pub const FAST_GUARD: &str =
+    "SELECT baton_fast_guard($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS allowed";
+
 /// The fast path's release: lock `$1`, if the live caller (`$2`, `$3`) holds
 /// it from tab `$4`, it is in force at the database's clock (active within
 /// the last `$5` microseconds) and nobody joined its line (a hand-off is the
