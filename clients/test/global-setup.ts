@@ -3,7 +3,8 @@
  * the tests: one on a fresh SQLite file, and one on a scratch PostgreSQL
  * database when BATON_TEST_POSTGRES_URL is set; each with the default schema,
  * and the same again with the kanban and the book schemas of
- * examples/schemas/ (for the tests of declared types).
+ * examples/schemas/ (for the tests of declared types) and with
+ * test/invoices.toml (a host's external type).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -56,7 +57,10 @@ interface Running {
   cleanup: () => void;
 }
 
-const SCHEMAS = ['kanban', 'book'] as const;
+const SCHEMAS = ['kanban', 'book', 'invoices'] as const;
+/** Where each schema's file is: the seeds' domains in examples/schemas/, a host's external type here. */
+const schemaFile = (schema: (typeof SCHEMAS)[number]): string =>
+  schema === 'invoices' ? join(repoRoot, 'clients', 'test', 'invoices.toml') : join(repoRoot, 'examples', 'schemas', `${schema}.toml`);
 
 async function start(
   bin: string,
@@ -78,7 +82,7 @@ async function start(
     BATON_WORKERS: '2',
     RUST_LOG: process.env.RUST_LOG ?? 'warn',
   };
-  if (schema) env.BATON_SCHEMA = join(repoRoot, 'examples', 'schemas', `${schema}.toml`);
+  if (schema) env.BATON_SCHEMA = schemaFile(schema);
   const fullEnv = { ...process.env, ...env };
   // baton reads a .env from its working directory: run it in the scratch directory
   execFileSync(bin, ['migrate'], { cwd: dir, env: fullEnv, stdio: 'pipe' });

@@ -8,8 +8,8 @@ export interface ServerInfo {
   env: Record<string, string>;
   adminToken: string;
   adminEmail: string;
-  /** The example schema it serves (examples/schemas/<name>.toml); none for the default. */
-  schema?: 'kanban' | 'book';
+  /** The example schema it serves (examples/schemas/<name>.toml, or test/invoices.toml); none for the default. */
+  schema?: 'kanban' | 'book' | 'invoices';
 }
 
 declare module 'vitest' {

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { afterEach, inject } from 'vitest';
 import WebSocket from 'ws';
-import { BatonClient, type SessionStore, type WebSocketConstructor } from '../core/src/index.js';
+import { BatonClient, type BatonClientOptions, type SessionStore, type WebSocketConstructor } from '../core/src/index.js';
 import type { AnyRecord, Case, User } from '../core/src/types.js';
 
 /** The default schema's records the tests use (the kit itself names no type). */
@@ -15,8 +15,8 @@ import type { ServerInfo } from './server-info.js';
 export type { ServerInfo };
 
 export const servers = (): ServerInfo[] => inject('servers');
-/** The servers of an example schema (`kanban`, `book`), one per backend. */
-export const schemaServers = (schema: 'kanban' | 'book'): ServerInfo[] => inject('schemaServers').filter((s) => s.schema === schema);
+/** The servers of an example schema (`kanban`, `book`, or `invoices`: test/invoices.toml), one per backend. */
+export const schemaServers = (schema: NonNullable<ServerInfo['schema']>): ServerInfo[] => inject('schemaServers').filter((s) => s.schema === schema);
 
 export const unique = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -88,7 +88,12 @@ export async function caseFor(server: ServerInfo, owner: Person, editors: Person
 }
 
 /** A browser tab of `who`: its own session storage, `ws` for the channel, quick reconnects. */
-export function tab(server: ServerInfo, who: Person | null, storage: SessionStore = new MemoryStorage()): BatonClient {
+export function tab(
+  server: ServerInfo,
+  who: Person | null,
+  storage: SessionStore = new MemoryStorage(),
+  options: Partial<BatonClientOptions> = {},
+): BatonClient {
   return new BatonClient({
     baseUrl: server.baseUrl,
     fetch: (input, init) => fetch(input, init),
@@ -97,6 +102,7 @@ export function tab(server: ServerInfo, who: Person | null, storage: SessionStor
     token: who?.token ?? null,
     backoff: { initialDelay: 50, maxDelay: 400 },
     releaseOnPageHide: false,
+    ...options,
   });
 }
 

@@ -232,7 +232,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
     const key = keyOf(record);
     const knows = open.filter((live) => {
       const view = live.store.getView();
-      return view.case?.id === record.caseId || live.store.get(key) || view.lockOn[key] || view.lineOn[key];
+      return (view.case && view.case.id === record.caseId) || live.store.get(key) || view.lockOn[key] || view.lineOn[key];
     });
     return (knows.length ? knows : open).length === 1 ? (knows[0] ?? open[0])?.slug : undefined;
   }
