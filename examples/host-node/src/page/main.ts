@@ -118,7 +118,7 @@ async function showInvoices(me: HostUser): Promise<void> {
 class InvoicesPage {
   private readonly table = el('tbody');
   private readonly online = el('span', { class: 'online' });
-  private readonly notice = el('p', { id: 'notice', role: 'status' });
+  private readonly notice = el('p', { id: 'notice', role: 'status', hidden: true });
   private editor: Editor | null = null;
   private lastStatus = '';
 
@@ -185,6 +185,7 @@ class InvoicesPage {
 
   say(message: string, kind: 'info' | 'error' = 'info'): void {
     this.notice.textContent = message;
+    this.notice.hidden = !message;
     this.notice.className = `status ${kind === 'error' ? 'error' : ''}`;
   }
 
