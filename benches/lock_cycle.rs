@@ -1,7 +1,9 @@
 //! Lock-cycle benchmark: how many lock/release cycles and guarded record
 //! updates baton serves per second over HTTP, next to the bare SQL of a lock
 //! cycle and of a guarded update, each client on a connection it holds (as
-//! pgbench runs it).
+//! pgbench runs it); and how many `POST /guard` questions (a team's backend
+//! asking before it writes the same record in its own database), next to
+//! the guarded PATCH.
 //!
 //! ```text
 //! cargo bench --bench lock_cycle
@@ -31,14 +33,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use backends::Backends;
-use baton::auth::{password, tokens};
+use baton::auth::{api_keys, tokens};
 use baton::config::Settings;
 use baton::db::schema::{locks, records};
 use baton::db::{DbConn, DbError};
 use baton::error::AppError;
 use baton::models::lock::NewLock;
 use baton::models::Role;
-use baton::models::{Case, CaseId, Lock, Membership, RecordId, User, UserId};
+use baton::models::{ApiKey, Case, CaseId, Lock, Membership, RecordId, User, UserId};
 use baton::schema::{FieldKind, RecordType, Schema, Store};
 use baton::state::AppState;
 use baton::{clock, server};
@@ -345,6 +347,7 @@ fn run_backend(
                 .collect::<Result<Vec<_>, _>>()?;
             let lock = measure_http(&clients, args, |c| c.lock_cycle()).await;
             let patch = measure_http(&clients, args, |c| c.patch_record()).await;
+            let guard = measure_http(&clients, args, |c| c.guard()).await;
             drop(clients);
             let raw = measure_raw(&state, &editors[..n], args, ttl, raw_lock_cycle).await?;
             let raw_patch =
@@ -358,6 +361,7 @@ fn run_backend(
                 clients: n,
                 lock,
                 patch,
+                guard,
                 raw,
                 raw_patch,
                 pgbench,
@@ -384,6 +388,10 @@ struct Editor {
     field: &'static str,
     token: String,
     session_id: String,
+    /// The id a team's backend knows the editor by, and its API key, for
+    /// `POST /guard`.
+    external_id: String,
+    api_key: String,
 }
 
 /// Creates one case, one record of each type on the way down from the case
@@ -411,11 +419,12 @@ async fn seed(state: &AppState, target: &Target, count: usize) -> Result<Vec<Edi
         .collect::<Result<Vec<_>, String>>()?;
     let type_name = ty.name.as_str();
     // Argon2 is slow on purpose; nobody logs in here, so one hash serves all.
-    let password_hash = password::hash("bench")?;
+    let (api_key, key_hash) = api_keys::generate();
     let (case_id, seeded) = state
         .db
         .write(None, move |tx| {
             let case = Case::create(tx.conn, "bench", "Benchmark", tx.now)?;
+            ApiKey::create(tx.conn, "bench", &key_hash, tx.now)?;
             let mut parent_id = None;
             for (name, fields) in parents {
                 let id = support::plant(tx, name, case.id, parent_id, None, Value::Object(fields))?;
@@ -423,13 +432,14 @@ async fn seed(state: &AppState, target: &Target, count: usize) -> Result<Vec<Edi
             }
             let mut seeded = Vec::with_capacity(count);
             for (i, fields) in records.into_iter().enumerate() {
+                // Known by an external id too, as a team's backend provisions
+                // its users (`POST /auth/tokens`), so that it can ask the guard.
                 let email = format!("editor{i}@bench.invalid");
-                let user = User::create(
+                let user = User::create_external(
                     tx.conn,
-                    &email,
+                    &format!("editor-{i}"),
                     &format!("Editor {i}"),
-                    &password_hash,
-                    false,
+                    Some(&email),
                     tx.now,
                 )?;
                 Membership::create(tx.conn, case.id, user.id, Role::Editor, tx.now)?;
@@ -441,7 +451,7 @@ async fn seed(state: &AppState, target: &Target, count: usize) -> Result<Vec<Edi
                     None,
                     Value::Object(fields.clone()),
                 )?;
-                seeded.push((user.id, RecordId(id), fields));
+                seeded.push((user.id, RecordId(id), fields, format!("editor-{i}")));
             }
             Ok::<_, DbError>((case.id, seeded))
         })
@@ -452,16 +462,16 @@ async fn seed(state: &AppState, target: &Target, count: usize) -> Result<Vec<Edi
         .write(None, move |tx| {
             seeded
                 .into_iter()
-                .map(|(user_id, record_id, fields)| {
+                .map(|(user_id, record_id, fields, external_id)| {
                     let token = tokens::issue(tx.conn, &jwt, user_id, tx.now)?;
-                    Ok((user_id, record_id, fields, token))
+                    Ok((user_id, record_id, fields, token, external_id))
                 })
                 .collect::<Result<Vec<_>, AppError>>()
         })
         .await?;
     Ok(tokens
         .into_iter()
-        .map(|(user_id, record_id, fields, token)| Editor {
+        .map(|(user_id, record_id, fields, token, external_id)| Editor {
             user_id,
             case_id,
             record_type: type_name,
@@ -470,6 +480,8 @@ async fn seed(state: &AppState, target: &Target, count: usize) -> Result<Vec<Edi
             field: target.field,
             token,
             session_id: uuid::Uuid::new_v4().to_string(),
+            external_id,
+            api_key: api_key.clone(),
         })
         .collect())
 }
@@ -628,6 +640,9 @@ struct HttpClient {
     body_key: &'static str,
     field: &'static str,
     base: String,
+    /// The team's backend: its API key, and the question it asks.
+    backend: reqwest::Client,
+    guard_body: String,
 }
 
 #[derive(Deserialize)]
@@ -654,7 +669,34 @@ impl HttpClient {
             body_key: ty.body_key.as_str(),
             field: target.field,
             base: base.to_owned(),
+            backend: tab_client(
+                &editor.api_key,
+                &editor.session_id,
+                reqwest::Client::builder(),
+            )?,
+            guard_body: serde_json::json!({
+                "lockableType": ty.name,
+                "lockableParam": editor.record_id.to_string(),
+                "case": "bench",
+                "userExternalId": editor.external_id,
+                "sessionId": editor.session_id,
+            })
+            .to_string(),
         })
+    }
+
+    /// `POST /guard` (204) about the client's record, from the team's
+    /// backend: nobody holds it, so the guard passes.
+    async fn guard(&self) -> Result<(), String> {
+        let response = self
+            .backend
+            .post(format!("{}/guard", self.base))
+            .body(self.guard_body.clone())
+            .send()
+            .await
+            .map_err(|e| format!("POST /guard: {e}"))?;
+        expect(response, StatusCode::NO_CONTENT, "POST /guard").await?;
+        Ok(())
     }
 
     /// `POST /locks` (201) then `DELETE /locks/:id` (204).
@@ -876,6 +918,8 @@ struct Row {
     clients: usize,
     lock: Stats,
     patch: Stats,
+    /// `POST /guard` about the same records.
+    guard: Stats,
     raw: Stats,
     raw_patch: Stats,
     /// pgbench's cycles/s for the raw lock cycle, when it ran.
@@ -884,7 +928,11 @@ struct Row {
 
 impl Row {
     fn errors(&self) -> u64 {
-        self.lock.errors + self.patch.errors + self.raw.errors + self.raw_patch.errors
+        self.lock.errors
+            + self.patch.errors
+            + self.guard.errors
+            + self.raw.errors
+            + self.raw_patch.errors
     }
 
     /// HTTP lock cycles per raw SQL lock cycle.
@@ -903,7 +951,7 @@ impl Row {
             .pgbench
             .map_or_else(|| "-".to_owned(), |tps| format!("{tps:.0}"));
         println!(
-            "| {:<10} | {:>7} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>7} | {:>8.2} | {:>9.0} | {:>9.2} | {:>6} |",
+            "| {:<10} | {:>7} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>7} | {:>8.2} | {:>9.0} | {:>9.2} | {:>6} |",
             self.backend,
             self.clients,
             self.lock.rate,
@@ -912,6 +960,9 @@ impl Row {
             self.patch.rate,
             ms(self.patch.p50),
             ms(self.patch.p99),
+            self.guard.rate,
+            ms(self.guard.p50),
+            ms(self.guard.p99),
             self.raw.rate,
             ms(self.raw.p50),
             ms(self.raw.p99),
@@ -934,10 +985,10 @@ fn rate_ratio(http: &Stats, raw: &Stats) -> f64 {
 
 fn print_header() {
     println!(
-        "| backend    | clients | HTTP lock | p50    | p99    | PATCH     | p50    | p99    | raw SQL   | p50    | p99    | pgbench | HTTP/raw | raw PATCH | PATCH/raw | errors |"
+        "| backend    | clients | HTTP lock | p50    | p99    | PATCH     | p50    | p99    | guard     | p50    | p99    | raw SQL   | p50    | p99    | pgbench | HTTP/raw | raw PATCH | PATCH/raw | errors |"
     );
     println!(
-        "| ---------- | ------: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | ------: | -------: | --------: | --------: | -----: |"
+        "| ---------- | ------: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | ------: | -------: | --------: | --------: | -----: |"
     );
 }
 
@@ -985,6 +1036,12 @@ fn print_targets(rows: &[Row], measured: &Target) {
                 row.patch.rate >= 10000.0,
             );
         }
+        let guard_ratio = rate_ratio(&row.guard, &row.patch);
+        target(
+            format!("{name}: POST /guard / guarded PATCH >= 1"),
+            guard_ratio,
+            guard_ratio >= 1.0,
+        );
         for (what, stats) in [("lock", &row.lock), ("PATCH", &row.patch)] {
             let spread = stats.p99.as_secs_f64() / stats.p50.as_secs_f64().max(1e-9);
             target(

@@ -878,10 +878,58 @@ async fn tokens_grow_with_every_grant(app: &TestApp, bases: [&str; 2]) {
     let again = app.lock_at(on_b, &ben, "Card", f.card_id).await;
     tokens.push(token(&again));
 
+    // Printed for the record (`-- --nocapture` shows it).
+    let across = if on_a == on_b {
+        "one instance"
+    } else {
+        "two instances"
+    };
+    println!("fencing tokens on {across} (acquire, takeover, hand-off, acquire): {tokens:?}");
     assert!(
         tokens.windows(2).all(|w| w[0] < w[1]),
         "acquire, takeover, hand-off, acquire: {tokens:?}"
     );
+}
+
+/// Frames a team's backend announces (`POST /cases/:slug/events`) through
+/// either instance reach a tab on one of them in the order baton accepted
+/// them.
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn announced_frames_cross_instances_in_the_order_sent() {
+    let Some((app, a, b)) = two_instances().await else {
+        return;
+    };
+    let (key, hash) = baton::auth::api_keys::generate();
+    app.state
+        .db
+        .write(None, move |tx| {
+            Ok::<_, baton::error::AppError>(baton::models::ApiKey::create(
+                tx.conn, "host", &hash, tx.now,
+            )?)
+        })
+        .await
+        .expect("add a key");
+    let rita = app.user("Rita").await.tab("rita-on-a");
+    app.case("c", &[(&rita, Role::Reader)]).await;
+    let (mut tab, _) = app.open_tab_at(&a.base, "c", &rita).await;
+    for n in 0..12 {
+        let base = if n % 2 == 0 { &a.base } else { &b.base };
+        app.req_at(base, Method::POST, "/cases/c/events")
+            .header("Authorization", format!("Bearer {key}"))
+            .json(json!({"type": "update", "watchable": {"type": "Card", "param": "1", "n": n}}))
+            .send()
+            .await
+            .expect(202);
+    }
+    let mut seen = Vec::new();
+    while seen.len() < 12 {
+        seen.push(tab.next_change().await["watchable"]["n"].clone());
+    }
+    assert_eq!(seen, (0..12).map(|n| json!(n)).collect::<Vec<_>>());
 }
 
 #[actix_web::test]
