@@ -68,28 +68,27 @@ pub fn provision(
         )?,
     };
     for named in cases {
-        let case = match (Case::find_by_slug(tx.conn, &named.slug)?, named.role) {
-            (Some(case), _) => case,
-            (None, Some(_)) => {
+        // Found or made, never inserted twice: two backends' calls for the
+        // same new user and case at once both succeed.
+        match named.role {
+            Some(role) => {
                 let title = named.title.as_deref().unwrap_or(&named.slug);
-                Case::create(tx.conn, &named.slug, title, tx.now)?
+                let case = Case::find_or_create(tx.conn, &named.slug, title, tx.now)?;
+                let membership =
+                    Membership::find_or_create(tx.conn, case.id, record.id, role, tx.now)?;
+                if membership.role() != role {
+                    membership.set_role(tx.conn, role, tx.now)?;
+                }
             }
-            (None, None) => continue,
-        };
-        let membership = Membership::find_for(tx.conn, case.id, record.id)?;
-        match (membership, named.role) {
-            (Some(existing), Some(role)) if existing.role() != role => {
-                existing.set_role(tx.conn, role, tx.now)?;
+            None => {
+                let Some(case) = Case::find_by_slug(tx.conn, &named.slug)? else {
+                    continue;
+                };
+                if let Some(existing) = Membership::find_for(tx.conn, case.id, record.id)? {
+                    leave_case(tx, record.id, case.id, policy)?;
+                    existing.delete(tx.conn)?;
+                }
             }
-            (Some(_), Some(_)) => {}
-            (None, Some(role)) => {
-                Membership::create(tx.conn, case.id, record.id, role, tx.now)?;
-            }
-            (Some(existing), None) => {
-                leave_case(tx, record.id, case.id, policy)?;
-                existing.delete(tx.conn)?;
-            }
-            (None, None) => {}
         }
     }
     Ok(record)

@@ -171,9 +171,11 @@ impl AppError {
             }
             NoneFree { locks, .. } => body.error.locks = Some(locks.clone()),
             StaleVersion { current, .. } | LockLost { current, .. } => {
-                body.error.current = Some(Current::Record(current.clone()))
+                body.error.current = Some(Some(Current::Record(current.clone())))
             }
-            LockGone { current, .. } => body.error.current = Some(Current::Lock(current.clone())),
+            LockGone { current, .. } => {
+                body.error.current = Some(current.clone().map(Current::Lock))
+            }
             Locked { lock, lockable, .. } => {
                 body.error.lock = Some(lock.clone());
                 body.error.lockable = Some(lockable.clone());

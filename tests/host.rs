@@ -33,6 +33,9 @@ on_both_backends!(
     the_guard_covers_records_baton_stores,
     announced_frames_reach_the_tabs_of_the_case_in_order,
     announcements_that_cannot_be_right_are_refused,
+    a_deep_lock_on_the_case_covers_records_never_locked,
+    the_same_new_user_minted_at_once_is_201_every_time,
+    a_bad_key_is_401_before_anything_about_the_body,
 );
 
 struct Host {
@@ -784,6 +787,13 @@ async fn the_guard_covers_records_baton_stores(backend: Backend) {
     h.person("cy", &[("zenith", "editor")]).await;
     elsewhere["userExternalId"] = json!("cy");
     h.guard(elsewhere).await.expect_error(404, "not_found");
+    // A record that does not exist is 404 before a stranger is 403.
+    h.guard(
+        json!({"lockableType": "Note", "lockableParam": "99999", "case": "acme",
+                   "userExternalId": "nobody-ever-minted"}),
+    )
+    .await
+    .expect_error(404, "not_found");
 }
 
 async fn announced_frames_reach_the_tabs_of_the_case_in_order(backend: Backend) {
@@ -838,6 +848,7 @@ async fn announcements_that_cannot_be_right_are_refused(backend: Backend) {
         json!({"type": "update", "watchable": {"type": "Ledger", "param": "1"}}),
         json!({"type": "update", "watchable": {"param": "1"}}),
         json!({"type": "update", "watchable": {"type": "Invoice"}}),
+        json!({"type": "update", "watchable": {"type": "Invoice", "param": 7}}),
         json!({"type": "changed", "watchable": {"type": "Invoice", "param": "1"}}),
         json!({"watchable": {"type": "Invoice", "param": "1"}}),
         json!({"type": "update"}),
@@ -846,5 +857,91 @@ async fn announcements_that_cannot_be_right_are_refused(backend: Backend) {
     ] {
         let refused = h.announce("acme", body.clone()).await;
         assert_eq!(refused.status, 422, "{body}: {}", refused.body);
+    }
+}
+
+async fn a_deep_lock_on_the_case_covers_records_never_locked(backend: Backend) {
+    let Some(h) = host(backend).await else {
+        return;
+    };
+    let ann = h.person("ann", &[("acme", "manager")]).await.tab("ann-tab");
+    h.person("bob", &[("acme", "editor")]).await;
+    let case_id = h
+        .app
+        .get("/cases/acme")
+        .by(&ann)
+        .send()
+        .await
+        .expect(200)
+        .body["id"]
+        .clone();
+    h.lock(
+        &ann,
+        json!({"lockableType": "Case", "lockableParam": case_id, "depth": "infinity"}),
+        201,
+    )
+    .await;
+    for param in ["never-locked", "also-never"] {
+        let locked = h
+            .guard(
+                json!({"lockableType": "Invoice", "lockableParam": param, "case": "acme",
+                          "userExternalId": "bob", "sessionId": "bob-tab"}),
+            )
+            .await
+            .expect_error(423, "locked");
+        assert_eq!(locked.body["error"]["lock"]["depth"], "infinity");
+    }
+    // Ann's own deep lock lets her write.
+    h.guard(
+        json!({"lockableType": "Invoice", "lockableParam": "never-locked", "case": "acme",
+                   "userExternalId": "ann", "sessionId": "ann-tab"}),
+    )
+    .await
+    .expect(204);
+}
+
+async fn the_same_new_user_minted_at_once_is_201_every_time(backend: Backend) {
+    let Some(h) = host(backend).await else {
+        return;
+    };
+    for round in 0..5 {
+        let body = json!({"user": {"externalId": format!("new-{round}"), "name": "New"},
+                          "cases": [{"slug": format!("fresh-{round}"), "role": "editor"}]});
+        let calls = (0..4).map(|_| h.mint(body.clone()));
+        let answers = futures_util::future::join_all(calls).await;
+        let ids: Vec<Value> = answers
+            .into_iter()
+            .map(|answer| answer.expect(201).body["user"]["id"].clone())
+            .collect();
+        assert!(ids.iter().all(|id| *id == ids[0]), "one user: {ids:?}");
+    }
+}
+
+async fn a_bad_key_is_401_before_anything_about_the_body(backend: Backend) {
+    let Some(h) = host(backend).await else {
+        return;
+    };
+    for (path, body) in [
+        ("/auth/tokens", json!({"cases": []})),
+        ("/auth/tokens", json!({"user": 5})),
+        ("/guard", json!({"lockableType": "Invoice"})),
+        ("/cases/acme/events", json!({"type": "changed"})),
+    ] {
+        h.app
+            .post(path)
+            .header("Authorization", "Bearer baton_key_0000")
+            .json(body.clone())
+            .send()
+            .await
+            .expect_error(401, "unauthorized");
+        // With the live key, the same body is what is wrong.
+        let refused = h
+            .app
+            .post(path)
+            .header("Authorization", format!("Bearer {}", h.key))
+            .json(body.clone())
+            .send()
+            .await;
+        assert_eq!(refused.status, 422, "{path} {body}: {}", refused.body);
     }
 }

@@ -74,6 +74,20 @@ impl KeyHolder {
     /// revoked on any instance is refused at the next request. Records when
     /// it was last used, at most once a minute.
     pub fn check(&self, conn: &mut DbConn, now: NaiveDateTime) -> AppResult<()> {
+        let (id, last_used_at) = self.live(conn)?;
+        if last_used_at.is_none_or(|at| at < clock::before(now, Duration::from_secs(60))) {
+            ApiKey::used(conn, id, now)?;
+        }
+        Ok(())
+    }
+
+    /// 401 unless the key is live now; writes nothing.
+    pub fn verify(&self, conn: &mut DbConn) -> AppResult<()> {
+        self.live(conn).map(|_| ())
+    }
+
+    /// The live key's id and last use.
+    fn live(&self, conn: &mut DbConn) -> AppResult<(i64, Option<NaiveDateTime>)> {
         let Some((id, stored, last_used_at)) = ApiKey::live_by_hash(conn, &self.hash)? else {
             return Err(AuthError::KeyRefused.into());
         };
@@ -82,10 +96,7 @@ impl KeyHolder {
         if !bool::from(self.hash.as_bytes().ct_eq(stored.as_bytes())) {
             return Err(AuthError::KeyRefused.into());
         }
-        if last_used_at.is_none_or(|at| at < clock::before(now, Duration::from_secs(60))) {
-            ApiKey::used(conn, id, now)?;
-        }
-        Ok(())
+        Ok((id, last_used_at))
     }
 }
 

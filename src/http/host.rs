@@ -108,12 +108,18 @@ pub struct MintedTokenView {
 pub async fn mint_token(
     state: web::Data<AppState>,
     key: KeyHolder,
-    body: web::Json<TokenRequest>,
-) -> AppResult<HttpResponse> {
-    let TokenRequest { user, cases, ttl } = body.into_inner();
-    let user = host_user(user)?;
-    let cases = host_cases(cases)?;
-    let ttl = token_ttl(ttl, state.settings.token_ttl)?;
+    body: Result<web::Json<TokenRequest>, actix_web::Error>,
+) -> Result<HttpResponse, actix_web::Error> {
+    let max_ttl = state.settings.token_ttl;
+    let request = body.and_then(|body| {
+        let TokenRequest { user, cases, ttl } = body.into_inner();
+        Ok((
+            host_user(user)?,
+            host_cases(cases)?,
+            token_ttl(ttl, max_ttl)?,
+        ))
+    });
+    let (user, cases, ttl) = key_first(&state, &key, request).await?;
     let (jwt, policy) = (state.jwt.clone(), state.policy);
     let (user, token, expires_at) = state
         .db
@@ -233,32 +239,11 @@ pub struct GuardRequest {
 pub async fn guard(
     state: web::Data<AppState>,
     key: KeyHolder,
-    body: web::Json<GuardRequest>,
-) -> AppResult<HttpResponse> {
-    let GuardRequest {
-        record,
-        user_external_id,
-        session_id,
-        lock_token,
-    } = body.into_inner();
-    let named = record.parse()?;
-    let case_slug = record.case_slug().ok_or_else(|| {
-        AppError::invalid("case is required: the slug of the case the record belongs to.")
-    })?;
-    let external_id = user_external_id
-        .ok_or_else(|| AppError::invalid("userExternalId is required: who is writing."))?;
-    let session_id = session_id
-        .map(|s| valid_session_id(&s).map_err(|e| AppError::invalid(e.to_string())))
-        .transpose()?;
-    let lock_token = lock_token
-        .map(|t| {
-            t.id().map(LockId).ok_or_else(|| {
-                AppError::invalid(format!(
-                    "lockToken must be a lock's token, a decimal integer like \"12\"; got \"{t}\"."
-                ))
-            })
-        })
-        .transpose()?;
+    body: Result<web::Json<GuardRequest>, actix_web::Error>,
+) -> Result<HttpResponse, actix_web::Error> {
+    let request = body.and_then(|body| Ok(guard_question(body.into_inner())?));
+    let (named, case_slug, external_id, session_id, lock_token) =
+        key_first(&state, &key, request).await?;
     let policy = state.policy;
     if state.settings.lock_fast_path {
         let question = GuardQuestion {
@@ -278,7 +263,8 @@ pub async fn guard(
             lock_token,
         };
         if fast_path::guard(&state.db, question, &policy)
-            .await?
+            .await
+            .map_err(AppError::from)?
             .is_some()
         {
             return Ok(HttpResponse::NoContent().finish());
@@ -289,6 +275,30 @@ pub async fn guard(
         .write_retrying(session_id.clone(), move |tx| {
             key.check(tx.conn, tx.now)?;
             let case = case_by_slug(tx.conn, &case_slug)?;
+            // The record before the user: 404 comes before 403.
+            let kind = named.kind();
+            let target = match &named {
+                Named::Stored(_, id) => kind
+                    .find_for_update(tx.conn, *id)?
+                    .filter(|t| t.case_id == case.id)
+                    .ok_or_else(|| {
+                        AppError::not_found(format!(
+                            "{} {id} does not exist in case '{}'.",
+                            kind.type_name, case.slug
+                        ))
+                    })?,
+                Named::External { param, .. } => {
+                    let named = match kind.find_external(tx.conn, case.id, param)? {
+                        Some(t) => kind.find_for_update(tx.conn, t.identity.id)?,
+                        None => None,
+                    };
+                    // Never locked: no lock names it, but a deep lock on its
+                    // case covers it all the same.
+                    named
+                        .or_else(|| kind.never_locked(case.id, param))
+                        .ok_or_else(|| AppError::invalid("lockableType is not an external type."))?
+                }
+            };
             let user = User::find_by_external_id(tx.conn, &external_id)?
                 .filter(User::is_active)
                 .ok_or_else(|| {
@@ -298,37 +308,6 @@ pub async fn guard(
                     ))
                 })?;
             require(rank_on(tx.conn, &user, case.id)?, &case, Role::Editor)?;
-            let kind = named.kind();
-            let target = match &named {
-                Named::Stored(_, id) => kind
-                    .find_for_update(tx.conn, *id)?
-                    .filter(|t| t.case_id == case.id),
-                Named::External { param, .. } => match kind.find_external(tx.conn, case.id, param)? {
-                    Some(t) => kind.find_for_update(tx.conn, t.identity.id)?,
-                    None => None,
-                },
-            };
-            let target = match (target, &named) {
-                (Some(target), _) => target,
-                // Never locked: nobody holds it, and no token of it lives.
-                (None, Named::External { .. }) => {
-                    return match lock_token {
-                        Some(token) => Err(AppError::LockGone {
-                            message: format!(
-                                "Your lock {token} is gone (overridden, expired or released); lock the record again before saving."
-                            ),
-                            current: None,
-                        }),
-                        None => Ok(()),
-                    }
-                }
-                (None, Named::Stored(_, id)) => {
-                    return Err(AppError::not_found(format!(
-                        "{} {id} does not exist in case '{}'.",
-                        kind.type_name, case.slug
-                    )))
-                }
-            };
             let actor = Actor {
                 user,
                 token_id: 0,
@@ -348,6 +327,38 @@ pub async fn guard(
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// What a `POST /guard` body asks: the record, its case's slug, the user,
+/// the tab and the token.
+type GuardAsked = (Named, String, String, Option<String>, Option<LockId>);
+
+fn guard_question(body: GuardRequest) -> AppResult<GuardAsked> {
+    let GuardRequest {
+        record,
+        user_external_id,
+        session_id,
+        lock_token,
+    } = body;
+    let named = record.parse()?;
+    let case_slug = record.case_slug().ok_or_else(|| {
+        AppError::invalid("case is required: the slug of the case the record belongs to.")
+    })?;
+    let external_id = user_external_id
+        .ok_or_else(|| AppError::invalid("userExternalId is required: who is writing."))?;
+    let session_id = session_id
+        .map(|s| valid_session_id(&s).map_err(|e| AppError::invalid(e.to_string())))
+        .transpose()?;
+    let lock_token = lock_token
+        .map(|t| {
+            t.id().map(LockId).ok_or_else(|| {
+                AppError::invalid(format!(
+                    "lockToken must be a lock's token, a decimal integer like \"12\"; got \"{t}\"."
+                ))
+            })
+        })
+        .transpose()?;
+    Ok((named, case_slug, external_id, session_id, lock_token))
 }
 
 /// A change that happened in your backend, for the case's tabs.
@@ -383,22 +394,10 @@ pub async fn announce(
     state: web::Data<AppState>,
     key: KeyHolder,
     slug: web::Path<String>,
-    body: web::Json<HostEvent>,
-) -> AppResult<HttpResponse> {
-    let HostEvent {
-        change,
-        watchable,
-        editor_session_id,
-    } = body.into_inner();
-    let change =
-        change.ok_or_else(|| AppError::invalid("type is required: create, update or destroy."))?;
-    let watchable = watchable.ok_or_else(|| {
-        AppError::invalid("watchable is required: the record, like {\"type\": \"Invoice\", \"param\": \"inv-2031\", …}.")
-    })?;
-    relayable(&watchable)?;
-    let editor = editor_session_id
-        .map(|s| valid_session_id(&s).map_err(|e| AppError::invalid(e.to_string())))
-        .transpose()?;
+    body: Result<web::Json<HostEvent>, actix_web::Error>,
+) -> Result<HttpResponse, actix_web::Error> {
+    let request = body.and_then(|body| Ok(host_event(body.into_inner())?));
+    let (change, watchable, editor) = key_first(&state, &key, request).await?;
     let slug = slug.into_inner();
     state
         .db
@@ -412,6 +411,51 @@ pub async fn announce(
         })
         .await?;
     Ok(HttpResponse::Accepted().finish())
+}
+
+/// What a `POST /cases/:slug/events` body announces: the change, the
+/// record, the tab.
+type Announced = (
+    Change,
+    serde_json::Map<String, serde_json::Value>,
+    Option<String>,
+);
+
+fn host_event(body: HostEvent) -> AppResult<Announced> {
+    let HostEvent {
+        change,
+        watchable,
+        editor_session_id,
+    } = body;
+    let change =
+        change.ok_or_else(|| AppError::invalid("type is required: create, update or destroy."))?;
+    let watchable = watchable.ok_or_else(|| {
+        AppError::invalid("watchable is required: the record, like {\"type\": \"Invoice\", \"param\": \"inv-2031\", …}.")
+    })?;
+    relayable(&watchable)?;
+    let editor = editor_session_id
+        .map(|s| valid_session_id(&s).map_err(|e| AppError::invalid(e.to_string())))
+        .transpose()?;
+    Ok((change, watchable, editor))
+}
+
+/// The request's parsed body; or, once the key is known to be live, why
+/// the body cannot be right. An unknown or revoked key is 401 before
+/// anything about the body is said (one read, only for a refused body: a
+/// good one has its key checked in the request's own statements).
+async fn key_first<T>(
+    state: &AppState,
+    key: &KeyHolder,
+    request: Result<T, actix_web::Error>,
+) -> Result<T, actix_web::Error> {
+    match request {
+        Ok(request) => Ok(request),
+        Err(refusal) => {
+            let key = key.clone();
+            state.db.read(move |conn| key.verify(conn)).await?;
+            Err(refusal)
+        }
+    }
 }
 
 /// 422 unless the watchable names a declared type (stored or external) and
@@ -444,9 +488,8 @@ fn relayable(watchable: &serde_json::Map<String, serde_json::Value>) -> AppResul
     }
     match watchable.get("param") {
         Some(serde_json::Value::String(p)) if !p.is_empty() => Ok(()),
-        Some(serde_json::Value::Number(_)) => Ok(()),
         _ => Err(AppError::invalid(
-            "watchable.param is required: the record's param (what tabs key it by), like \"inv-2031\".",
+            "watchable.param is required: the record's param as a string (what tabs key it by), like \"inv-2031\".",
         )),
     }
 }

@@ -150,17 +150,26 @@ fn resolve_records(
             )));
         }
     }
-    let mut records: Vec<(&'static LockableKind, i64)> = Vec::with_capacity(named.len());
-    for record in named {
-        let id = match record.id_naming(tx) {
+    // External records are named (given ids) in one fixed order — type,
+    // then param — so that two requests naming new records in opposite
+    // orders never wait for each other's inserts.
+    let mut order: Vec<usize> = (0..named.len()).collect();
+    order.sort_by_key(|&i| match &named[i] {
+        Named::Stored(kind, id) => (kind.type_name, String::new(), *id),
+        Named::External { kind, param, .. } => (kind.type_name, param.clone(), 0),
+    });
+    let mut ids = vec![0; named.len()];
+    for i in order {
+        ids[i] = match named[i].id_naming(tx) {
             Ok(id) => id,
             Err(e) => {
                 caller.clone().load(tx.conn)?; // 401 comes before 404
                 return Err(e);
             }
         };
-        records.push((record.kind(), id));
     }
+    let records: Vec<(&'static LockableKind, i64)> =
+        named.iter().map(|n| n.kind()).zip(ids).collect();
     let records = &records;
     let mut kinds: Vec<&'static LockableKind> = records.iter().map(|&(kind, _)| kind).collect();
     kinds.sort_by_key(|kind| kind.type_name);

@@ -7,6 +7,7 @@
 //! routes.
 
 use serde_json::Value;
+use std::ops::Not;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{AllOfBuilder, ArrayBuilder, Schema};
@@ -48,6 +49,12 @@ pub fn add_declared_types(doc: &mut Document) {
         }
     }
     // Any lockable record: the case or a record of any declared type.
+    let external_names: Vec<String> = schema
+        .types()
+        .iter()
+        .filter(|t| t.store == Store::External)
+        .map(|t| t.name.clone())
+        .collect();
     if let Some(RefOr::T(Schema::OneOf(record))) = components.schemas.get_mut("Record") {
         record.items = std::iter::once(reference("Case"))
             .chain(
@@ -57,7 +64,25 @@ pub fn add_declared_types(doc: &mut Document) {
                     .filter(|t| t.store == Store::Baton)
                     .map(|t| reference(&t.name)),
             )
+            .chain(
+                external_names
+                    .is_empty()
+                    .not()
+                    .then(|| reference("ExternalRecord")),
+            )
             .collect();
+    }
+    // A record of an external type: its `type` is one of them.
+    if let Some(RefOr::T(Schema::Object(external))) = components.schemas.get_mut("ExternalRecord") {
+        if !external_names.is_empty() {
+            external.properties.insert(
+                "type".into(),
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(external_names.clone()))
+                    .into(),
+            );
+        }
     }
     if let Some(RefOr::T(Schema::AllOf(detail))) = components.schemas.get_mut("CaseDetail") {
         // The flattened tree's placeholder gives way to the case's top types.

@@ -271,6 +271,23 @@ impl LockableKind {
         self.find_for_update(conn, record.id)
     }
 
+    /// An external record that was never locked, as the guard sees it: no
+    /// row, so id 0, which no lock or waiter names; only the deep locks of
+    /// its case can cover it. None for a type that is not external.
+    pub fn never_locked(&self, case_id: CaseId, param: &str) -> Option<Target> {
+        let Source::External(ty) = self.source else {
+            return None;
+        };
+        let record = ExternalRecord {
+            id: 0,
+            record_type: ty.name.clone(),
+            case_id,
+            param: param.to_owned(),
+            created_at: chrono::NaiveDateTime::default(),
+        };
+        Some(Target::external(ty, &record))
+    }
+
     /// The external record that case `case_id` calls `param`, if it was ever
     /// locked (an external record never locked is free).
     pub fn find_external(

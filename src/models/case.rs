@@ -137,6 +137,31 @@ impl Case {
             .get_result::<Case>(conn)
     }
 
+    /// The case with this slug, created (with `title`) if there is none:
+    /// two requests creating it at once get the same row.
+    pub fn find_or_create(
+        conn: &mut DbConn,
+        slug: &str,
+        title: &str,
+        now: NaiveDateTime,
+    ) -> QueryResult<Case> {
+        if let Some(case) = Case::find_by_slug(conn, slug)? {
+            return Ok(case);
+        }
+        let insert = diesel::insert_into(cases::table)
+            .values((
+                cases::slug.eq(slug),
+                cases::title.eq(title),
+                cases::version.eq(1),
+                cases::created_at.eq(now),
+                cases::updated_at.eq(now),
+            ))
+            .on_conflict(cases::slug)
+            .do_nothing();
+        crate::on_backend!(conn, |c| insert.execute(c))?;
+        Case::find_by_slug(conn, slug)?.ok_or(diesel::NotFound)
+    }
+
     /// Before deleting: the row's strongest lock on PostgreSQL (the guard's
     /// `FOR NO KEY UPDATE` lets inserts into the case go by). From here on, a
     /// lock, card or presence inserted into this case waits for the delete

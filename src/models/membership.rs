@@ -84,6 +84,29 @@ impl Membership {
             .get_result::<Membership>(conn)
     }
 
+    /// The user's membership of the case, made with `role` if there is
+    /// none: two requests making it at once get the same row.
+    pub fn find_or_create(
+        conn: &mut DbConn,
+        case_id: CaseId,
+        user_id: UserId,
+        role: Role,
+        now: NaiveDateTime,
+    ) -> QueryResult<Membership> {
+        let insert = diesel::insert_into(memberships::table)
+            .values((
+                memberships::case_id.eq(case_id),
+                memberships::user_id.eq(user_id),
+                memberships::role.eq(role.as_str()),
+                memberships::created_at.eq(now),
+                memberships::updated_at.eq(now),
+            ))
+            .on_conflict((memberships::case_id, memberships::user_id))
+            .do_nothing();
+        crate::on_backend!(conn, |c| insert.execute(c))?;
+        Membership::find_for(conn, case_id, user_id)?.ok_or(diesel::NotFound)
+    }
+
     pub fn set_role(
         &self,
         conn: &mut DbConn,

@@ -217,7 +217,7 @@ impl User {
     }
 
     /// Creates a user a team's backend provisions: no password, maybe no
-    /// email.
+    /// email. Two requests creating the same one at once get the same row.
     pub fn create_external(
         conn: &mut DbConn,
         external_id: &str,
@@ -226,7 +226,7 @@ impl User {
         now: NaiveDateTime,
     ) -> QueryResult<User> {
         let email = email.map(normalize_email);
-        diesel::insert_into(users::table)
+        let insert = diesel::insert_into(users::table)
             .values(NewUser {
                 email: email.as_deref(),
                 name: name.trim(),
@@ -237,8 +237,10 @@ impl User {
                 updated_at: now,
                 external_id: Some(external_id),
             })
-            .returning(users::all_columns)
-            .get_result::<User>(conn)
+            .on_conflict(users::external_id)
+            .do_nothing();
+        crate::on_backend!(conn, |c| insert.execute(c))?;
+        User::find_by_external_id(conn, external_id)?.ok_or(diesel::NotFound)
     }
 
     /// Sets a provisioned user's name and, when given, email.

@@ -59,23 +59,51 @@ pub struct ErrorDetail {
     /// The record as it is now (`stale_version`, `lock_lost`); from
     /// `POST /guard`, the record's live lock, or null.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(required = false, nullable = true)]
-    pub current: Option<Current>,
+    #[schema(required = false, nullable = true, value_type = Option<Current>)]
+    pub current: Option<Option<Current>>,
     /// Every field that breaks its declared schema (`invalid`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false, nullable = false)]
     pub fields: Option<Vec<FieldProblem>>,
 }
 
-/// What a 412 says is there now.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+/// What a 412 says is there now: the record (baton's own writes), or its
+/// live lock (`POST /guard`: baton keeps no copy of a host's record).
+#[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
 pub enum Current {
-    /// The record (baton's own writes).
     Record(Box<RecordView>),
-    /// The record's live lock, or null (`POST /guard`: baton keeps no copy
-    /// of a host's record).
-    Lock(Option<Box<LockView>>),
+    Lock(Box<LockView>),
+}
+
+impl utoipa::PartialSchema for Current {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        // anyOf: a lock is an object a declared record's schema may also match.
+        utoipa::openapi::schema::AnyOfBuilder::new()
+            .item(utoipa::openapi::Ref::from_schema_name(RecordView::name()))
+            .item(utoipa::openapi::Ref::from_schema_name(LockView::name()))
+            .description(Some(
+                "The record as it is now; from POST /guard, the record's live lock.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Current {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        use utoipa::PartialSchema;
+        schemas.extend([
+            (RecordView::name().into(), RecordView::schema()),
+            (LockView::name().into(), LockView::schema()),
+        ]);
+        RecordView::schemas(schemas);
+        LockView::schemas(schemas);
+    }
 }
 
 /// One bad field of a request body.

@@ -135,9 +135,19 @@ impl utoipa::PartialSchema for Watchable {
             .item(Ref::from_schema_name(EndedWaiterView::name()))
             .item(Ref::from_schema_name(WaiterView::name()))
             .item(Ref::from_schema_name(Identity::name()))
+            .item(
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::Type::Object)
+                    .property("type", utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::String))
+                    .property("param", utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::String).min_length(Some(1)))
+                    .required("type")
+                    .required("param")
+                    .description(Some("A record of your own backend, relayed as it sent it (`POST /cases/{slug}/events`).")),
+            )
             .description(Some(
                 "A record, a lock, a waiter, an ended lock or waiter (destroy, with \
-                 `reason`), or a destroyed record's identity.",
+                 `reason`), a destroyed record's identity, or a record a team's backend \
+                 announced.",
             ))
             .into()
     }

@@ -4829,8 +4829,8 @@ export interface components {
             /** @description 1–100 records of one case, in the order to try them. */
             candidates: components["schemas"]["LockableRef"][];
         };
-        /** @description What a 412 says is there now. */
-        Current: components["schemas"]["Record"] | (components["schemas"]["Lock"] | null);
+        /** @description The record as it is now; from POST /guard, the record's live lock. */
+        Current: components["schemas"]["Record"] | components["schemas"]["Lock"];
         /** @description One declared type. */
         DeclaredType: {
             /**
@@ -5496,8 +5496,11 @@ export interface components {
          * @enum {string}
          */
         WaiterEnd: "granted" | "left" | "expired" | "disconnected" | "kicked";
-        /** @description A record, a lock, a waiter, an ended lock or waiter (destroy, with `reason`), or a destroyed record's identity. */
-        Watchable: components["schemas"]["Record"] | components["schemas"]["EndedLock"] | components["schemas"]["Lock"] | components["schemas"]["EndedWaiter"] | components["schemas"]["Waiter"] | components["schemas"]["Identity"];
+        /** @description A record, a lock, a waiter, an ended lock or waiter (destroy, with `reason`), a destroyed record's identity, or a record a team's backend announced. */
+        Watchable: components["schemas"]["Record"] | components["schemas"]["EndedLock"] | components["schemas"]["Lock"] | components["schemas"]["EndedWaiter"] | components["schemas"]["Waiter"] | components["schemas"]["Identity"] | {
+            type: string;
+            param: string;
+        };
     };
     responses: never;
     parameters: never;
