@@ -31,6 +31,29 @@ impl super::Record for Case {
     }
 }
 
+/// A new case's row: version 1, created and updated `now`.
+#[derive(Insertable)]
+#[diesel(table_name = cases)]
+struct NewCase<'a> {
+    slug: &'a str,
+    title: &'a str,
+    version: i64,
+    created_at: NaiveDateTime,
+    updated_at: NaiveDateTime,
+}
+
+impl<'a> NewCase<'a> {
+    fn at(slug: &'a str, title: &'a str, now: NaiveDateTime) -> NewCase<'a> {
+        NewCase {
+            slug,
+            title,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+}
+
 impl Case {
     pub fn find(conn: &mut DbConn, id: CaseId) -> QueryResult<Option<Case>> {
         cases::table
@@ -126,13 +149,7 @@ impl Case {
         now: NaiveDateTime,
     ) -> QueryResult<Case> {
         diesel::insert_into(cases::table)
-            .values((
-                cases::slug.eq(slug),
-                cases::title.eq(title),
-                cases::version.eq(1),
-                cases::created_at.eq(now),
-                cases::updated_at.eq(now),
-            ))
+            .values(NewCase::at(slug, title, now))
             .returning(cases::all_columns)
             .get_result::<Case>(conn)
     }
@@ -149,13 +166,7 @@ impl Case {
             return Ok(case);
         }
         let insert = diesel::insert_into(cases::table)
-            .values((
-                cases::slug.eq(slug),
-                cases::title.eq(title),
-                cases::version.eq(1),
-                cases::created_at.eq(now),
-                cases::updated_at.eq(now),
-            ))
+            .values(NewCase::at(slug, title, now))
             .on_conflict(cases::slug)
             .do_nothing();
         crate::on_backend!(conn, |c| insert.execute(c))?;

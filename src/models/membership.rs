@@ -25,6 +25,29 @@ impl super::Record for Membership {
     }
 }
 
+/// A new membership's row, created and updated `now`.
+#[derive(Insertable)]
+#[diesel(table_name = memberships)]
+struct NewMembership {
+    case_id: CaseId,
+    user_id: UserId,
+    role: &'static str,
+    created_at: NaiveDateTime,
+    updated_at: NaiveDateTime,
+}
+
+impl NewMembership {
+    fn at(case_id: CaseId, user_id: UserId, role: Role, now: NaiveDateTime) -> NewMembership {
+        NewMembership {
+            case_id,
+            user_id,
+            role: role.as_str(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+}
+
 impl Membership {
     pub fn find(conn: &mut DbConn, id: MembershipId) -> QueryResult<Option<Membership>> {
         memberships::table
@@ -73,13 +96,7 @@ impl Membership {
         now: NaiveDateTime,
     ) -> QueryResult<Membership> {
         diesel::insert_into(memberships::table)
-            .values((
-                memberships::case_id.eq(case_id),
-                memberships::user_id.eq(user_id),
-                memberships::role.eq(role.as_str()),
-                memberships::created_at.eq(now),
-                memberships::updated_at.eq(now),
-            ))
+            .values(NewMembership::at(case_id, user_id, role, now))
             .returning(memberships::all_columns)
             .get_result::<Membership>(conn)
     }
@@ -94,13 +111,7 @@ impl Membership {
         now: NaiveDateTime,
     ) -> QueryResult<Membership> {
         let insert = diesel::insert_into(memberships::table)
-            .values((
-                memberships::case_id.eq(case_id),
-                memberships::user_id.eq(user_id),
-                memberships::role.eq(role.as_str()),
-                memberships::created_at.eq(now),
-                memberships::updated_at.eq(now),
-            ))
+            .values(NewMembership::at(case_id, user_id, role, now))
             .on_conflict((memberships::case_id, memberships::user_id))
             .do_nothing();
         crate::on_backend!(conn, |c| insert.execute(c))?;
