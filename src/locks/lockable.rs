@@ -254,23 +254,6 @@ impl LockableKind {
         })
     }
 
-    /// The external record that `case` calls `param`, named (given an id)
-    /// if it was never locked, its row locked until the transaction ends.
-    /// None for a type that is not external.
-    pub fn name_external(
-        &self,
-        conn: &mut DbConn,
-        case: &Case,
-        param: &str,
-        now: chrono::NaiveDateTime,
-    ) -> QueryResult<Option<Target>> {
-        let Source::External(ty) = self.source else {
-            return Ok(None);
-        };
-        let record = ExternalRecord::name(conn, &ty.name, case, param, now)?;
-        self.find_for_update(conn, record.id)
-    }
-
     /// An external record that was never locked, as the guard sees it: no
     /// row, so id 0, which no lock or waiter names; only the deep locks of
     /// its case can cover it. None for a type that is not external.

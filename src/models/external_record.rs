@@ -124,19 +124,6 @@ impl ExternalRecord {
             _ => by_ids!().load(conn),
         }
     }
-
-    /// The params of records of one type by id, for rendering audit rows.
-    pub fn params(
-        conn: &mut DbConn,
-        record_type: &str,
-        ids: &[i64],
-    ) -> QueryResult<Vec<(i64, String)>> {
-        external_records::table
-            .filter(external_records::record_type.eq(record_type))
-            .filter(external_records::id.eq_any(ids))
-            .select((external_records::id, external_records::param))
-            .load(conn)
-    }
 }
 
 #[cfg(test)]
