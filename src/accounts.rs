@@ -3,13 +3,13 @@
 //! locks are released (`kicked`) and their open tabs are closed. Shared by
 //! the HTTP routes and the `baton user` commands.
 
-use crate::db::{Outgoing, Tx};
+use crate::db::{KickReason, Outgoing, Tabs, Tx};
 use crate::error::{AppError, AppResult};
 use crate::locks::holding::{end, Line};
 use crate::locks::{line, LockPolicy};
 use crate::models::{
-    AuthToken, Case, CaseId, Lock, LockAction, Membership, Presence, Role, User, UserChanges,
-    UserId, UserRef, Waiter,
+    AuthToken, Case, CaseId, Lock, LockAction, Membership, Role, User, UserChanges, UserId,
+    UserRef, Waiter,
 };
 
 /// A user as a team's own backend describes them (`POST /auth/tokens`).
@@ -77,7 +77,7 @@ pub fn provision(
                 let membership =
                     Membership::find_or_create(tx.conn, case.id, record.id, role, tx.now)?;
                 if membership.role() != role {
-                    membership.set_role(tx.conn, role, tx.now)?;
+                    set_role(tx, membership, role, policy)?;
                 }
             }
             None => {
@@ -85,8 +85,7 @@ pub fn provision(
                     continue;
                 };
                 if let Some(existing) = Membership::find_for(tx.conn, case.id, record.id)? {
-                    leave_case(tx, record.id, case.id, policy)?;
-                    existing.delete(tx.conn)?;
+                    remove_membership(tx, existing, policy)?;
                 }
             }
         }
@@ -94,10 +93,61 @@ pub fn provision(
     Ok(record)
 }
 
-/// A user leaves a case: their locks in it end (`kicked`, handed to the
-/// next in line), they leave its waiting lines, and their tabs on it are
-/// told and closed.
-fn leave_case(tx: &mut Tx, user_id: UserId, case_id: CaseId, policy: &LockPolicy) -> AppResult<()> {
+/// Removes a membership: in the same transaction the user's locks in the
+/// case end (`kicked`, handed to the next in line) and they leave its
+/// waiting lines; once committed, every tab of theirs on the case, on every
+/// instance, is told (`access_removed`) and closed.
+pub fn remove_membership(
+    tx: &mut Tx,
+    membership: Membership,
+    policy: &LockPolicy,
+) -> AppResult<()> {
+    let (user_id, case_id) = (membership.user_id, membership.case_id);
+    end_holdings_in_case(tx, user_id, case_id, policy)?;
+    membership.delete(tx.conn)?;
+    tx.publish(Outgoing::Close {
+        tabs: Tabs::OnCase {
+            user: user_id.get(),
+            case: case_id.get(),
+        },
+        reason: KickReason::AccessRemoved,
+    });
+    Ok(())
+}
+
+/// Changes a member's role. Lowered below editor, the user's locks and
+/// places in line in the case end as for a removal; their tabs stay open
+/// (a reader watches).
+pub fn set_role(
+    tx: &mut Tx,
+    membership: Membership,
+    role: Role,
+    policy: &LockPolicy,
+) -> AppResult<Membership> {
+    let (user_id, case_id) = (membership.user_id, membership.case_id);
+    let membership = membership.set_role(tx.conn, role, tx.now)?;
+    if role < Role::Editor {
+        end_holdings_in_case(tx, user_id, case_id, policy)?;
+    }
+    Ok(membership)
+}
+
+/// Ends a user's locks in a case (`kicked`, handed to the next in line) and
+/// takes them out of its waiting lines. A site admin keeps theirs: their
+/// rank does not come from the membership.
+fn end_holdings_in_case(
+    tx: &mut Tx,
+    user_id: UserId,
+    case_id: CaseId,
+    policy: &LockPolicy,
+) -> AppResult<()> {
+    if User::is_admin(tx.conn, user_id)? {
+        return Ok(());
+    }
+    // Orders this with every lock write of the case (as a deep acquire
+    // does): an acquire that read the old role before this commits does
+    // not insert a lock after it.
+    Lock::order_with_deep_acquires(tx.conn, true)?;
     // The row-lock order of `remove_user`.
     Lock::lock_rows_of_user(tx.conn, user_id)?;
     let places: Vec<_> = Waiter::of_user(tx.conn, user_id)?
@@ -118,12 +168,6 @@ fn leave_case(tx: &mut Tx, user_id: UserId, case_id: CaseId, policy: &LockPolicy
     for held in in_case(tx)? {
         end(tx, &held, LockAction::Kicked, None, Line::HandOff(policy))?;
     }
-    for session_id in Presence::sessions_of_user_in_case(tx.conn, user_id, case_id)? {
-        tx.publish(Outgoing::Kick {
-            session_id,
-            reason: "You are no longer a member of this case.".to_owned(),
-        });
-    }
     Ok(())
 }
 
@@ -140,6 +184,13 @@ pub fn update_user(
     let user = User::update(tx.conn, user_id, &changes, tx.now)?;
     if new_password {
         AuthToken::revoke_all_of_user(tx.conn, user_id, keep_token, tx.now)?;
+        tx.publish(Outgoing::Close {
+            tabs: Tabs::OfUser {
+                user: user_id.get(),
+                except_token: keep_token,
+            },
+            reason: KickReason::SignedOut,
+        });
     }
     Ok(user)
 }
@@ -168,16 +219,14 @@ pub fn remove_user(
     for held in Lock::of_user(tx.conn, user_id)? {
         end(tx, &held, LockAction::Kicked, by, Line::HandOff(policy))?;
     }
-    let reason = match by {
-        Some(admin) => format!("{} removed your account.", admin.name),
-        None => "Your account was removed.".to_owned(),
-    };
-    for session_id in Presence::sessions_of_user(tx.conn, user_id)? {
-        tx.publish(Outgoing::Kick {
-            session_id,
-            reason: reason.clone(),
-        });
-    }
+    // Their tokens ended: every tab of theirs is signed out.
+    tx.publish(Outgoing::Close {
+        tabs: Tabs::OfUser {
+            user: user_id.get(),
+            except_token: None,
+        },
+        reason: KickReason::SignedOut,
+    });
     Ok(user)
 }
 

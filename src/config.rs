@@ -105,6 +105,12 @@ pub struct Settings {
     #[arg(long, env = "BATON_LOGIN_WINDOW", default_value = "15m", value_parser = duration)]
     pub login_window: Duration,
 
+    /// Most accounts and addresses the login throttle keeps count of: past
+    /// it the oldest windows are dropped first, so what a flood of
+    /// made-up emails can make baton hold stays bounded.
+    #[arg(long, env = "BATON_LOGIN_TRACKED", default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub login_tracked: u32,
+
     /// Header a trusted reverse proxy puts the client address in (for
     /// example X-Forwarded-For; its last entry is used). Unset: the peer address.
     #[arg(long, env = "BATON_CLIENT_IP_HEADER")]
@@ -183,6 +189,7 @@ mod tests {
         assert_eq!(settings.login_account_limit, 10);
         assert_eq!(settings.login_address_limit, 100);
         assert_eq!(settings.login_window, Duration::from_secs(15 * 60));
+        assert_eq!(settings.login_tracked, 100_000);
         assert_eq!(settings.password_threads, 1);
         assert_eq!(settings.shutdown_timeout, Duration::from_secs(10));
         assert!(settings.jwt_secret.is_none());

@@ -242,6 +242,17 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
                 "The database is busy; nothing was changed. Try again in a moment.",
             )
         }
+        DbError::Query(DieselError::DatabaseError(_, info))
+            if crate::db::cannot_hold_nul(info.message()) =>
+        {
+            // Refused before it reaches the database (`http::any_string`);
+            // what slips through is still the client's string, not a 500.
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ErrorCode::Invalid,
+                "A value holds a NUL character (U+0000), which cannot be stored; remove it.",
+            )
+        }
         DbError::Pool(_) | DbError::Connection(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Unavailable,

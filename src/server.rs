@@ -249,6 +249,7 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
         per_account: settings.login_account_limit,
         per_address: settings.login_address_limit,
         window: settings.login_window,
+        tracked: settings.login_tracked as usize,
     }));
     Ok(AppState {
         db,
@@ -347,6 +348,7 @@ pub fn start(state: AppState, listener: TcpListener) -> Result<Server, StartErro
             .app_data(web::PayloadConfig::new(settings.body_limit))
             .app_data(errors::path_config())
             .app_data(errors::query_config())
+            .wrap(from_fn(crate::http::any_string::refuse_nul))
             .wrap(cors(&settings.cors_origins))
             .wrap(from_fn(errors::envelope_errors))
             .wrap(security_headers())

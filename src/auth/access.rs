@@ -77,10 +77,11 @@ pub fn require(rank: Option<Rank>, case: &Case, min: Role) -> AppResult<Rank> {
             "Only a {min} or above of case '{}' can do this; you are a {rank}.",
             case.slug
         ))),
-        None => Err(AppError::forbidden(format!(
-            "You are not a member of case '{}'; ask one of its managers to add you.",
-            case.slug
-        ))),
+        // Nothing of the case is named to a non-member: not even its slug,
+        // which the request may not have named (a lock's, a record's).
+        None => Err(AppError::forbidden(
+            "You are not a member of this case; ask one of its managers to add you.",
+        )),
     }
 }
 

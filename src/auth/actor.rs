@@ -5,10 +5,10 @@
 use super::Rank;
 use super::{AuthError, JwtKeys, TokenClaims};
 use crate::clock;
-use crate::db::DbConn;
+use crate::db::{DbConn, Editor};
 use crate::error::AppError;
 use crate::models::lock_fast_path::TokenHolder;
-use crate::models::{Case, CaseId, Role, User};
+use crate::models::{Case, CaseId, Role, Tab, User};
 
 /// Who is making the request: the signed-in user and, when the browser tab
 /// sent `X-Session-ID`, which tab.
@@ -30,6 +30,24 @@ pub struct Caller {
     claims: TokenClaims,
     session_id: Option<String>,
     user_agent: Option<String>,
+}
+
+impl Actor {
+    /// The tab this request is from, if it sent `X-Session-ID`.
+    pub fn tab(&self) -> Option<Tab> {
+        self.session_id.as_ref().map(|session_id| Tab {
+            user_id: self.user.id,
+            session_id: session_id.clone(),
+        })
+    }
+
+    /// The tab this request is from, as broadcasts name it.
+    pub fn editor(&self) -> Option<Editor> {
+        Some(Editor {
+            user_id: self.user.id.get(),
+            session_id: self.session_id.clone(),
+        })
+    }
 }
 
 impl Caller {
@@ -97,6 +115,15 @@ impl Caller {
     /// The same caller, acting for this tab.
     pub fn in_session(self, session_id: Option<String>) -> Caller {
         Caller { session_id, ..self }
+    }
+
+    /// The tab this request is from, as broadcasts name it (the user as
+    /// the token names them; a write that goes on checks the token).
+    pub fn editor(&self) -> Option<Editor> {
+        Some(Editor {
+            user_id: self.claims.user_id.get(),
+            session_id: self.session_id.clone(),
+        })
     }
 
     /// The tab (browser session) the request came from, if it said.

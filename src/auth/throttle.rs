@@ -4,6 +4,11 @@
 //! refused — even with the right password — until its window has passed.
 //! A team behind one NAT signing in correctly is therefore never throttled.
 //!
+//! What a flood of sign-ins can make baton hold is bounded: at most
+//! `tracked` accounts and addresses are counted (past it, expired windows
+//! go, then the oldest), and an IPv6 address counts by its /64, the block a
+//! single host is usually given.
+//!
 //! The counts live in this process. Behind a load balancer with N instances
 //! an attacker gets up to N times the limit; the limits are settings.
 //!
@@ -12,12 +17,9 @@
 //! counting only failures needs the few lines below.)
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// How many keys may be remembered before expired windows are swept.
-const SWEEP_AT: usize = 10_000;
 
 #[derive(Clone, Copy, Debug)]
 pub struct ThrottleLimits {
@@ -26,6 +28,8 @@ pub struct ThrottleLimits {
     /// Failures one client address may have in a window.
     pub per_address: u32,
     pub window: Duration,
+    /// Most accounts and addresses counted at once.
+    pub tracked: usize,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
@@ -113,8 +117,8 @@ impl LoginThrottle {
         let window = self.limits.window;
         let keys = self.keys(account, address);
         let mut windows = self.lock();
-        if windows.len() >= SWEEP_AT {
-            windows.retain(|_, w| w.in_flight > 0 || now - w.started < window);
+        if windows.len() + keys.len() > self.limits.tracked {
+            make_room(&mut windows, now, window, self.limits.tracked);
         }
         let mut wait = Duration::ZERO;
         for (key, limit) in &keys {
@@ -155,10 +159,45 @@ impl LoginThrottle {
     fn keys(&self, account: &str, address: Option<IpAddr>) -> Vec<(Key, u32)> {
         let mut keys = vec![(Key::Account(account.to_owned()), self.limits.per_account)];
         if let Some(address) = address {
-            keys.push((Key::Address(address), self.limits.per_address));
+            keys.push((Key::Address(counted_as(address)), self.limits.per_address));
         }
         keys
     }
+}
+
+/// The address a sign-in counts against: an IPv6 address by its /64 (one
+/// host often has a whole block), an IPv4-mapped one as its IPv4.
+fn counted_as(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(_) => address,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+        },
+    }
+}
+
+/// Frees room below `tracked`: windows that have passed go first; then, if
+/// still too many, the oldest, down to nine tenths of `tracked` so that the
+/// next sweep is many sign-ins away. Windows with an attempt under way stay.
+fn make_room(windows: &mut HashMap<Key, Window>, now: Instant, window: Duration, tracked: usize) {
+    windows.retain(|_, w| w.in_flight > 0 || now - w.started < window);
+    let keep = tracked - tracked / 10;
+    if windows.len() <= keep {
+        return;
+    }
+    let mut started: Vec<Instant> = windows
+        .values()
+        .filter(|w| w.in_flight == 0)
+        .map(|w| w.started)
+        .collect();
+    let excess = (windows.len() - keep).min(started.len());
+    if excess == 0 {
+        return;
+    }
+    let (_, cutoff, _) = started.select_nth_unstable(excess - 1);
+    let cutoff = *cutoff;
+    windows.retain(|_, w| w.in_flight > 0 || w.started > cutoff);
 }
 
 #[cfg(test)]
@@ -170,6 +209,7 @@ mod tests {
             per_account: 3,
             per_address: 5,
             window,
+            tracked: 100,
         })
     }
 
@@ -217,6 +257,34 @@ mod tests {
         // Dropped undecided (the request failed otherwise): nothing counted.
         drop(under_way);
         assert!(t.begin("a@x", Some(ip)).is_ok());
+    }
+
+    #[test]
+    fn at_most_tracked_keys_are_kept_oldest_dropped_first() {
+        let t = throttle(Duration::from_secs(60));
+        for i in 0..1_000u16 {
+            let [high, low] = i.to_be_bytes();
+            fail(&t, &format!("user{i}@x"), IpAddr::from([10, 1, high, low]));
+            assert!(t.lock().len() <= 100, "{} keys after {i}", t.lock().len());
+        }
+        // The newest accounts are still counted, the oldest were dropped.
+        assert!(t.lock().contains_key(&Key::Account("user999@x".into())));
+        assert!(!t.lock().contains_key(&Key::Account("user0@x".into())));
+    }
+
+    #[test]
+    fn an_ipv6_address_counts_by_its_64() {
+        let t = throttle(Duration::from_secs(60));
+        for i in 0..5 {
+            let ip: IpAddr = format!("2001:db8:1:2::{i:x}").parse().unwrap();
+            fail(&t, &format!("user{i}@x"), ip);
+        }
+        let same_block: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        assert!(t.begin("fresh@x", Some(same_block)).is_err());
+        let next_block: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert!(t.begin("fresh@x", Some(next_block)).is_ok());
+        let mapped: IpAddr = "::ffff:10.0.0.9".parse().unwrap();
+        assert_eq!(counted_as(mapped), "10.0.0.9".parse::<IpAddr>().unwrap());
     }
 
     #[test]

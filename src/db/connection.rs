@@ -24,6 +24,14 @@ pub enum DbConn {
     Sqlite(SqliteConnection),
 }
 
+impl DbConn {
+    /// Whether reads can lock rows (PostgreSQL): on SQLite, whose writes
+    /// are serial, a row read is as good as a row locked.
+    pub fn locks_rows(&self) -> bool {
+        matches!(self, DbConn::Postgresql(_))
+    }
+}
+
 /// The one way to reach the backend-specific connection, for what the
 /// `DbConn` enum cannot carry (`ON CONFLICT`, row locks). With one body, the
 /// same diesel expression runs on either inner connection; with `postgres:`

@@ -59,6 +59,14 @@ fn timeout_message(limit: Duration, outcome: TimeoutOutcome) -> String {
     }
 }
 
+/// Whether PostgreSQL refused a value because it holds U+0000, which
+/// neither its `text` nor its `jsonb` can hold (SQLSTATE 22P05 and 22021;
+/// diesel passes on the message only).
+pub fn cannot_hold_nul(message: &str) -> bool {
+    message.contains("unsupported Unicode escape sequence")
+        || message.contains("invalid byte sequence for encoding \"UTF8\": 0x00")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,13 +34,13 @@ use call::{budget_left, record_wait, CallState, RUNNING};
 pub use connection::{
     connect, connect_bounded, migrate, now, sqlite_path, with_libpq_limits, Backend, DbConn,
 };
-pub use error::{DbError, TimeoutOutcome};
-pub use outbox::{AuditEntry, Event, EventBus, Frame, Outgoing};
+pub use error::{cannot_hold_nul, DbError, TimeoutOutcome};
+pub use outbox::{AuditEntry, Event, EventBus, Frame, KickReason, Outgoing, Tabs};
 use pool::lost_or;
 pub use pool::{ConnectionManager, Pool, PooledConn};
 pub use prepared::Prepared;
 pub use retry::TransientConflict;
-pub use transaction::Tx;
+pub use transaction::{Editor, Tx};
 
 /// The pool plus the rules for using it.
 #[derive(Clone)]
@@ -295,7 +295,7 @@ impl Database {
     /// Runs `f` in one write transaction (immediate on SQLite). On success the
     /// transaction commits and its events are published, in commit order; on
     /// error it rolls back and nothing is published.
-    pub async fn write<T, E, F>(&self, editor_session_id: Option<String>, f: F) -> Result<T, E>
+    pub async fn write<T, E, F>(&self, editor: Option<Editor>, f: F) -> Result<T, E>
     where
         F: FnOnce(&mut Tx) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
@@ -303,20 +303,15 @@ impl Database {
     {
         if let Some(writer) = &self.sqlite_writer {
             let state = Arc::new(CallState(AtomicU8::new(RUNNING)));
-            let outcome = writer.submit(Arc::clone(&state), editor_session_id, f);
+            let outcome = writer.submit(Arc::clone(&state), editor, f);
             return self.wait_for(&state, outcome).await;
         }
         let db = self.clone();
-        self.bounded(move |state| db.write_on(state, editor_session_id, f))
+        self.bounded(move |state| db.write_on(state, editor, f))
             .await
     }
 
-    fn write_on<T, E, F>(
-        &self,
-        state: &CallState,
-        editor_session_id: Option<String>,
-        f: F,
-    ) -> Result<T, E>
+    fn write_on<T, E, F>(&self, state: &CallState, editor: Option<Editor>, f: F) -> Result<T, E>
     where
         F: FnOnce(&mut Tx) -> Result<T, E>,
         E: From<DbError>,
@@ -335,7 +330,7 @@ impl Database {
         }
         // Given up on (or not) from here on, a connection that was used
         // past the request's patience is not reused.
-        let outcome = self.in_transaction(state, &mut conn, editor_session_id, f);
+        let outcome = self.in_transaction(state, &mut conn, editor, f);
         conn.lost |= state.abandoned();
         outcome
     }
@@ -346,7 +341,7 @@ impl Database {
         &self,
         state: &CallState,
         conn: &mut PooledConn,
-        editor_session_id: Option<String>,
+        editor: Option<Editor>,
         f: F,
     ) -> Result<T, E>
     where
@@ -360,7 +355,7 @@ impl Database {
                 return Err(lost_or(conn, DbError::from(e)).into());
             }
         };
-        let mut tx = Tx::new(conn, now, editor_session_id);
+        let mut tx = Tx::new(conn, now, editor);
         let outcome = f(&mut tx);
         let events = std::mem::take(&mut tx.events);
         let after_commit = std::mem::take(&mut tx.after_commit);

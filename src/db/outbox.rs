@@ -36,8 +36,42 @@ impl Frame {
 pub enum Outgoing {
     /// A frame for the tabs of one case.
     Frame(Frame),
-    /// An admin closed a tab; goes to that tab wherever it is connected.
-    Kick { session_id: String, reason: String },
+    /// Open tabs that must go, wherever they are connected: each is told
+    /// why (a `kicked` frame) and closed.
+    Close { tabs: Tabs, reason: KickReason },
+}
+
+/// Which open tabs a close is for. A tab is a user and a session id
+/// together, opened with one token on one case.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum Tabs {
+    /// The tabs with this session id: of one user, or of anyone (an admin's
+    /// kick that names no user).
+    Session { session: String, user: Option<i64> },
+    /// A user's tabs on one case.
+    OnCase { user: i64, case: i64 },
+    /// A user's tabs, but those opened with the token `except`.
+    OfUser {
+        user: i64,
+        except_token: Option<i64>,
+    },
+    /// The tabs opened with this token.
+    Token { token: i64 },
+}
+
+/// Why a tab was closed, as its `kicked` frame says.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum KickReason {
+    /// A site admin closed it.
+    Kicked,
+    /// Its user is no longer a member of the case.
+    AccessRemoved,
+    /// Its token ended: a logout, a password change, the user removed.
+    SignedOut,
 }
 
 /// What happened to a lock, for the audit trail: an `action` as

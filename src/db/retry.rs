@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use super::{Database, DbError, Tx};
+use super::{Database, DbError, Editor, Tx};
 
 /// An error that may say PostgreSQL aborted the transaction to break a
 /// deadlock (40P01) or as a serialization failure (40001): it changed
@@ -40,11 +40,7 @@ impl Database {
     /// [`Database::write`], run again (up to three times in all) when
     /// PostgreSQL aborts it as a deadlock victim or a serialization failure.
     /// `f` must be safe to run again: everything it does is in `tx`.
-    pub async fn write_retrying<T, E, F>(
-        &self,
-        editor_session_id: Option<String>,
-        f: F,
-    ) -> Result<T, E>
+    pub async fn write_retrying<T, E, F>(&self, editor: Option<Editor>, f: F) -> Result<T, E>
     where
         F: Fn(&mut Tx) -> Result<T, E> + Send + Sync + 'static,
         T: Send + 'static,
@@ -54,10 +50,7 @@ impl Database {
         let mut attempt = 1;
         loop {
             let run = Arc::clone(&f);
-            match self
-                .write(editor_session_id.clone(), move |tx| run(tx))
-                .await
-            {
+            match self.write(editor.clone(), move |tx| run(tx)).await {
                 Err(e) if attempt < ATTEMPTS && e.is_transient_conflict() => {
                     attempt += 1;
                     metrics::counter!("baton_write_retries_total").increment(1);

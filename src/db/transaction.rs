@@ -5,6 +5,16 @@ use chrono::NaiveDateTime;
 
 use super::{AuditEntry, DbConn, Event, Outgoing};
 
+/// Who a write is for: the user and, when the request came from a browser
+/// tab, its session id. Broadcasts carry both, because a tab is a user and a
+/// session id together: another user who sends the same session id is
+/// another tab, and a tab drops a frame as its own echo only when both match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Editor {
+    pub user_id: i64,
+    pub session_id: Option<String>,
+}
+
 /// A write transaction in progress: the connection, the transaction's clock,
 /// and what it will publish once it has committed.
 pub struct Tx<'a> {
@@ -12,30 +22,26 @@ pub struct Tx<'a> {
     /// One timestamp for everything the transaction writes and decides:
     /// the database's clock (see [`now`]).
     pub now: NaiveDateTime,
-    editor_session_id: Option<String>,
+    editor: Option<Editor>,
     pub(super) events: Vec<Event>,
     pub(super) after_commit: Vec<Box<dyn FnOnce()>>,
 }
 
 impl<'a> Tx<'a> {
     /// A transaction begun on `conn` at `now`, publishing nothing yet.
-    pub(super) fn new(
-        conn: &'a mut DbConn,
-        now: NaiveDateTime,
-        editor_session_id: Option<String>,
-    ) -> Tx<'a> {
+    pub(super) fn new(conn: &'a mut DbConn, now: NaiveDateTime, editor: Option<Editor>) -> Tx<'a> {
         Tx {
             conn,
             now,
-            editor_session_id,
+            editor,
             events: Vec::new(),
             after_commit: Vec::new(),
         }
     }
 
-    /// The session (browser tab) whose request this is; broadcasts carry it.
-    pub fn editor_session_id(&self) -> Option<&str> {
-        self.editor_session_id.as_deref()
+    /// The user and tab whose request this is; broadcasts carry them.
+    pub fn editor(&self) -> Option<&Editor> {
+        self.editor.as_ref()
     }
 
     /// Queues a frame or a kick for publication after commit. A frame for

@@ -31,7 +31,7 @@ use diesel::Connection;
 use tokio::sync::oneshot;
 
 use super::call::CallState;
-use super::{connect_bounded, now, DbConn, DbError, Event, EventBus, TimeoutOutcome, Tx};
+use super::{connect_bounded, now, DbConn, DbError, Editor, Event, EventBus, TimeoutOutcome, Tx};
 
 /// Most requests in one transaction: enough to absorb any burst the HTTP
 /// workers can produce, few enough that the group's latency stays short.
@@ -82,7 +82,7 @@ trait Job: Send {
 
 struct Request<T, E, F> {
     state: Arc<CallState>,
-    editor_session_id: Option<String>,
+    editor: Option<Editor>,
     f: F,
     reply: oneshot::Sender<Result<T, E>>,
 }
@@ -99,12 +99,9 @@ where
 
     fn run(self: Box<Self>, conn: &mut DbConn, now: chrono::NaiveDateTime) -> Ran {
         let Request {
-            editor_session_id,
-            f,
-            reply,
-            ..
+            editor, f, reply, ..
         } = *self;
-        let mut tx = Tx::new(conn, now, editor_session_id);
+        let mut tx = Tx::new(conn, now, editor);
         match f(&mut tx) {
             Ok(value) => Ran {
                 answer: Box::new(move |group| {
@@ -178,7 +175,7 @@ impl GroupWriter {
     pub(super) fn submit<T, E, F>(
         &self,
         state: Arc<CallState>,
-        editor_session_id: Option<String>,
+        editor: Option<Editor>,
         f: F,
     ) -> oneshot::Receiver<Result<T, E>>
     where
@@ -189,7 +186,7 @@ impl GroupWriter {
         let (reply, outcome) = oneshot::channel();
         let request = Request {
             state,
-            editor_session_id,
+            editor,
             f,
             reply,
         };

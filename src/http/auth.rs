@@ -9,11 +9,17 @@ use utoipa::ToSchema;
 use super::extract::client_address;
 use crate::auth::throttle::RetryAfter;
 use crate::auth::{tokens, Actor, AuthError};
+use crate::db::{KickReason, Outgoing, Tabs};
 use crate::error::{AppError, AppResult};
 use crate::models::user::normalize_email;
 use crate::models::{AuthToken, User};
 use crate::state::AppState;
 use crate::views::{LoginView, UserView};
+
+/// Longest email a sign-in may name (RFC 5321's path limit).
+const MAX_EMAIL: usize = 254;
+/// Longest password a sign-in may send.
+const MAX_PASSWORD: usize = 1024;
 
 #[derive(Deserialize, ToSchema)]
 pub struct LoginBody {
@@ -36,6 +42,7 @@ pub struct LoginBody {
     responses(
         (status = 200, description = "Signed in", body = LoginView),
         (status = 401, description = "Wrong email or password"),
+        (status = 422, description = "`email` or `password` is missing, or longer than its limit (254 and 1,024 characters)"),
         (status = 429, description = "Too many failed sign-ins for this account or address; see `Retry-After`",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
     ))]
@@ -48,6 +55,18 @@ pub async fn login(
     let (Some(email), Some(pw)) = (email, password) else {
         return Err(AppError::invalid("Send {\"email\": …, \"password\": …}."));
     };
+    // Bounded before anything is counted or hashed: what a request without
+    // a token can make baton hold or compute stays small.
+    if email.chars().count() > MAX_EMAIL {
+        return Err(AppError::invalid(format!(
+            "email is longer than {MAX_EMAIL} characters; no account has such an email."
+        )));
+    }
+    if pw.chars().count() > MAX_PASSWORD {
+        return Err(AppError::invalid(format!(
+            "password is longer than {MAX_PASSWORD} characters; no password is that long."
+        )));
+    }
     let account = normalize_email(&email);
     let address = client_address(&req, state.settings.client_ip_header.as_deref());
     let attempt = match state.throttle.begin(&account, address) {
@@ -63,12 +82,18 @@ pub async fn login(
             });
         }
     };
-    let user = state
-        .db
-        .read(move |conn| User::find_by_email(conn, &email).map_err(AppError::from))
-        .await?
-        // A user provisioned by a team's backend signs in there, never here.
-        .filter(|user| user.is_active() && !user.is_external());
+    // No account has a NUL in its email (no string with one is stored):
+    // wrong credentials, without asking the database, which could not hold it.
+    let user = if email.contains('\0') {
+        None
+    } else {
+        state
+            .db
+            .read(move |conn| User::find_by_email(conn, &email).map_err(AppError::from))
+            .await?
+    }
+    // A user provisioned by a team's backend signs in there, never here.
+    .filter(|user| user.is_active() && !user.is_external());
     let verified = match &user {
         Some(user) => {
             state
@@ -98,15 +123,21 @@ pub async fn login(
     }))
 }
 
-/// `POST /auth/logout`: ends the calling token at once, on every instance.
+/// `POST /auth/logout`: ends the calling token at once, on every instance,
+/// and closes the tabs opened with it (`signed_out`).
 #[utoipa::path(post, operation_id = "logout", path = "/auth/logout", tag = "auth",
-    responses((status = 204, description = "Signed out: this token no longer works")))]
+    responses((status = 204, description = "Signed out: this token no longer works, and the edits channels opened with it are closed")))]
 pub async fn logout(state: web::Data<AppState>, actor: Actor) -> AppResult<HttpResponse> {
     let token_id = actor.token_id;
     state
         .db
-        .write(actor.session_id, move |tx| {
-            AuthToken::revoke(tx.conn, token_id, tx.now).map_err(AppError::from)
+        .write(actor.editor(), move |tx| {
+            AuthToken::revoke(tx.conn, token_id, tx.now)?;
+            tx.publish(Outgoing::Close {
+                tabs: Tabs::Token { token: token_id },
+                reason: KickReason::SignedOut,
+            });
+            Ok::<_, AppError>(())
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

@@ -90,7 +90,7 @@ pub async fn create(
     let user_id = actor.user.id;
     let case = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(actor.editor(), move |tx| {
             if Case::find_by_slug(tx.conn, &slug)?.is_some() {
                 return Err(AppError::Conflict(format!(
                     "case.slug '{slug}' is already taken; pick another."

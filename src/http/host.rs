@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::case_by_slug;
 use super::extract::valid_session_id;
-use super::locks::{LockableRef, Named, RecordParam};
+use super::locks::{LockableRef, RecordParam};
 use super::params;
 use crate::accounts::{self, HostCase, HostUser};
 use crate::auth::access::{rank_on, require};
@@ -22,6 +22,7 @@ use crate::db::Outgoing;
 use crate::error::{AppError, AppResult};
 use crate::locks::fast_path::{self, GuardQuestion};
 use crate::locks::guard::{self, Preconditions, WriteContext};
+use crate::locks::naming::Named;
 use crate::models::{LockId, Role, User};
 use crate::state::AppState;
 use crate::views::{Change, RoleView, ServerFrame, UserView, Watchable};
@@ -272,7 +273,7 @@ pub async fn guard(
     }
     state
         .db
-        .write_retrying(session_id.clone(), move |tx| {
+        .write_retrying(None, move |tx| {
             key.check(tx.conn, tx.now)?;
             let case = case_by_slug(tx.conn, &case_slug)?;
             // The record before the user: 404 comes before 403.
@@ -404,7 +405,7 @@ pub async fn announce(
         .write(None, move |tx| {
             key.check(tx.conn, tx.now)?;
             let case = case_by_slug(tx.conn, &slug)?;
-            let frame = ServerFrame::change(change, Watchable::Relayed(watchable), editor)
+            let frame = ServerFrame::relayed(change, Watchable::Relayed(watchable), editor)
                 .for_case(case.id);
             tx.publish(Outgoing::Frame(frame));
             Ok::<_, AppError>(())

@@ -5,11 +5,12 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::locks::{LockableRef, Named};
-use crate::auth::access::require;
+use super::locks::LockableRef;
+use crate::auth::access::{rank_on, require};
 use crate::auth::{Actor, Caller};
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
+use crate::locks::naming::Named;
 use crate::locks::render::{lock_view, lock_views};
 use crate::locks::{sets, Acquired, LockableKind, Target};
 use crate::models::{Lock, Role};
@@ -48,7 +49,7 @@ pub async fn batch(
     let policy = state.policy;
     let held = state
         .db
-        .write_retrying(caller.session_id().cloned(), move |tx| {
+        .write_retrying(caller.editor(), move |tx| {
             let (actor, targets) = resolve_records(tx, &caller, &records, true)?;
             sets::acquire_all(tx, &actor, &targets, &policy)
         })
@@ -91,7 +92,7 @@ pub async fn claim(
     let policy = state.policy;
     let acquired = state
         .db
-        .write(caller.session_id().cloned(), move |tx| {
+        .write(caller.editor(), move |tx| {
             // Not row-locked here: a claim passes busy candidates over.
             let (actor, targets) = resolve_records(tx, &caller, &records, false)?;
             sets::claim(tx, &actor, &targets, &policy)
@@ -129,16 +130,14 @@ fn parse_records(refs: &[LockableRef], max: usize, what: &str) -> AppResult<Vec<
 /// Finds every record (404 if one is missing), one query per type, in one
 /// fixed order — type, then id — so that two sets row-lock their common
 /// records in the same order (`for_update`) and never deadlock; checks they
-/// are of one case and that the caller edits it. Returns them in the order
-/// asked.
+/// are of one case and that the caller edits it — that first, before
+/// anything is locked or written. Returns them in the order asked.
 fn resolve_records(
     tx: &mut Tx,
     caller: &Caller,
     named: &[Named],
     for_update: bool,
 ) -> AppResult<(Actor, Vec<Target>)> {
-    // Ordered with deep acquires (see `crate::locks`) before anything is read.
-    Lock::order_with_deep_acquires(tx.conn, false)?;
     let mut cases = named.iter().filter_map(|n| match n {
         Named::External { case, .. } => Some(case),
         Named::Stored(..) => None,
@@ -150,6 +149,25 @@ fn resolve_records(
             )));
         }
     }
+    // The caller's role on the case of the first record, read before
+    // anything is locked: the others must be of the same case.
+    let Some(first) = named.first() else {
+        return Err(AppError::invalid("Name at least one record."));
+    };
+    let case_id = match first.case_id(tx.conn) {
+        Ok(case_id) => case_id,
+        Err(e) => {
+            caller.clone().load(tx.conn)?; // 401 comes before 404
+            return Err(e);
+        }
+    };
+    let (actor, case, rank) = caller.clone().load_on_case(tx.conn, case_id)?;
+    require(rank, &case, Role::Editor)?;
+    // Ordered with deep acquires and membership changes (see `crate::locks`)
+    // before anything else is read; the role read again under that order.
+    if Lock::order_with_deep_acquires(tx.conn, false)? {
+        require(rank_on(tx.conn, &actor.user, case.id)?, &case, Role::Editor)?;
+    }
     // External records are named (given ids) in one fixed order — type,
     // then param — so that two requests naming new records in opposite
     // orders never wait for each other's inserts.
@@ -160,13 +178,7 @@ fn resolve_records(
     });
     let mut ids = vec![0; named.len()];
     for i in order {
-        ids[i] = match named[i].id_naming(tx) {
-            Ok(id) => id,
-            Err(e) => {
-                caller.clone().load(tx.conn)?; // 401 comes before 404
-                return Err(e);
-            }
-        };
+        ids[i] = named[i].id_naming(tx)?;
     }
     let records: Vec<(&'static LockableKind, i64)> =
         named.iter().map(|n| n.kind()).zip(ids).collect();
@@ -189,7 +201,6 @@ fn resolve_records(
             .iter()
             .find(|t| t.identity.type_name == kind.type_name && t.identity.id == id)
         else {
-            caller.clone().load(tx.conn)?; // 401 comes before 404
             return Err(AppError::not_found(format!(
                 "{} {id} does not exist.",
                 kind.type_name
@@ -197,19 +208,11 @@ fn resolve_records(
         };
         targets.push(target.clone());
     }
-    let Some(first) = targets.first() else {
-        return Err(AppError::invalid("Name at least one record."));
-    };
-    if let Some(other) = targets.iter().find(|t| t.case_id != first.case_id) {
+    if let Some(other) = targets.iter().find(|t| t.case_id != case.id) {
         return Err(AppError::invalid(format!(
-            "All records must be of one case: {} is in case {}, {} in case {}.",
-            first.identity.label(),
-            first.case_id,
+            "All records must be of one case: {} is not in the case of the first.",
             other.identity.label(),
-            other.case_id
         )));
     }
-    let (actor, case, rank) = caller.clone().load_on_case(tx.conn, first.case_id)?;
-    require(rank, &case, Role::Editor)?;
     Ok((actor, targets))
 }

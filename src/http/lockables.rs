@@ -114,15 +114,21 @@ where
     let policy = state.policy;
     let written = state
         .db
-        .write(caller.session_id().cloned(), move |tx| {
-            // The record's row first (it orders this write with others of
-            // the same record), then caller, case and role in one query.
-            let Some(record) = L::find_for_update(tx.conn, key)? else {
+        .write(caller.editor(), move |tx| {
+            // The record, then caller, case and role in one query, before
+            // anything is locked; then the record's row locked (it orders
+            // this write with others of the same record) and read again.
+            let Some(record) = L::find(tx.conn, key)? else {
                 caller.load(tx.conn)?; // 401 comes before 404
                 return Err(missing(key));
             };
             let (actor, case, rank) = caller.load_on_case(tx.conn, record.case_id())?;
             crate::auth::access::require(rank, &case, min_role)?;
+            let record = if tx.conn.locks_rows() {
+                L::find_for_update(tx.conn, key)?.ok_or_else(|| missing(key))?
+            } else {
+                record
+            };
             let prepared = prepare(tx, &actor, &record)?;
             let ctx = WriteContext {
                 actor: &actor,

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::{case_by_slug, case_of, params};
+use crate::accounts;
 use crate::auth::access::authorize;
 use crate::auth::Actor;
 use crate::error::{AppError, AppResult};
@@ -88,9 +89,10 @@ pub async fn create(
         .ok_or_else(|| {
             AppError::invalid("membership.role must be one of reader, editor, manager.")
         })?;
+    let policy = state.policy;
     let (created, membership, user) = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(actor.editor(), move |tx| {
             let case = case_by_slug(tx.conn, &slug)?;
             authorize(tx.conn, &actor.user, &case, Role::Manager)?;
             let user = User::find_by_email(tx.conn, &email)?.ok_or_else(|| {
@@ -103,7 +105,8 @@ pub async fn create(
                     if existing.role() == Role::Manager && role != Role::Manager {
                         ensure_another_manager(tx.conn, case.id)?;
                     }
-                    Ok::<_, AppError>((false, existing.set_role(tx.conn, role, tx.now)?, user))
+                    let changed = accounts::set_role(tx, existing, role, &policy)?;
+                    Ok::<_, AppError>((false, changed, user))
                 }
                 None => Ok((
                     true,
@@ -121,7 +124,8 @@ pub async fn create(
     Ok(response.json(MembershipView::new(&membership, &user)))
 }
 
-/// `DELETE /memberships/:id`: 204.
+/// `DELETE /memberships/:id`: 204. The user's locks and places in line in
+/// the case end, and their tabs on it are closed (`access_removed`).
 #[utoipa::path(delete, operation_id = "removeMembership", path = "/memberships/{id}", tag = "cases",
     params(("id" = i64, Path, description = "The membership's id")),
     responses(
@@ -135,9 +139,10 @@ pub async fn destroy(
     id: web::Path<MembershipId>,
 ) -> AppResult<HttpResponse> {
     let id = id.into_inner();
+    let policy = state.policy;
     state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write_retrying(actor.editor(), move |tx| {
             let membership = Membership::find(tx.conn, id)?
                 .ok_or_else(|| AppError::not_found(format!("Membership {id} does not exist.")))?;
             let case = case_of(tx.conn, membership.case_id)?;
@@ -145,8 +150,7 @@ pub async fn destroy(
             if membership.role() == Role::Manager {
                 ensure_another_manager(tx.conn, case.id)?;
             }
-            membership.delete(tx.conn)?;
-            Ok::<_, AppError>(())
+            accounts::remove_membership(tx, membership, &policy)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

@@ -3,6 +3,7 @@
 //! handlers of lockable records share is in [`lockables`].
 
 pub mod admin;
+pub mod any_string;
 pub mod auth;
 pub mod cases;
 pub mod edits;

@@ -6,7 +6,8 @@
 //! conventions every route shares are added here by [`Conventions`], so they
 //! are written once: the error envelope on every 4xx/5xx, 401 and the
 //! `X-Session-ID` header on authenticated routes, 400/413/415/422 wherever a
-//! JSON body is read, 404 wherever a path names a record, 503 everywhere.
+//! JSON body is read, 404 wherever a path names a record, 422 wherever a
+//! path or query string can hold a NUL, 503 everywhere.
 
 use actix_web::HttpResponse;
 use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
@@ -181,6 +182,20 @@ impl Modify for Conventions {
                 }
                 if names_record {
                     add_error(operation, 404, "Nothing has this id (any more).");
+                }
+                // `http::any_string`: a string with U+0000 anywhere in the
+                // request (login answers it as wrong credentials).
+                let takes_strings =
+                    names_record
+                        || operation.parameters.iter().flatten().any(
+                            |p| matches!(p, RefOr::T(p) if p.parameter_in == ParameterIn::Query),
+                        );
+                if takes_strings && path != "/auth/login" {
+                    add_error(
+                        operation,
+                        422,
+                        "A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it.",
+                    );
                 }
                 add_error(
                     operation,

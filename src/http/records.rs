@@ -319,7 +319,7 @@ pub async fn create_in_case(
     let (slug, body, policy) = (slug.into_inner(), body.into_inner(), state.policy);
     let record = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(actor.editor(), move |tx| {
             let case = case_by_slug(tx.conn, &slug)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
             let asked = read_body(ty, body, true)?;
@@ -351,15 +351,22 @@ pub async fn create_in_record(
     let (parent_id, body, policy) = (parent_id.into_inner(), body.into_inner(), state.policy);
     let record = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
-            // Read so that a delete of the parent (which takes its row for
-            // update) waits for this insert, or this one for it.
-            let parent = DeclaredRecord::find_for_key_share(tx.conn, key(parent_ty, parent_id))?
-                .ok_or_else(|| {
-                    AppError::not_found(format!("{} {parent_id} does not exist.", parent_ty.name))
-                })?;
+        .write(actor.editor(), move |tx| {
+            let missing =
+                || AppError::not_found(format!("{} {parent_id} does not exist.", parent_ty.name));
+            let parent =
+                DeclaredRecord::find(tx.conn, key(parent_ty, parent_id))?.ok_or_else(missing)?;
             let case = case_of(tx.conn, parent.case_id)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
+            // Then read again, locked, so that a delete of the parent (which
+            // takes its row for update) waits for this insert, or this one
+            // for it.
+            let parent = if tx.conn.locks_rows() {
+                DeclaredRecord::find_for_key_share(tx.conn, key(parent_ty, parent_id))?
+                    .ok_or_else(missing)?
+            } else {
+                parent
+            };
             let asked = read_body(ty, body, true)?;
             subtree::refuse_creation_in(tx, &actor, &parent, &policy)?;
             let place = Place {

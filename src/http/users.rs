@@ -68,7 +68,7 @@ pub async fn create_user(
     let admin = fields.admin;
     let user = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(actor.editor(), move |tx| {
             if User::find_by_email(tx.conn, &email)?.is_some() {
                 return Err(AppError::Conflict(format!(
                     "user.email {email} is already taken."
@@ -181,7 +181,7 @@ pub async fn update_user(
     let keep = own.then_some(actor.token_id);
     let user = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(actor.editor(), move |tx| {
             accounts::update_user(tx, user_id, changes, keep)
         })
         .await?;
@@ -216,7 +216,7 @@ pub async fn remove_user(
     let policy = state.policy;
     state
         .db
-        .write_retrying(actor.session_id.clone(), move |tx| {
+        .write_retrying(actor.editor(), move |tx| {
             accounts::remove_user(tx, user_id, Some(&admin), &policy)
         })
         .await?;

@@ -29,7 +29,7 @@ pub async fn refresh(
     let policy = state.policy;
     let queued = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(actor.editor(), move |tx| {
             line::refresh(tx, &actor, id, &policy)
         })
         .await?;
@@ -52,9 +52,7 @@ pub async fn leave(
     let id = id.into_inner();
     state
         .db
-        .write(actor.session_id.clone(), move |tx| {
-            line::leave_line(tx, &actor, id)
-        })
+        .write(actor.editor(), move |tx| line::leave_line(tx, &actor, id))
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

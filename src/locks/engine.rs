@@ -10,14 +10,14 @@ use super::lockable::Target;
 use super::render::{held_message, lock_view};
 use super::subtree;
 use super::LockPolicy;
-use crate::auth::access::rank_on;
+use crate::auth::access::{rank_on, Rank};
 use crate::auth::Actor;
 use crate::clock;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
 use crate::models::lock::NewLock;
 use crate::models::{
-    CaseId, HeldLock, Lock, LockAction, LockEvent, LockId, Role, Waiter, WaiterEnd,
+    CaseId, HeldLock, Lock, LockAction, LockEvent, LockId, Role, Tab, Waiter, WaiterEnd,
 };
 use crate::views::Change;
 
@@ -196,24 +196,44 @@ fn renew(tx: &mut Tx, held: HeldLock, policy: &LockPolicy, activity: bool) -> Ap
     Ok(held)
 }
 
-/// Loads a lock that is still in force, or 404.
-fn find_live(tx: &mut Tx, id: LockId, policy: &LockPolicy) -> AppResult<HeldLock> {
+/// Loads a lock that is still in force, with the actor's rank on its case;
+/// 404 when it has ended, 403 (naming only the lock asked for) when the
+/// actor is not a member of its case — asked before anything is written or
+/// locked.
+fn find_live(
+    tx: &mut Tx,
+    actor: &Actor,
+    id: LockId,
+    policy: &LockPolicy,
+) -> AppResult<(HeldLock, Rank)> {
     let gone = || {
         AppError::not_found(format!(
             "Lock {id} no longer exists (released, overridden or expired); take a new lock."
         ))
     };
     let held = Lock::find(tx.conn, id)?.ok_or_else(gone)?;
-    live_or_end(tx, held, policy)?.ok_or_else(gone)
+    let Some(rank) = rank_on(tx.conn, &actor.user, held.lock.case_id)? else {
+        return Err(AppError::forbidden(format!(
+            "Lock {id} is in a case you are not a member of."
+        )));
+    };
+    let held = live_or_end(tx, held, policy)?.ok_or_else(gone)?;
+    Ok((held, rank))
 }
 
-/// `POST /locks/:id/refresh`: the holder renews lease and activity.
+/// `POST /locks/:id/refresh`: the holder renews lease and activity, while
+/// an editor or above of the lock's case.
 pub fn refresh(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> AppResult<HeldLock> {
-    let held = find_live(tx, id, policy)?;
+    let (held, rank) = find_live(tx, actor, id, policy)?;
     if !is_held_by(&held.lock, actor) {
         return Err(AppError::forbidden(format!(
             "Only the tab holding lock {id} can refresh it ({}).",
             held_message(&held)
+        )));
+    }
+    if !rank.allows(Role::Editor) {
+        return Err(AppError::forbidden(format!(
+            "Lock {id} can no longer be renewed: you are a {rank} of its case now, and only an editor or above holds locks."
         )));
     }
     renew(tx, held, policy, true)
@@ -222,7 +242,7 @@ pub fn refresh(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> A
 /// `DELETE /locks/:id`: the holder releases; someone else of equal or higher
 /// rank breaks it (recorded as `overridden`, the holder is told).
 pub fn release(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> AppResult<()> {
-    let held = find_live(tx, id, policy)?;
+    let (held, rank) = find_live(tx, actor, id, policy)?;
     if is_held_by(&held.lock, actor) {
         let me = actor.user.to_ref();
         end(
@@ -234,8 +254,7 @@ pub fn release(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> A
         )?;
         return Ok(());
     }
-    let rank = rank_on(tx.conn, &actor.user, held.lock.case_id)?;
-    if !rank.is_some_and(|r| r.allows(Role::Editor)) {
+    if !rank.allows(Role::Editor) {
         return Err(AppError::forbidden(format!(
             "{}; only an editor or above of the case can break a lock.",
             held_message(&held)
@@ -259,44 +278,30 @@ fn override_lock(tx: &mut Tx, actor: &Actor, held: &HeldLock, then: Line) -> App
     Ok(())
 }
 
-/// `DELETE /locks?session=mine`: releases every lock of the caller's tab and
-/// takes it out of every line.
-pub fn release_session(
-    tx: &mut Tx,
-    actor: &Actor,
-    session_id: &str,
-    policy: &LockPolicy,
-) -> AppResult<usize> {
+/// `DELETE /locks?session=mine`: releases every lock of the caller's tab
+/// (the caller's, with its session id) and takes it out of every line.
+pub fn release_tab(tx: &mut Tx, actor: &Actor, tab: &Tab, policy: &LockPolicy) -> AppResult<usize> {
     let me = actor.user.to_ref();
     // Rows in the row-lock order of `crate::locks`: the tab's locks, then
     // every place in line this touches. Then the tab leaves its lines, so
     // that a lock released below is not handed back to this same tab.
-    Lock::lock_rows_of_sessions(tx.conn, &[session_id.to_owned()])?;
-    let mine = |user_id| user_id == actor.user.id;
-    let places: Vec<_> = Waiter::of_session(tx.conn, session_id)?
-        .into_iter()
-        .filter(|(waiter, _)| mine(waiter.user_id))
-        .collect();
-    let held: Vec<_> = Lock::of_session(tx.conn, session_id)?
-        .into_iter()
-        .filter(|held| mine(held.lock.user_id))
-        .collect();
+    Lock::lock_rows_of_tabs(tx.conn, std::slice::from_ref(tab))?;
+    let places = Waiter::of_tab(tx.conn, tab)?;
+    let held = Lock::of_tab(tx.conn, tab)?;
     line::lock_places_for_leaving(tx, &places, &held)?;
     for (waiter, user) in &places {
         line::leave(tx, waiter, user, WaiterEnd::Left)?;
     }
     // Read again: a grant to this tab may have committed meanwhile.
     let mut released = 0;
-    for held in Lock::of_session(tx.conn, session_id)? {
-        if held.lock.user_id == actor.user.id
-            && end(
-                tx,
-                &held,
-                LockAction::Released,
-                Some(&me),
-                Line::HandOff(policy),
-            )?
-        {
+    for held in Lock::of_tab(tx.conn, tab)? {
+        if end(
+            tx,
+            &held,
+            LockAction::Released,
+            Some(&me),
+            Line::HandOff(policy),
+        )? {
             released += 1;
         }
     }

@@ -137,8 +137,17 @@ pub async fn save(
             idle_timeout,
             editor_roles: &editor_roles,
         };
-        let saved = lock_fast_path::save(pg, holder, &save)?;
-        Ok(saved.and_then(DeclaredRecord::shallow))
+        match lock_fast_path::save(pg, holder, &save) {
+            Ok(saved) => Ok(saved.and_then(DeclaredRecord::shallow)),
+            // Fields stored before NULs were refused cannot be read as
+            // jsonb: the general path merges them in Rust and saves them.
+            Err(diesel::result::Error::DatabaseError(_, info))
+                if crate::db::cannot_hold_nul(info.message()) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     })
     .await
 }

@@ -1,120 +1,181 @@
-//! Lease changes driven by a tab's edits channel: pongs extend the leases of
-//! its locks (never their activity) and of its places in waiting lines, a
+//! Lease changes driven by a tab's edits channel: pongs (and the tab's own
+//! pings) extend the leases of its locks (never their activity) and of its places in waiting lines, a
 //! closed tab leaves them only the grace period, and a tab that reconnects in
 //! time gets them back.
 
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::clock;
-use crate::db::schema::{lock_waiters, locks};
+use crate::db::schema::{lock_waiters, locks, memberships, users};
 use crate::db::DbConn;
-use crate::models::{Lock, UserId, Waiter};
+use crate::models::presence::users_and_sessions;
+use crate::models::{Lock, LockId, Role, Tab, UserId, Waiter, WaiterId};
 
-/// Most sessions renewed by one statement: SQLite binds each session (and
+/// Most tabs read by one statement: SQLite binds each session id (and
 /// limits how many one statement takes); PostgreSQL binds the whole list as
-/// one array, so a beat renews any number of tabs in one statement.
-fn renew_chunk(conn: &DbConn) -> usize {
+/// one array.
+fn chunk_size(conn: &DbConn) -> usize {
     match conn {
-        DbConn::Sqlite(_) => 500,
+        DbConn::Sqlite(_) => 400,
         DbConn::Postgresql(_) => usize::MAX,
     }
 }
 
-/// Extends the leases of every live lock held by these (answering) tabs, and
-/// of their live places in line, in a few statements however many tabs there
-/// are.
-pub fn renew_for_sessions(
+/// Extends the leases of every live lock held by these (answering) tabs,
+/// and of their live places in line, in a few statements however many tabs
+/// there are. Only exactly these tabs' (another user who sends one of
+/// their session ids renews nothing of theirs), and only while the holder
+/// is an editor or above of the lock's case.
+pub fn renew_for_tabs(
     conn: &mut DbConn,
-    sessions: &[String],
+    tabs: &[Tab],
     now: NaiveDateTime,
     ttl: Duration,
 ) -> QueryResult<usize> {
-    let until = clock::after(now, ttl);
-    // One ordered lock over every session (PostgreSQL binds the list as one
-    // array), not per chunk: chunks would take rows in several orders.
-    Lock::lock_rows_of_sessions(conn, sessions)?;
-    let chunk_size = renew_chunk(conn);
-    let mut renewed = 0;
-    // Types that declare their own lease (`lock.lease`) renew to it.
-    let own_leases: Vec<(&str, Duration)> = crate::schema::in_force()
-        .types()
+    if tabs.is_empty() {
+        return Ok(0);
+    }
+    let answering: HashSet<(UserId, &str)> = tabs
         .iter()
-        .filter_map(|ty| ty.lock.lease.map(|lease| (ty.name.as_str(), lease)))
+        .map(|t| (t.user_id, t.session_id.as_str()))
         .collect();
-    let own_types: Vec<&str> = own_leases.iter().map(|(name, _)| *name).collect();
-    for chunk in sessions.chunks(chunk_size) {
-        renewed += diesel::update(
-            locks::table
-                .filter(locks::session_id.eq_any(chunk))
-                .filter(locks::lockable_type.ne_all(&own_types))
-                .filter(locks::expires_at.gt(now))
-                .filter(locks::expires_at.lt(until))
-                .filter(locks::disconnected_at.is_null()),
-        )
-        .set(locks::expires_at.eq(until))
-        .execute(conn)?;
-        for (type_name, lease) in &own_leases {
-            let until = clock::after(now, *lease);
-            renewed += diesel::update(
-                locks::table
-                    .filter(locks::session_id.eq_any(chunk))
-                    .filter(locks::lockable_type.eq(type_name))
-                    .filter(locks::expires_at.gt(now))
-                    .filter(locks::expires_at.lt(until))
-                    .filter(locks::disconnected_at.is_null()),
+    let is_answering = |user: UserId, session: &Option<String>| {
+        session
+            .as_deref()
+            .is_some_and(|s| answering.contains(&(user, s)))
+    };
+    let editors = Role::at_least(Role::Editor);
+    let mut lock_ids: Vec<(LockId, String)> = Vec::new();
+    let mut waiter_ids: Vec<WaiterId> = Vec::new();
+    for chunk in tabs.chunks(chunk_size(conn)) {
+        let (users, sessions) = users_and_sessions(chunk);
+        let rows: Vec<(LockId, UserId, Option<String>, String)> = locks::table
+            .inner_join(users::table)
+            .left_join(
+                memberships::table.on(memberships::case_id
+                    .eq(locks::case_id)
+                    .and(memberships::user_id.eq(locks::user_id))),
             )
-            .set(locks::expires_at.eq(until))
-            .execute(conn)?;
+            .filter(locks::session_id.eq_any(&sessions))
+            .filter(locks::user_id.eq_any(&users))
+            .filter(locks::expires_at.gt(now))
+            .filter(locks::disconnected_at.is_null())
+            .filter(users::admin.or(memberships::role.nullable().eq_any(&editors)))
+            .select((
+                locks::id,
+                locks::user_id,
+                locks::session_id,
+                locks::lockable_type,
+            ))
+            .load(conn)?;
+        lock_ids.extend(
+            rows.into_iter()
+                .filter(|(_, user, session, _)| is_answering(*user, session))
+                .map(|(id, _, _, type_name)| (id, type_name)),
+        );
+        let places: Vec<(WaiterId, UserId, String)> = lock_waiters::table
+            .filter(lock_waiters::session_id.eq_any(&sessions))
+            .filter(lock_waiters::user_id.eq_any(&users))
+            .filter(lock_waiters::expires_at.gt(now))
+            .filter(lock_waiters::disconnected_at.is_null())
+            .select((
+                lock_waiters::id,
+                lock_waiters::user_id,
+                lock_waiters::session_id,
+            ))
+            .load(conn)?;
+        waiter_ids.extend(
+            places
+                .into_iter()
+                .filter(|(_, user, session)| answering.contains(&(*user, session.as_str())))
+                .map(|(id, _, _)| id),
+        );
+    }
+    let mut renewed = 0;
+    if !lock_ids.is_empty() {
+        // One ordered row lock over them all (the row-lock order of
+        // `crate::locks`), then one UPDATE per lease in force.
+        let ids: Vec<LockId> = lock_ids.iter().map(|(id, _)| *id).collect();
+        Lock::lock_rows(conn, &ids)?;
+        let mut by_lease: BTreeMap<Duration, Vec<LockId>> = BTreeMap::new();
+        for (id, type_name) in &lock_ids {
+            let lease = crate::schema::in_force()
+                .get(type_name)
+                .and_then(|ty| ty.lock.lease)
+                .unwrap_or(ttl);
+            by_lease.entry(lease).or_default().push(*id);
+        }
+        for (lease, ids) in by_lease {
+            let until = clock::after(now, lease);
+            for chunk in ids.chunks(chunk_size(conn)) {
+                renewed += diesel::update(
+                    locks::table
+                        .filter(locks::id.eq_any(chunk))
+                        .filter(locks::expires_at.gt(now))
+                        .filter(locks::expires_at.lt(until))
+                        .filter(locks::disconnected_at.is_null()),
+                )
+                .set(locks::expires_at.eq(until))
+                .execute(conn)?;
+            }
         }
     }
-    Waiter::lock_rows_of_sessions(conn, sessions)?;
-    for chunk in sessions.chunks(chunk_size) {
-        renewed += diesel::update(
-            lock_waiters::table
-                .filter(lock_waiters::session_id.eq_any(chunk))
-                .filter(lock_waiters::expires_at.gt(now))
-                .filter(lock_waiters::expires_at.lt(until))
-                .filter(lock_waiters::disconnected_at.is_null()),
-        )
-        .set(lock_waiters::expires_at.eq(until))
-        .execute(conn)?;
+    if !waiter_ids.is_empty() {
+        Waiter::lock_rows(conn, &waiter_ids)?;
+        let until = clock::after(now, ttl);
+        for chunk in waiter_ids.chunks(chunk_size(conn)) {
+            renewed += diesel::update(
+                lock_waiters::table
+                    .filter(lock_waiters::id.eq_any(chunk))
+                    .filter(lock_waiters::expires_at.gt(now))
+                    .filter(lock_waiters::expires_at.lt(until))
+                    .filter(lock_waiters::disconnected_at.is_null()),
+            )
+            .set(lock_waiters::expires_at.eq(until))
+            .execute(conn)?;
+        }
     }
     Ok(renewed)
 }
 
 /// The tab's channel closed or died: `expires_at = min(expires_at, now + grace)`,
 /// for its locks and its places in line. The caller has row-locked the tab's
-/// locks and waiters already ([`Lock::lock_rows_of_sessions`], [`Waiter::lock_rows_of_sessions`]):
+/// locks and waiters already ([`Lock::lock_rows_of_tabs`], [`Waiter::lock_rows_of_tabs`]):
 /// the channel's leave does so before it counts the tab's other connections.
 pub fn disconnect(
     conn: &mut DbConn,
-    session_id: &str,
+    tab: &Tab,
     now: NaiveDateTime,
     grace: Duration,
 ) -> QueryResult<()> {
     let cutoff = clock::after(now, grace);
-    let of_session = locks::session_id.eq(session_id);
+    let (user, session) = (tab.user_id, tab.session_id.as_str());
+    let of_tab = locks::session_id.eq(session).and(locks::user_id.eq(user));
     diesel::update(
         locks::table
-            .filter(of_session)
+            .filter(of_tab)
             .filter(locks::expires_at.gt(cutoff)),
     )
     .set(locks::expires_at.eq(cutoff))
     .execute(conn)?;
-    diesel::update(locks::table.filter(locks::session_id.eq(session_id)))
+    diesel::update(locks::table.filter(of_tab))
         .set(locks::disconnected_at.eq(Some(now)))
         .execute(conn)?;
+    let in_line = lock_waiters::session_id
+        .eq(session)
+        .and(lock_waiters::user_id.eq(user));
     diesel::update(
         lock_waiters::table
-            .filter(lock_waiters::session_id.eq(session_id))
+            .filter(in_line)
             .filter(lock_waiters::expires_at.gt(cutoff)),
     )
     .set(lock_waiters::expires_at.eq(cutoff))
     .execute(conn)?;
-    diesel::update(lock_waiters::table.filter(lock_waiters::session_id.eq(session_id)))
+    diesel::update(lock_waiters::table.filter(in_line))
         .set(lock_waiters::disconnected_at.eq(Some(now)))
         .execute(conn)?;
     Ok(())
@@ -124,13 +185,13 @@ pub fn disconnect(
 /// its places in line, get a full lease again.
 pub fn reconnect(
     conn: &mut DbConn,
-    session_id: &str,
-    user_id: UserId,
+    tab: &Tab,
     now: NaiveDateTime,
     ttl: Duration,
 ) -> QueryResult<usize> {
-    let sessions = [session_id.to_owned()];
-    Lock::lock_rows_of_sessions(conn, &sessions)?;
+    let (session_id, user_id) = (tab.session_id.as_str(), tab.user_id);
+    let tabs = std::slice::from_ref(tab);
+    Lock::lock_rows_of_tabs(conn, tabs)?;
     let mut renewed = diesel::update(
         locks::table
             .filter(locks::session_id.eq(session_id))
@@ -142,7 +203,7 @@ pub fn reconnect(
         locks::disconnected_at.eq(None::<NaiveDateTime>),
     ))
     .execute(conn)?;
-    Waiter::lock_rows_of_sessions(conn, &sessions)?;
+    Waiter::lock_rows_of_tabs(conn, tabs)?;
     renewed += diesel::update(
         lock_waiters::table
             .filter(lock_waiters::session_id.eq(session_id))

@@ -24,7 +24,7 @@ use crate::error::{AppError, AppResult};
 use crate::models::lock::NewLock;
 use crate::models::waiter::{NewWaiter, QueuedWaiter, WaiterEnd};
 use crate::models::{
-    CaseId, HeldLock, Lock, LockAction, LockEvent, Role, UserId, UserRef, Waiter, WaiterId,
+    CaseId, HeldLock, Lock, LockAction, LockEvent, Role, Tab, UserId, UserRef, Waiter, WaiterId,
 };
 use crate::views::Change;
 
@@ -301,23 +301,16 @@ fn gone_waiter(id: WaiterId) -> AppError {
     ))
 }
 
-/// Someone else's place in line: 403, with `message` (which may name who
-/// waits) for a member of its case, who sees the line anyway; a non-member
-/// is told only that.
-fn not_yours(tx: &mut Tx, actor: &Actor, waiter: &Waiter, message: String) -> AppError {
-    match rank_on(tx.conn, &actor.user, waiter.case_id) {
-        Ok(Some(_)) => AppError::forbidden(message),
-        Ok(None) => AppError::forbidden(format!(
-            "Waiter {} waits in a case you are not a member of.",
-            waiter.id
-        )),
-        Err(e) => e.into(),
-    }
-}
-
-/// Loads a waiter that still waits, or 404.
-fn find_live(tx: &mut Tx, id: WaiterId) -> AppResult<(Waiter, UserRef)> {
+/// Loads a waiter that still waits, or 404; 403 (naming only the waiter
+/// asked for) when the actor is not a member of its case, before anything
+/// is written or locked.
+fn find_live(tx: &mut Tx, actor: &Actor, id: WaiterId) -> AppResult<(Waiter, UserRef)> {
     let (waiter, user) = Waiter::find(tx.conn, id)?.ok_or_else(|| gone_waiter(id))?;
+    if rank_on(tx.conn, &actor.user, waiter.case_id)?.is_none() {
+        return Err(AppError::forbidden(format!(
+            "Waiter {id} waits in a case you are not a member of."
+        )));
+    }
     if !waiter.is_live(tx.now) {
         leave(tx, &waiter, &user, overdue_reason(&waiter))?;
         return Err(gone_waiter(id));
@@ -342,14 +335,11 @@ pub fn refresh(
     id: WaiterId,
     policy: &LockPolicy,
 ) -> AppResult<QueuedWaiter> {
-    let (waiter, user) = find_live(tx, id)?;
+    let (waiter, user) = find_live(tx, actor, id)?;
     if !is_waiting_tab(&waiter, actor) {
-        return Err(not_yours(
-            tx,
-            actor,
-            &waiter,
-            format!("Only the tab waiting as waiter {id} can refresh it."),
-        ));
+        return Err(AppError::forbidden(format!(
+            "Only the tab waiting as waiter {id} can refresh it."
+        )));
     }
     // Gone meanwhile (granted or left in a transaction that committed while
     // this one waited for the row): 404, and no frame for a gone waiter.
@@ -366,17 +356,13 @@ pub fn refresh(
 
 /// `DELETE /waiters/:id`: its tab (or its user) leaves the line.
 pub fn leave_line(tx: &mut Tx, actor: &Actor, id: WaiterId) -> AppResult<()> {
-    let (waiter, user) = find_live(tx, id)?;
+    let (waiter, user) = find_live(tx, actor, id)?;
     if waiter.user_id != actor.user.id {
-        return Err(not_yours(
-            tx,
-            actor,
-            &waiter,
-            format!(
-                "Waiter {id} is {}'s place in line; only they can leave it.",
-                user.name
-            ),
-        ));
+        // A member sees the line anyway: naming who waits tells them nothing new.
+        return Err(AppError::forbidden(format!(
+            "Waiter {id} is {}'s place in line; only they can leave it.",
+            user.name
+        )));
     }
     // Granted (or left) by a transaction that committed while this one
     // waited for the row: the tab did not leave, and is told so.
@@ -388,9 +374,9 @@ pub fn leave_line(tx: &mut Tx, actor: &Actor, id: WaiterId) -> AppResult<()> {
 
 /// Every waiter of a tab leaves, for `reason` (`left` when the tab said so,
 /// `kicked` when an admin closed it).
-pub fn leave_session(tx: &mut Tx, session_id: &str, reason: WaiterEnd) -> AppResult<usize> {
+pub fn leave_tab(tx: &mut Tx, tab: &Tab, reason: WaiterEnd) -> AppResult<usize> {
     let mut left = 0;
-    for (waiter, user) in Waiter::of_session(tx.conn, session_id)? {
+    for (waiter, user) in Waiter::of_tab(tx.conn, tab)? {
         if leave(tx, &waiter, &user, reason)? {
             left += 1;
         }

@@ -27,6 +27,7 @@ pub mod holding;
 pub mod lease;
 pub mod line;
 pub mod lockable;
+pub mod naming;
 pub mod reaper;
 pub mod render;
 pub mod sets;

@@ -4,7 +4,7 @@
 
 use super::lockable::table_of;
 use super::Lockable;
-use crate::db::Frame;
+use crate::db::{Editor, Frame};
 use crate::error::AppError;
 use crate::models::lock_fast_path::{LockNotice, SavedRecord};
 use crate::models::{
@@ -64,21 +64,38 @@ pub fn notice_frame(notice: LockNotice) -> Frame {
         editor,
         ..
     } = notice;
+    // The fast path acquires and releases only for the holder itself.
+    let editor = Editor {
+        user_id: lock.user_id.get(),
+        session_id: editor,
+    };
     let held = HeldLock { lock, holder };
     let (change, watchable) = match action {
         LockAction::Acquired => (Change::Create, lock_view(&held).into()),
         reason => (Change::Destroy, ended_lock(&held, reason, None)),
     };
-    ServerFrame::change(change, watchable, editor).for_case(held.lock.case_id)
+    ServerFrame::change(change, watchable, Some(&editor)).for_case(held.lock.case_id)
 }
 
 /// The frame of a record saved by the fast save: the same `update` the
 /// guard emits for a save. `None` for a type the schema does not declare.
 pub fn saved_record_frame(saved: SavedRecord) -> Option<Frame> {
-    let SavedRecord { record, editor, .. } = saved;
+    let SavedRecord {
+        record,
+        editor,
+        editor_user,
+        ..
+    } = saved;
     let record = DeclaredRecord::shallow(record)?;
     let case_id = record.case_id;
-    Some(ServerFrame::change(Change::Update, record.view().into(), editor).for_case(case_id))
+    let editor = editor_user.map(|user_id| Editor {
+        user_id,
+        session_id: editor,
+    });
+    Some(
+        ServerFrame::change(Change::Update, record.view().into(), editor.as_ref())
+            .for_case(case_id),
+    )
 }
 
 /// One audit row, with the users it names (looked up by the caller).

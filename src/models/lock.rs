@@ -6,7 +6,7 @@ use diesel::prelude::*;
 
 use crate::db::schema::{locks, users};
 use crate::db::DbConn;
-use crate::models::{CaseId, DeclaredRecord, LockId, UserId, UserRef};
+use crate::models::{CaseId, DeclaredRecord, LockId, Tab, UserId, UserRef};
 
 /// (`Serialize`/`Deserialize`: the fast path's event rows carry it as JSON.)
 #[derive(
@@ -212,16 +212,6 @@ impl Lock {
             .map(held_locks)
     }
 
-    pub fn of_session(conn: &mut DbConn, session_id: &str) -> QueryResult<Vec<HeldLock>> {
-        locks::table
-            .inner_join(users::table)
-            .filter(locks::session_id.eq(session_id))
-            .select((Lock::as_select(), UserRef::as_select()))
-            .order(locks::id.asc())
-            .load::<(Lock, UserRef)>(conn)
-            .map(held_locks)
-    }
-
     /// The deep locks on any of `containers` (a card's page, a case), in
     /// case `case_id`, in the order of `containers`: the locks that cover a
     /// record inside them. One probe of the partial index on deep locks.
@@ -288,15 +278,18 @@ impl Lock {
     /// the other committed: a deep lock and a lock inside it never both
     /// win. (The fast path's insert takes ROW EXCLUSIVE before its snapshot
     /// by itself.) SQLite's writer is single, so it needs none.
-    pub fn order_with_deep_acquires(conn: &mut DbConn, deep: bool) -> QueryResult<()> {
+    ///
+    /// Returns whether it took a table lock (PostgreSQL): whatever was read
+    /// before it may have changed since, and may need reading again.
+    pub fn order_with_deep_acquires(conn: &mut DbConn, deep: bool) -> QueryResult<bool> {
         let statement = if deep {
             "LOCK TABLE locks IN SHARE ROW EXCLUSIVE MODE"
         } else {
             "LOCK TABLE locks IN ROW EXCLUSIVE MODE"
         };
         crate::on_backend!(conn,
-            postgres: |c| diesel::sql_query(statement).execute(c).map(|_| ()),
-            sqlite: |_c| Ok(()),
+            postgres: |c| diesel::sql_query(statement).execute(c).map(|_| true),
+            sqlite: |_c| Ok(false),
         )
     }
 
@@ -332,9 +325,35 @@ impl Lock {
     }
 
     /// Row-locks these tabs' locks in id order before a multi-row UPDATE of
-    /// them (PostgreSQL; see [`crate::lock_rows_in_order`]).
-    pub fn lock_rows_of_sessions(conn: &mut DbConn, sessions: &[String]) -> QueryResult<()> {
-        crate::lock_rows_for_update_in_order!(conn, locks, locks::session_id.eq_any(sessions))
+    /// them (PostgreSQL; see [`crate::lock_rows_for_update_in_order`]). It
+    /// may lock a few rows more (another user's tab with one of these
+    /// session ids): harmless, in the same order.
+    pub fn lock_rows_of_tabs(conn: &mut DbConn, tabs: &[Tab]) -> QueryResult<()> {
+        let (users, sessions) = super::presence::users_and_sessions(tabs);
+        crate::lock_rows_for_update_in_order!(
+            conn,
+            locks,
+            locks::session_id
+                .eq_any(&sessions)
+                .and(locks::user_id.eq_any(&users))
+        )
+    }
+
+    /// Row-locks these locks in id order (PostgreSQL).
+    pub fn lock_rows(conn: &mut DbConn, ids: &[LockId]) -> QueryResult<()> {
+        crate::lock_rows_for_update_in_order!(conn, locks, locks::id.eq_any(ids))
+    }
+
+    /// The locks of one tab (a user's, with this session id).
+    pub fn of_tab(conn: &mut DbConn, tab: &Tab) -> QueryResult<Vec<HeldLock>> {
+        locks::table
+            .inner_join(users::table)
+            .filter(locks::session_id.eq(&tab.session_id))
+            .filter(locks::user_id.eq(tab.user_id))
+            .select((Lock::as_select(), UserRef::as_select()))
+            .order(locks::id.asc())
+            .load::<(Lock, UserRef)>(conn)
+            .map(held_locks)
     }
 
     /// Row-locks a user's locks in id order (PostgreSQL), before their

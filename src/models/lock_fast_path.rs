@@ -134,8 +134,10 @@ pub fn release(
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SavedRecord {
     pub record: StoredRecord,
-    /// The tab whose request it was.
+    /// The tab whose request it was: its session id and user.
     pub editor: Option<String>,
+    #[serde(default, rename = "editorUser")]
+    pub editor_user: Option<i64>,
     /// When the statement ran (Unix microseconds), for the fan-out delay.
     pub at: i64,
 }

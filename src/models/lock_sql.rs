@@ -233,7 +233,7 @@ pub const FAST_SAVE_FUNCTION: &str = concat!(
                 last_activity_at = v_now WHERE id = held.id; \
        END IF; \
        INSERT INTO events (at, payload) VALUES (v_now, json_build_object( \
-           'k', 'record', 'editor', p_session, \
+           'k', 'record', 'editor', p_session, 'editorUser', p_user, \
            'at', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, \
            'record', row_to_json(rec))::text); \
        RETURN NEXT rec; \

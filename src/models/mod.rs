@@ -26,7 +26,7 @@ pub use ids::{CaseId, LockEventId, LockId, MembershipId, RecordId, UserId, Waite
 pub use lock::{HeldLock, Lock};
 pub use lock_event::{LockAction, LockEvent};
 pub use membership::Membership;
-pub use presence::Presence;
+pub use presence::{Presence, Tab};
 pub use record::{DeclaredRecord, Place, RecordChanges, RecordKey, StoredRecord};
 pub use role::Role;
 pub use user::{User, UserChanges, UserRef};

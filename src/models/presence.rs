@@ -8,6 +8,26 @@ use crate::db::schema::{cases, presences, users};
 use crate::db::DbConn;
 use crate::models::{Case, CaseId, UserId, UserRef};
 
+/// A browser tab: its user and the session id it made. Wherever a session
+/// id counts it counts with its user: another user who sends the same
+/// session id is another tab, and renews, releases or inherits nothing of
+/// this one's.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Tab {
+    pub user_id: UserId,
+    pub session_id: String,
+}
+
+impl Tab {
+    /// The tab as broadcasts name the editor of a change.
+    pub fn editor(&self) -> crate::db::Editor {
+        crate::db::Editor {
+            user_id: self.user_id.get(),
+            session_id: Some(self.session_id.clone()),
+        }
+    }
+}
+
 #[derive(Queryable, Selectable, Clone, Debug)]
 #[diesel(table_name = presences)]
 pub struct Presence {
@@ -49,27 +69,35 @@ impl Presence {
             .get_result::<Presence>(conn)
     }
 
-    /// The tabs of a user with an open channel, on any instance.
-    pub fn sessions_of_user(conn: &mut DbConn, user_id: UserId) -> QueryResult<Vec<String>> {
-        presences::table
-            .filter(presences::user_id.eq(user_id))
-            .select(presences::session_id)
-            .distinct()
-            .load(conn)
-    }
-
-    /// The tabs of a user open on one case.
-    pub fn sessions_of_user_in_case(
-        conn: &mut DbConn,
-        user_id: UserId,
-        case_id: CaseId,
-    ) -> QueryResult<Vec<String>> {
-        presences::table
-            .filter(presences::user_id.eq(user_id))
-            .filter(presences::case_id.eq(case_id))
-            .select(presences::session_id)
-            .distinct()
-            .load(conn)
+    /// Every tab with this session id: each user with an open channel, a
+    /// lock or a place in line under it.
+    pub fn tabs_with_session(conn: &mut DbConn, session_id: &str) -> QueryResult<Vec<Tab>> {
+        use crate::db::schema::{lock_waiters, locks};
+        let mut users: Vec<UserId> = presences::table
+            .filter(presences::session_id.eq(session_id))
+            .select(presences::user_id)
+            .load(conn)?;
+        users.extend(
+            locks::table
+                .filter(locks::session_id.eq(session_id))
+                .select(locks::user_id)
+                .load::<UserId>(conn)?,
+        );
+        users.extend(
+            lock_waiters::table
+                .filter(lock_waiters::session_id.eq(session_id))
+                .select(lock_waiters::user_id)
+                .load::<UserId>(conn)?,
+        );
+        users.sort_unstable();
+        users.dedup();
+        Ok(users
+            .into_iter()
+            .map(|user_id| Tab {
+                user_id,
+                session_id: session_id.to_owned(),
+            })
+            .collect())
     }
 
     pub fn delete(conn: &mut DbConn, id: i64) -> QueryResult<bool> {
@@ -80,14 +108,15 @@ impl Presence {
 
     /// Live channels of the tab other than `except` (it may reconnect before
     /// the old connection is noticed gone).
-    pub fn live_of_session(
+    pub fn live_of_tab(
         conn: &mut DbConn,
-        session_id: &str,
+        tab: &Tab,
         except: Option<i64>,
         seen_since: NaiveDateTime,
     ) -> QueryResult<i64> {
         let live = presences::table
-            .filter(presences::session_id.eq(session_id))
+            .filter(presences::session_id.eq(&tab.session_id))
+            .filter(presences::user_id.eq(tab.user_id))
             .filter(presences::last_seen_at.ge(seen_since));
         // Two fixed queries rather than a boxed one: SQLite caches these.
         match except {
@@ -179,4 +208,16 @@ impl Presence {
             .order(presences::id.asc())
             .load(conn)
     }
+}
+
+/// The users and the session ids of some tabs, each once: a filter that
+/// takes in every one of them (and perhaps a few rows more).
+pub(crate) fn users_and_sessions(tabs: &[Tab]) -> (Vec<UserId>, Vec<&str>) {
+    let mut users: Vec<UserId> = tabs.iter().map(|t| t.user_id).collect();
+    users.sort_unstable();
+    users.dedup();
+    let mut sessions: Vec<&str> = tabs.iter().map(|t| t.session_id.as_str()).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    (users, sessions)
 }

@@ -21,6 +21,15 @@ impl Role {
         }
     }
 
+    /// The names of `min` and every role above it.
+    pub fn at_least(min: Role) -> Vec<&'static str> {
+        Role::ALL
+            .into_iter()
+            .filter(|r| *r >= min)
+            .map(Role::as_str)
+            .collect()
+    }
+
     pub fn parse(s: &str) -> Option<Role> {
         Role::ALL.into_iter().find(|r| r.as_str() == s)
     }

@@ -7,7 +7,7 @@ use diesel::prelude::*;
 
 use crate::db::schema::{lock_waiters, users};
 use crate::db::DbConn;
-use crate::models::{CaseId, UserId, UserRef, WaiterId};
+use crate::models::{CaseId, Tab, UserId, UserRef, WaiterId};
 
 #[derive(Queryable, Selectable, Clone, Debug, PartialEq)]
 #[diesel(table_name = lock_waiters)]
@@ -206,15 +206,6 @@ impl Waiter {
             .load(conn)
     }
 
-    pub fn of_session(conn: &mut DbConn, session_id: &str) -> QueryResult<Vec<(Waiter, UserRef)>> {
-        lock_waiters::table
-            .inner_join(users::table)
-            .filter(lock_waiters::session_id.eq(session_id))
-            .select((Waiter::as_select(), UserRef::as_select()))
-            .order(lock_waiters::id.asc())
-            .load(conn)
-    }
-
     pub fn of_user(conn: &mut DbConn, user_id: UserId) -> QueryResult<Vec<(Waiter, UserRef)>> {
         lock_waiters::table
             .inner_join(users::table)
@@ -274,11 +265,25 @@ impl Waiter {
 
     /// Row-locks these tabs' waiters in id order before a multi-row UPDATE
     /// of them (PostgreSQL; see [`crate::lock_rows_for_update_in_order`]).
-    pub fn lock_rows_of_sessions(conn: &mut DbConn, sessions: &[String]) -> QueryResult<()> {
+    pub fn lock_rows_of_tabs(conn: &mut DbConn, tabs: &[Tab]) -> QueryResult<()> {
+        let (users, sessions) = super::presence::users_and_sessions(tabs);
         crate::lock_rows_for_update_in_order!(
             conn,
             lock_waiters,
-            lock_waiters::session_id.eq_any(sessions)
+            lock_waiters::session_id
+                .eq_any(&sessions)
+                .and(lock_waiters::user_id.eq_any(&users))
         )
+    }
+
+    /// The places in line of one tab (a user's, with this session id).
+    pub fn of_tab(conn: &mut DbConn, tab: &Tab) -> QueryResult<Vec<(Waiter, UserRef)>> {
+        lock_waiters::table
+            .inner_join(users::table)
+            .filter(lock_waiters::session_id.eq(&tab.session_id))
+            .filter(lock_waiters::user_id.eq(tab.user_id))
+            .select((Waiter::as_select(), UserRef::as_select()))
+            .order(lock_waiters::id.asc())
+            .load(conn)
     }
 }

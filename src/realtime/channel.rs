@@ -10,19 +10,20 @@ use actix_ws::{AggregatedMessage, CloseCode, CloseReason, MessageStream, Session
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::oneshot;
 
-use super::hub::Closing;
+use super::hub::{Closing, TabOwner};
 use super::presence::online_users;
 use super::Realtime;
+use crate::auth::access::rank_on;
 use crate::auth::Actor;
 use crate::clock;
-use crate::db::Frame;
+use crate::db::{Frame, KickReason, Tx};
 use crate::error::AppResult;
 use crate::locks::engine::active_locks;
 use crate::locks::lease;
 use crate::locks::line::waiters_of_case;
 use crate::locks::render::{lock_views, waiter_views};
 use crate::models::presence::NewPresence;
-use crate::models::{Case, CaseId, Lock, Presence, Waiter};
+use crate::models::{Case, CaseId, Lock, Presence, Role, Tab, User, Waiter};
 use crate::views::ServerFrame;
 
 /// Largest frame a tab may send; the channel is server → client, so small.
@@ -36,8 +37,8 @@ enum End {
     Closed,
     /// Two pings went unanswered.
     Unresponsive,
-    /// An admin closed it.
-    Kicked,
+    /// It may not stay (an admin, its access or its token ended it).
+    Kicked(KickReason),
     /// This instance is shutting down; the tab should reconnect.
     Restart,
 }
@@ -57,37 +58,64 @@ pub async fn serve(
     };
     let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
     let (close_tx, close_rx) = oneshot::channel();
-    rt.hub.register_tab(&session_id, connection, close_tx);
+    let tab = Tab {
+        user_id: actor.user.id,
+        session_id,
+    };
+    // Registered before the join reads who may stay: a removal that commits
+    // after that read closes this tab through the hub.
+    rt.hub.register_tab(
+        TabOwner {
+            user_id: tab.user_id,
+            session_id: tab.session_id.clone(),
+            case_id: case.id,
+            token_id: actor.token_id,
+        },
+        connection,
+        close_tx,
+    );
     // Subscribe before the welcome snapshot, so nothing falls between them.
     let frames = rt.hub.subscribe(case.id);
 
-    let joined = join(&rt, &actor, &case, &session_id).await;
+    let joined = join(&rt, &actor, &case, &tab).await;
     // An open tab holds what it needs and no more: the user's and the
     // case's rows (strings and all) would sit in memory for every idle tab.
     let case_id = case.id;
     drop((actor, case));
     match joined {
-        Ok((presence_id, welcome)) => {
+        Ok(Joined::Welcome(presence_id, welcome)) => {
             let end = if session.text(welcome).await.is_ok() {
-                pump(&rt, &session_id, &mut session, stream, frames, close_rx).await
+                pump(&rt, &tab, &mut session, stream, frames, close_rx).await
             } else {
                 End::Closed
             };
             // Close first, record after: the tab's TCP connection ends as
             // soon as the close handshake is done, not after a database write.
             let _ = session.close(close_reason(&end)).await;
-            if let Err(e) = leave(&rt, case_id, &session_id, presence_id, &end).await {
-                tracing::warn!(error = %e, session_id, "could not record a tab leaving");
+            if let Err(e) = leave(&rt, case_id, &tab, presence_id, &end).await {
+                tracing::warn!(error = %e, session_id = tab.session_id, "could not record a tab leaving");
             }
         }
+        Ok(Joined::Refused(reason)) => {
+            let _ = session.text(ServerFrame::Kicked { reason }.text()).await;
+            let _ = session.close(close_reason(&End::Kicked(reason))).await;
+        }
         Err(e) => {
-            tracing::warn!(error = %e, session_id, "could not record a tab joining");
+            tracing::warn!(error = %e, session_id = tab.session_id, "could not record a tab joining");
             let _ = session.close(None).await;
         }
     }
     // Last: a shutdown waits for every tab to be unregistered, so the leave
     // above is on record before the process exits.
-    rt.hub.unregister_tab(&session_id, connection);
+    rt.hub.unregister_tab(tab.user_id, connection);
+}
+
+/// What a join came to: the tab is in (its presence row and the welcome),
+/// or it may no longer be (its token or its membership ended after the
+/// upgrade was allowed).
+enum Joined {
+    Welcome(i64, String),
+    Refused(KickReason),
 }
 
 /// The close frame a tab gets.
@@ -95,7 +123,7 @@ fn close_reason(end: &End) -> Option<CloseReason> {
     let (code, description) = match end {
         End::Closed => return None,
         End::Unresponsive => (CloseCode::Away, "no answer to two pings"),
-        End::Kicked => (CloseCode::Policy, "kicked"),
+        End::Kicked(_) => (CloseCode::Policy, "kicked"),
         End::Restart => (CloseCode::Restart, "service restart"),
     };
     Some(CloseReason {
@@ -105,27 +133,27 @@ fn close_reason(end: &End) -> Option<CloseReason> {
 }
 
 /// Records the tab, gives a returning tab its locks back, tells the case, and
-/// builds the welcome.
-async fn join(
-    rt: &Realtime,
-    actor: &Actor,
-    case: &Case,
-    session_id: &str,
-) -> AppResult<(i64, String)> {
-    let (rt_, actor, case_id, session_id) =
-        (rt.clone(), actor.clone(), case.id, session_id.to_owned());
+/// builds the welcome — unless, read again in this transaction, its token
+/// or its access to the case has ended since the upgrade was allowed.
+async fn join(rt: &Realtime, actor: &Actor, case: &Case, tab: &Tab) -> AppResult<Joined> {
+    let (rt_, actor, case_id, tab_) = (rt.clone(), actor.clone(), case.id, tab.clone());
+    let heartbeat_ms = u64::try_from(rt.timing.heartbeat_interval.as_millis()).unwrap_or(u64::MAX);
     let joined = rt
         .db
-        .write(Some(session_id.clone()), move |tx| {
+        .write(Some(tab.editor()), move |tx| {
+            let tab = tab_;
+            if let Some(reason) = access_ended(tx, &actor, case_id)? {
+                return Ok(Joined::Refused(reason));
+            }
             // The tab's lock rows first (the row-lock order of `crate::locks`):
             // a close of the same tab on an older connection takes them first
             // too, so the two are serialized.
-            lease::reconnect(tx.conn, &session_id, actor.user.id, tx.now, rt_.policy.ttl)?;
+            lease::reconnect(tx.conn, &tab, tx.now, rt_.policy.ttl)?;
             let presence = Presence::create(
                 tx.conn,
                 &NewPresence {
-                    session_id: &session_id,
-                    user_id: actor.user.id,
+                    session_id: &tab.session_id,
+                    user_id: tab.user_id,
                     case_id,
                     instance_id: &rt_.instance_id,
                     user_agent: actor.user_agent.as_deref(),
@@ -136,19 +164,33 @@ async fn join(
                 online_users: online_users(tx.conn, case_id, rt_.timing.presence_ttl())?,
                 active_locks: lock_views(&active_locks(tx.conn, case_id, &rt_.policy)?),
                 waiters: waiter_views(&waiters_of_case(tx.conn, case_id, tx.now)?),
-                session_id,
+                heartbeat_ms,
+                session_id: tab.session_id,
             };
-            Ok::<_, crate::error::AppError>((presence.id, welcome.text()))
+            Ok::<_, crate::error::AppError>(Joined::Welcome(presence.id, welcome.text()))
         })
         .await?;
-    rt.presence.changed(case_id);
+    if matches!(joined, Joined::Welcome(..)) {
+        rt.presence.changed(case_id);
+    }
     Ok(joined)
+}
+
+/// Why the tab may not join after all, if it may not: its token ended, or
+/// its user is no longer a reader of the case.
+fn access_ended(tx: &mut Tx, actor: &Actor, case_id: CaseId) -> AppResult<Option<KickReason>> {
+    let live = User::find_by_token(tx.conn, actor.user.id, actor.token_id, tx.now)?;
+    let Some(user) = live else {
+        return Ok(Some(KickReason::SignedOut));
+    };
+    let rank = rank_on(tx.conn, &user, case_id)?;
+    Ok((!rank.is_some_and(|r| r.allows(Role::Reader))).then_some(KickReason::AccessRemoved))
 }
 
 /// Forwards frames and pings until the channel ends.
 async fn pump(
     rt: &Realtime,
-    session_id: &str,
+    tab: &Tab,
     session: &mut Session,
     stream: MessageStream,
     mut frames: broadcast::Receiver<Arc<Frame>>,
@@ -171,13 +213,20 @@ async fn pump(
             message = stream.recv() => match message {
                 Some(Ok(AggregatedMessage::Pong(_))) => {
                     last_pong = Instant::now();
-                    rt.heartbeats.answered(session_id);
+                    rt.heartbeats.answered(tab);
                     Ok(())
                 }
                 Some(Ok(AggregatedMessage::Ping(bytes))) => {
                     deliver(session.pong(&bytes), patience).await
                 }
-                // Tabs only listen; what they send is ignored.
+                // A browser cannot see WebSocket pings, so a tab sends its
+                // own: answered, and it renews the tab's locks as a pong does.
+                Some(Ok(AggregatedMessage::Text(text))) if is_ping(&text) => {
+                    last_pong = Instant::now();
+                    rt.heartbeats.answered(tab);
+                    deliver(session.text(ServerFrame::Pong.text()), patience).await
+                }
+                // Otherwise tabs only listen; what they send is ignored.
                 Some(Ok(AggregatedMessage::Text(_) | AggregatedMessage::Binary(_))) => Ok(()),
                 Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => Err(End::Closed),
             },
@@ -203,7 +252,7 @@ async fn pump(
                 Ok(Closing::Kicked(reason)) => {
                     let kicked = ServerFrame::Kicked { reason }.text();
                     let _ = deliver(session.text(kicked), patience).await;
-                    Err(End::Kicked)
+                    Err(End::Kicked(reason))
                 }
                 Ok(Closing::Restart) => Err(End::Restart),
                 // The hub let go of the sender without a word: no close can
@@ -218,6 +267,16 @@ async fn pump(
             return end;
         }
     }
+}
+
+/// `{"type": "ping"}`, the tab's heartbeat.
+fn is_ping(text: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Frame<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: std::borrow::Cow<'a, str>,
+    }
+    serde_json::from_str::<Frame>(text).is_ok_and(|f| f.kind == "ping")
 }
 
 /// Awaits one send to the tab. A tab that does not take a frame within two
@@ -240,24 +299,30 @@ async fn deliver(
 async fn leave(
     rt: &Realtime,
     case_id: CaseId,
-    session_id: &str,
+    tab: &Tab,
     presence_id: i64,
     end: &End,
 ) -> AppResult<()> {
-    let (timing, session_id) = (rt.timing, session_id.to_owned());
-    let kicked = matches!(end, End::Kicked);
+    let (timing, tab) = (rt.timing, tab.clone());
+    // A tab kicked by an admin or for lost access has no locks left to keep;
+    // one signed out keeps the grace, and gets them back if it signs in and
+    // reconnects in time.
+    let keeps_grace = !matches!(
+        end,
+        End::Kicked(KickReason::Kicked | KickReason::AccessRemoved)
+    );
     rt.db
-        .write(Some(session_id.clone()), move |tx| {
+        .write(Some(tab.editor()), move |tx| {
             // The tab's lock and waiter rows first (the row-lock order of `crate::locks`),
             // and only then count its other connections: a reconnect that
             // commits meanwhile is counted rather than cut off.
-            Lock::lock_rows_of_sessions(tx.conn, std::slice::from_ref(&session_id))?;
-            Waiter::lock_rows_of_sessions(tx.conn, std::slice::from_ref(&session_id))?;
+            let tabs = std::slice::from_ref(&tab);
+            Lock::lock_rows_of_tabs(tx.conn, tabs)?;
+            Waiter::lock_rows_of_tabs(tx.conn, tabs)?;
             let seen_since = clock::before(tx.now, timing.presence_ttl());
-            let elsewhere =
-                Presence::live_of_session(tx.conn, &session_id, Some(presence_id), seen_since)?;
-            if !kicked && elsewhere == 0 {
-                lease::disconnect(tx.conn, &session_id, tx.now, timing.disconnect_grace)?;
+            let elsewhere = Presence::live_of_tab(tx.conn, &tab, Some(presence_id), seen_since)?;
+            if keeps_grace && elsewhere == 0 {
+                lease::disconnect(tx.conn, &tab, tx.now, timing.disconnect_grace)?;
             }
             Presence::delete(tx.conn, presence_id)?;
             Ok::<_, crate::error::AppError>(())

@@ -9,23 +9,23 @@ use super::Realtime;
 use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::locks::lease;
-use crate::models::{AuthToken, Presence};
+use crate::models::{AuthToken, Presence, Tab};
 
-/// Tabs that answered a ping since the last beat.
+/// Tabs that answered a ping (or sent their own) since the last beat.
 #[derive(Default)]
 pub struct Heartbeats {
-    answered: Mutex<HashSet<String>>,
+    answered: Mutex<HashSet<Tab>>,
 }
 
 impl Heartbeats {
-    pub fn answered(&self, session_id: &str) {
+    pub fn answered(&self, tab: &Tab) {
         let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
-        if !answered.contains(session_id) {
-            answered.insert(session_id.to_owned());
+        if !answered.contains(tab) {
+            answered.insert(tab.clone());
         }
     }
 
-    fn take(&self) -> Vec<String> {
+    fn take(&self) -> Vec<Tab> {
         let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
         answered.drain().collect()
     }
@@ -33,14 +33,14 @@ impl Heartbeats {
 
 /// One beat; see the module docs.
 pub async fn beat(rt: &Realtime) -> AppResult<()> {
-    let sessions = rt.heartbeats.take();
+    let tabs = rt.heartbeats.take();
     let instance_id = rt.instance_id.clone();
     let ttl = rt.policy.ttl;
     let presence_ttl = rt.timing.presence_ttl();
     let stale_cases = rt
         .db
         .write(None, move |tx| {
-            lease::renew_for_sessions(tx.conn, &sessions, tx.now, ttl)?;
+            lease::renew_for_tabs(tx.conn, &tabs, tx.now, ttl)?;
             Presence::touch_instance(tx.conn, &instance_id, tx.now)?;
             let stale_before = clock::before(tx.now, presence_ttl);
             Ok::<_, crate::error::AppError>(Presence::delete_stale(

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, oneshot};
 
-use crate::db::{EventBus, Frame, Outgoing};
-use crate::models::CaseId;
+use crate::db::{EventBus, Frame, KickReason, Outgoing, Tabs};
+use crate::models::{CaseId, UserId};
 use crate::views::ServerFrame;
 
 /// How many frames a slow tab may fall behind before it must resync.
@@ -18,8 +18,9 @@ const CASE_BUFFER: usize = 256;
 /// Why an open tab is told to close.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Closing {
-    /// An admin closed it (or removed its user); the reason is shown to the tab.
-    Kicked(String),
+    /// It may not stay (an admin closed it, its access or its token ended):
+    /// the tab is told why and should not reconnect.
+    Kicked(KickReason),
     /// This instance is shutting down: close with 1012 (service restart) so
     /// the tab reconnects, to another instance, within the grace.
     Restart,
@@ -30,16 +31,47 @@ pub enum Closing {
 /// queue (an unbounded channel allocates a block of 32 slots up front).
 pub type CloseSender = oneshot::Sender<Closing>;
 
-/// One open channel of a session: its connection id, and its close signal
+/// Whose an open channel is: what a close can name it by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TabOwner {
+    pub user_id: UserId,
+    pub session_id: String,
+    pub case_id: CaseId,
+    /// The login token it was opened with.
+    pub token_id: i64,
+}
+
+impl TabOwner {
+    fn is_one_of(&self, tabs: &Tabs) -> bool {
+        let user = self.user_id.get();
+        match tabs {
+            Tabs::Session { session, user: who } => {
+                *session == self.session_id && who.is_none_or(|who| who == user)
+            }
+            Tabs::OnCase { user: who, case } => *who == user && *case == self.case_id.get(),
+            Tabs::OfUser {
+                user: who,
+                except_token,
+            } => *who == user && *except_token != Some(self.token_id),
+            Tabs::Token { token } => *token == self.token_id,
+        }
+    }
+}
+
+/// One open channel: its connection id, whose it is, and its close signal
 /// until the tab has been told to close.
-type OpenTab = (u64, Option<CloseSender>);
+struct OpenTab {
+    connection: u64,
+    owner: TabOwner,
+    close: Option<CloseSender>,
+}
 
 #[derive(Default)]
 pub struct Hub {
     cases: Mutex<HashMap<i64, broadcast::Sender<Arc<Frame>>>>,
-    /// Open channels by session id (a tab may briefly have two while it
+    /// Open channels by user (a tab may briefly have two while it
     /// reconnects); a channel's sender is taken once it has been told to close.
-    tabs: Mutex<HashMap<String, Vec<OpenTab>>>,
+    tabs: Mutex<HashMap<UserId, Vec<OpenTab>>>,
     /// Set once the instance is shutting down: new channels are refused.
     restarting: AtomicBool,
 }
@@ -82,10 +114,10 @@ impl Hub {
         }
     }
 
-    /// Registers an open channel of `session_id`; `id` tells its connections
+    /// Registers an open channel; `connection` tells a tab's connections
     /// apart. Once the instance is shutting down the tab is told to restart
     /// at once.
-    pub fn register_tab(&self, session_id: &str, id: u64, close: CloseSender) {
+    pub fn register_tab(&self, owner: TabOwner, connection: u64, close: CloseSender) {
         let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
         let close = if self.restarting.load(Ordering::SeqCst) {
             let _ = close.send(Closing::Restart);
@@ -93,22 +125,24 @@ impl Hub {
         } else {
             Some(close)
         };
-        tabs.entry(session_id.to_owned())
-            .or_default()
-            .push((id, close));
+        tabs.entry(owner.user_id).or_default().push(OpenTab {
+            connection,
+            owner,
+            close,
+        });
         metrics::gauge!("baton_open_tabs").increment(1);
     }
 
-    pub fn unregister_tab(&self, session_id: &str, id: u64) {
+    pub fn unregister_tab(&self, user_id: UserId, connection: u64) {
         let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(list) = tabs.get_mut(session_id) {
+        if let Some(list) = tabs.get_mut(&user_id) {
             let before = list.len();
-            list.retain(|(i, _)| *i != id);
+            list.retain(|tab| tab.connection != connection);
             if list.len() < before {
                 metrics::gauge!("baton_open_tabs").decrement(1);
             }
             if list.is_empty() {
-                tabs.remove(session_id);
+                tabs.remove(&user_id);
             }
         }
     }
@@ -119,11 +153,23 @@ impl Hub {
         tabs.values().map(Vec::len).sum()
     }
 
-    /// Tells every open channel of the session here to close.
-    pub fn kick(&self, session_id: &str, reason: &str) {
-        let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
-        for (_, close) in tabs.get_mut(session_id).into_iter().flatten() {
-            tell(close, Closing::Kicked(reason.to_owned()));
+    /// Tells every open channel here that `tabs` names to close, saying why.
+    pub fn close(&self, tabs: &Tabs, reason: KickReason) {
+        let mut open = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        let user = match tabs {
+            Tabs::Session { user, .. } => *user,
+            Tabs::OnCase { user, .. } | Tabs::OfUser { user, .. } => Some(*user),
+            Tabs::Token { .. } => None,
+        };
+        let lists: Vec<&mut Vec<OpenTab>> = match user {
+            Some(user) => open.get_mut(&UserId(user)).into_iter().collect(),
+            // Rare (a logout, an admin's kick naming no user): look at all.
+            None => open.values_mut().collect(),
+        };
+        for tab in lists.into_iter().flatten() {
+            if tab.owner.is_one_of(tabs) {
+                tell(&mut tab.close, Closing::Kicked(reason));
+            }
         }
     }
 
@@ -132,15 +178,15 @@ impl Hub {
     pub fn restart_all(&self) {
         let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
         self.restarting.store(true, Ordering::SeqCst);
-        for (_, close) in tabs.values_mut().flatten() {
-            tell(close, Closing::Restart);
+        for tab in tabs.values_mut().flatten() {
+            tell(&mut tab.close, Closing::Restart);
         }
     }
 
     /// Delivers one committed frame or kick to this process's subscribers.
     pub fn deliver(&self, outgoing: Outgoing) {
         match outgoing {
-            Outgoing::Kick { session_id, reason } => self.kick(&session_id, &reason),
+            Outgoing::Close { tabs, reason } => self.close(&tabs, reason),
             Outgoing::Frame(frame) => self.publish(frame),
         }
     }
@@ -165,5 +211,90 @@ impl EventBus for LocalBus {
         for item in outgoing {
             self.hub.deliver(item);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(
+        hub: &Hub,
+        user: i64,
+        session: &str,
+        case: i64,
+        token: i64,
+        id: u64,
+    ) -> oneshot::Receiver<Closing> {
+        let (close, closed) = oneshot::channel();
+        let owner = TabOwner {
+            user_id: UserId(user),
+            session_id: session.into(),
+            case_id: CaseId(case),
+            token_id: token,
+        };
+        hub.register_tab(owner, id, close);
+        closed
+    }
+
+    fn told(closed: &mut oneshot::Receiver<Closing>) -> Option<Closing> {
+        closed.try_recv().ok()
+    }
+
+    #[test]
+    fn a_close_reaches_only_the_tabs_it_names() {
+        let hub = Hub::default();
+        // Alice's tab, and Bob's tab that reuses her session id.
+        let mut alice = open(&hub, 1, "s", 10, 100, 1);
+        let mut bob = open(&hub, 2, "s", 10, 200, 2);
+        let mut bobs_other_case = open(&hub, 2, "t", 11, 201, 3);
+        hub.close(
+            &Tabs::Session {
+                session: "s".into(),
+                user: Some(2),
+            },
+            KickReason::Kicked,
+        );
+        assert_eq!(told(&mut bob), Some(Closing::Kicked(KickReason::Kicked)));
+        assert_eq!(told(&mut alice), None, "Alice's tab with the same id stays");
+
+        hub.close(
+            &Tabs::OnCase { user: 2, case: 11 },
+            KickReason::AccessRemoved,
+        );
+        assert_eq!(
+            told(&mut bobs_other_case),
+            Some(Closing::Kicked(KickReason::AccessRemoved))
+        );
+
+        let mut kept = open(&hub, 1, "u", 10, 100, 4);
+        let mut other_token = open(&hub, 1, "v", 10, 101, 5);
+        hub.close(
+            &Tabs::OfUser {
+                user: 1,
+                except_token: Some(100),
+            },
+            KickReason::SignedOut,
+        );
+        assert_eq!(
+            told(&mut kept),
+            None,
+            "the token that changed the password stays"
+        );
+        assert_eq!(told(&mut alice), None);
+        assert_eq!(
+            told(&mut other_token),
+            Some(Closing::Kicked(KickReason::SignedOut))
+        );
+
+        hub.close(&Tabs::Token { token: 100 }, KickReason::SignedOut);
+        assert_eq!(
+            told(&mut alice),
+            Some(Closing::Kicked(KickReason::SignedOut))
+        );
+        assert_eq!(
+            told(&mut kept),
+            Some(Closing::Kicked(KickReason::SignedOut))
+        );
     }
 }

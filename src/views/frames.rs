@@ -9,7 +9,8 @@ use utoipa::{PartialSchema, ToSchema};
 use super::{
     EndedLockView, EndedWaiterView, Identity, LockView, OnlineUserView, RecordView, WaiterView,
 };
-use crate::db::{Frame, Outgoing, Tx};
+pub use crate::db::KickReason;
+use crate::db::{Editor, Frame, Outgoing, Tx};
 use crate::models::CaseId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
@@ -40,12 +41,16 @@ pub enum Watchable {
 }
 
 /// One change to a watchable, tagged with the tab that made it: a tab drops
-/// frames whose `editorSessionId` is its own.
+/// frames whose `editorSessionId` and `editorUserId` are both its own
+/// (another user may send the same session id: that is another tab).
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeFrame {
     pub watchable: Watchable,
     pub editor_session_id: Option<String>,
+    /// The user whose request made the change; null when baton itself did
+    /// (a lease ran out, a tab closed).
+    pub editor_user_id: Option<i64>,
 }
 
 /// Every message the server sends on `GET /cases/:slug/edits`, as JSON text.
@@ -57,6 +62,9 @@ pub enum ServerFrame {
     #[serde(rename_all = "camelCase")]
     Welcome {
         session_id: String,
+        /// How often the tab sends `{"type": "ping"}`; a `pong` not back by
+        /// the next ping means the connection is dead.
+        heartbeat_ms: u64,
         active_locks: Vec<LockView>,
         /// Every live waiter of the case, line by line, first first.
         waiters: Vec<WaiterView>,
@@ -80,18 +88,45 @@ pub enum ServerFrame {
         #[schema(required = false, nullable = false)]
         reason: Option<String>,
     },
-    /// An admin closed this tab; the server closes the channel next.
+    /// The answer to a tab's `{"type": "ping"}`.
+    Pong,
+    /// The tab may not stay: the server closes the channel next (1008), and
+    /// the tab should not reconnect.
     Kicked {
-        reason: String,
+        reason: KickReason,
     },
 }
 
 impl ServerFrame {
-    pub fn change(change: Change, watchable: Watchable, editor: Option<String>) -> ServerFrame {
-        let frame = ChangeFrame {
-            watchable,
-            editor_session_id: editor,
-        };
+    pub fn change(change: Change, watchable: Watchable, editor: Option<&Editor>) -> ServerFrame {
+        ServerFrame::of(
+            change,
+            ChangeFrame {
+                watchable,
+                editor_session_id: editor.and_then(|e| e.session_id.clone()),
+                editor_user_id: editor.map(|e| e.user_id),
+            },
+        )
+    }
+
+    /// A change a team's backend announced, from its tab (a user baton does
+    /// not know of, so no `editorUserId`).
+    pub fn relayed(
+        change: Change,
+        watchable: Watchable,
+        editor_session_id: Option<String>,
+    ) -> ServerFrame {
+        ServerFrame::of(
+            change,
+            ChangeFrame {
+                watchable,
+                editor_session_id,
+                editor_user_id: None,
+            },
+        )
+    }
+
+    fn of(change: Change, frame: ChangeFrame) -> ServerFrame {
         match change {
             Change::Create => ServerFrame::Create(frame),
             Change::Update => ServerFrame::Update(frame),
@@ -120,8 +155,7 @@ impl Tx<'_> {
     /// Queues a change for the case's tabs, published after commit and
     /// tagged with the tab (session) that made it.
     pub fn emit(&mut self, case_id: CaseId, change: Change, watchable: Watchable) {
-        let editor = self.editor_session_id().map(str::to_owned);
-        let frame = ServerFrame::change(change, watchable, editor).for_case(case_id);
+        let frame = ServerFrame::change(change, watchable, self.editor()).for_case(case_id);
         self.publish(Outgoing::Frame(frame));
     }
 }

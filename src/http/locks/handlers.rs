@@ -1,316 +1,30 @@
 //! Lock routes: acquire (and take over), read, status, refresh, release,
-//! break, release a whole tab, and the audit trail.
+//! break, release a whole tab, and the audit trail. Each parses, asks who
+//! the caller is and what their role is, calls the engine and renders.
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use super::{case_by_slug, case_of};
-use crate::auth::access::{authorize, require};
+use super::schema::{LockOrWaiter, LockableRef, SessionSelector};
+use crate::auth::access::{authorize, rank_on, require};
 use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
+use crate::http::{case_by_slug, case_of};
 use crate::locks::engine::{self, active_locks, LockStatus};
 use crate::locks::fast_path;
 use crate::locks::line::{self, Joined};
-use crate::locks::lockable::{kind_named, known_types};
+use crate::locks::naming::Named;
 use crate::locks::render::{lock_event_view, lock_view, lock_views, waiter_view, waiter_views};
-use crate::locks::{AcquireMode, Acquired, LockableKind, Target};
-use crate::models::external_record::valid_param;
-use crate::models::{ExternalRecord, Lock, LockEvent, LockEventId, LockId, Role, User, UserId};
+use crate::locks::{AcquireMode, Acquired};
+use crate::models::{Lock, LockEvent, LockEventId, LockId, Role, User, UserId};
 use crate::state::AppState;
 use crate::views::locks::{LockDepth, LockState};
 use crate::views::{LockEventView, LockStatusView, LockView, WaiterView};
 
-/// The lockable types, as the OpenAPI document lists them: the case and
-/// every type of the schema in force ([`crate::locks::lockable::registry`]).
-pub struct LockableType;
-
-impl utoipa::PartialSchema for LockableType {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::Type::String)
-            .description(Some("A lockable type's name."))
-            .enum_values(Some(
-                crate::locks::lockable::registry()
-                    .iter()
-                    .map(|k| k.type_name),
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for LockableType {}
-
-/// Which record: `lockableType` + `lockableParam` (snake_case accepted too).
-#[derive(Clone, Deserialize, ToSchema, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct LockableRef {
-    /// The record's type name.
-    #[serde(alias = "lockable_type", rename = "lockableType")]
-    #[schema(required = true, nullable = false, value_type = Option<LockableType>)]
-    #[param(required = true, value_type = LockableType)]
-    lockable_type: Option<String>,
-    /// The record's id: `"12"` or `12`.
-    #[serde(alias = "lockable_param", rename = "lockableParam")]
-    #[schema(required = true, nullable = false, value_type = Option<RecordParam>)]
-    #[param(required = true, value_type = ParamText, inline, example = "12")]
-    lockable_param: Option<RecordParam>,
-    /// The case's slug: required for an external type (`store =
-    /// "external"`), whose records are named per case; ignored otherwise.
-    #[schema(required = false, nullable = false, value_type = Option<String>)]
-    #[param(required = false, value_type = Option<String>)]
-    case: Option<String>,
-}
-
-/// Whether the schema in force declares an external type: only then may a
-/// `lockableParam` be more than digits.
-fn any_external_type() -> bool {
-    crate::schema::in_force()
-        .types()
-        .iter()
-        .any(|ty| ty.is_external())
-}
-
-/// The pattern of a `lockableParam` string: an id, or (with external types
-/// declared) a host's name for its record.
-fn param_pattern() -> &'static str {
-    if any_external_type() {
-        "^[A-Za-z0-9._:-]{1,200}$"
-    } else {
-        "^[0-9]{1,18}$"
-    }
-}
-
-/// `lockableParam` in a query string.
-pub struct ParamText;
-
-impl utoipa::PartialSchema for ParamText {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::Type::String)
-            .pattern(Some(param_pattern()))
-            .description(Some(
-                "The record's id; for an external type, what your backend calls it.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for ParamText {}
-
-/// A record a request names.
-#[derive(Clone, Debug)]
-pub enum Named {
-    /// One of baton's own (a case, a record baton stores), by id.
-    Stored(&'static LockableKind, i64),
-    /// A record of an external type: what case `case` (a slug) calls `param`.
-    External {
-        kind: &'static LockableKind,
-        case: String,
-        param: String,
-    },
-}
-
-impl Named {
-    pub fn kind(&self) -> &'static LockableKind {
-        match self {
-            Named::Stored(kind, _) | Named::External { kind, .. } => kind,
-        }
-    }
-
-    /// The record's id, naming an external record (giving it an id) if it
-    /// was never locked. 404 for an external record's unknown case.
-    pub fn id_naming(&self, tx: &mut crate::db::Tx) -> AppResult<i64> {
-        match self {
-            Named::Stored(_, id) => Ok(*id),
-            Named::External { kind, case, param } => {
-                let case = case_by_slug(tx.conn, case)?;
-                let record = ExternalRecord::name(tx.conn, kind.type_name, &case, param, tx.now)?;
-                Ok(record.id)
-            }
-        }
-    }
-}
-
-/// The largest id a request may name: 18 digits, like `^[0-9]{1,18}$`.
-const MAX_ID: i64 = 999_999_999_999_999_999;
-
-/// A record's id in a request body, as a string (`"12"`, what `param` says)
-/// or a number (`12`, as the Gala seed sends it).
-#[derive(Clone, Deserialize)]
-#[serde(untagged)]
-pub enum RecordParam {
-    Text(String),
-    Number(serde_json::Number),
-}
-
-impl RecordParam {
-    /// What a host calls an external record: 1–200 of `A-Za-z0-9._:-`, or
-    /// an integral number as its decimal string.
-    pub(super) fn external(&self) -> Option<String> {
-        match self {
-            RecordParam::Text(s) => valid_param(s).then(|| s.clone()),
-            RecordParam::Number(n) => n
-                .as_i64()
-                .map(|i| i.to_string())
-                .or_else(|| n.as_u64().map(|u| u.to_string()))
-                .or_else(|| {
-                    n.as_f64()
-                        .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
-                        .map(|f| (f as i64).to_string())
-                }),
-        }
-    }
-
-    /// The id, if it is one: 1 to 18 digits, or a number that is not negative.
-    pub(super) fn id(&self) -> Option<i64> {
-        match self {
-            RecordParam::Text(s) => super::extract::digits(s),
-            // JSON does not tell 12 from 12.0; both name record 12 (as JSON
-            // Schema says). At most 18 digits, as a string.
-            RecordParam::Number(n) => n
-                .as_i64()
-                .or_else(|| {
-                    n.as_f64()
-                        .filter(|f| f.fract() == 0.0 && f.abs() < 1e18)
-                        .map(|f| f as i64)
-                })
-                .filter(|id| (0..=MAX_ID).contains(id)),
-        }
-    }
-}
-
-impl std::fmt::Display for RecordParam {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RecordParam::Text(s) => f.write_str(s),
-            RecordParam::Number(n) => write!(f, "{n}"),
-        }
-    }
-}
-
-impl utoipa::PartialSchema for RecordParam {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::{ObjectBuilder, OneOfBuilder, Type};
-        OneOfBuilder::new()
-            .item(
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .pattern(Some(param_pattern()))
-                    .examples(["12"]),
-            )
-            .item(
-                ObjectBuilder::new()
-                    .schema_type(Type::Integer)
-                    .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
-                        utoipa::openapi::KnownFormat::Int64,
-                    )))
-                    .minimum(Some(0))
-                    .maximum(Some(MAX_ID)),
-            )
-            .description(Some(
-                "A record's id: a string of digits, or a number. For an external type: \
-                 what your backend calls the record (1–200 of `A-Za-z0-9._:-`), with `case`.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for RecordParam {}
-
-impl LockableRef {
-    /// The record asked for: 422 for an unknown type, a bad id or param,
-    /// or an external type without `case`.
-    pub(super) fn parse(&self) -> AppResult<Named> {
-        let type_name = self.lockable_type.as_deref().ok_or_else(|| {
-            AppError::invalid(format!(
-                "lockableType is required (one of {}).",
-                known_types()
-            ))
-        })?;
-        let kind = kind_named(type_name).ok_or_else(|| {
-            AppError::invalid(format!(
-                "'{type_name}' is not a lockable type; use one of {}.",
-                known_types()
-            ))
-        })?;
-        if kind.is_external() {
-            let param = self.lockable_param.as_ref().ok_or_else(|| {
-                AppError::invalid(format!(
-                    "lockableParam is required: what your backend calls the {type_name}, like \"inv-2031\"."
-                ))
-            })?;
-            let param = param.external().ok_or_else(|| {
-                AppError::invalid(format!(
-                    "lockableParam must be 1 to 200 letters, digits or '.', '_', ':', '-'; got \"{param}\"."
-                ))
-            })?;
-            let case = self.case.clone().ok_or_else(|| {
-                AppError::invalid(format!(
-                    "case is required for {type_name}: the slug of the case the record belongs to \
-                     ({type_name} records live in your database and are named per case)."
-                ))
-            })?;
-            return Ok(Named::External { kind, case, param });
-        }
-        let param = self.lockable_param.as_ref().ok_or_else(|| {
-            AppError::invalid("lockableParam is required: the record's id, like \"12\".")
-        })?;
-        let id = param.id().ok_or_else(|| {
-            AppError::invalid(format!(
-                "lockableParam must be the record's id, like \"12\"; got \"{param}\"."
-            ))
-        })?;
-        Ok(Named::Stored(kind, id))
-    }
-
-    /// The `case` it names, if any.
-    pub(super) fn case_slug(&self) -> Option<String> {
-        self.case.clone()
-    }
-
-    /// Finds the record to lock, its row locked until the transaction ends
-    /// unless `for_update` is false (an external record is named, given an
-    /// id, if it never was): 422 for an unknown type, 404 for a missing
-    /// record or case.
-    pub(super) fn resolve(&self, tx: &mut crate::db::Tx, for_update: bool) -> AppResult<Target> {
-        let named = self.parse()?;
-        let kind = named.kind();
-        let id = named.id_naming(tx)?;
-        let missing = || AppError::not_found(format!("{} {id} does not exist.", kind.type_name));
-        let found = if for_update {
-            kind.find_for_update(tx.conn, id)?
-        } else {
-            kind.find(tx.conn, id)?
-        };
-        found.ok_or_else(missing)
-    }
-
-    /// Finds the record to read about, with its case; `None` for an
-    /// external record never locked (nobody holds it).
-    pub(super) fn look_up(
-        &self,
-        conn: &mut crate::db::DbConn,
-    ) -> AppResult<(crate::models::Case, Option<Target>)> {
-        match self.parse()? {
-            Named::Stored(kind, id) => {
-                let target = kind.find(conn, id)?.ok_or_else(|| {
-                    AppError::not_found(format!("{} {id} does not exist.", kind.type_name))
-                })?;
-                Ok((case_of(conn, target.case_id)?, Some(target)))
-            }
-            Named::External { kind, case, param } => {
-                let case = case_by_slug(conn, &case)?;
-                let target = kind.find_external(conn, case.id, &param)?;
-                Ok((case, target))
-            }
-        }
-    }
-}
-
 #[derive(Deserialize, ToSchema)]
 pub struct LockBody {
-    #[serde(deserialize_with = "super::params::object")]
+    #[serde(deserialize_with = "crate::http::params::object")]
     lock: LockFields,
 }
 
@@ -381,23 +95,34 @@ pub async fn create(
     };
     let acquired = state
         .db
-        .write_retrying(caller.session_id().cloned(), move |tx| {
-            // First ordered with deep acquires (see `crate::locks`). Then
-            // locking the record's row orders this acquire with guarded
-            // writes of the same record (PostgreSQL; SQLite writes are
-            // serial) — but for a deep one, which already excludes every
-            // other lock write, and would only deadlock with a holder's
-            // write. Then caller, case and role in one query.
-            Lock::order_with_deep_acquires(tx.conn, deep)?;
-            let target = match target.resolve(tx, !deep) {
-                Ok(target) => target,
+        .write_retrying(caller.editor(), move |tx| {
+            // Who asks for what, read before anything is locked or written:
+            // the record's case (401 comes before 404), then caller, case
+            // and role in one query.
+            let asked = target
+                .parse()
+                .and_then(|named| Ok((named.case_id(tx.conn)?, named)));
+            let (case_id, named) = match asked {
+                Ok(asked) => asked,
                 Err(e) => {
-                    caller.clone().load(tx.conn)?; // 401 comes before 404
+                    caller.clone().load(tx.conn)?;
                     return Err(e);
                 }
             };
-            let (actor, case, rank) = caller.clone().load_on_case(tx.conn, target.case_id)?;
+            let (actor, case, rank) = caller.clone().load_on_case(tx.conn, case_id)?;
             require(rank, &case, Role::Editor)?;
+            // Then ordered with deep acquires and membership changes (see
+            // `crate::locks`), and the role read again under that order: a
+            // role lowered meanwhile ended its locks, and this one must not
+            // come after. Then locking the record's row orders this acquire
+            // with guarded writes of the same record (PostgreSQL; SQLite
+            // writes are serial) — but for a deep one, which already
+            // excludes every other lock write, and would only deadlock
+            // with a holder's write.
+            if Lock::order_with_deep_acquires(tx.conn, deep)? {
+                require(rank_on(tx.conn, &actor.user, case.id)?, &case, Role::Editor)?;
+            }
+            let target = named.resolve(tx, !deep)?;
             engine::acquire(tx, &actor, &target, mode, &policy)
         })
         .await?;
@@ -409,40 +134,6 @@ pub async fn create(
         }
         Acquired::Waiting(Joined::Again(queued)) => HttpResponse::Ok().json(waiter_view(&queued)),
     })
-}
-
-/// What `POST /locks` answers with 200: the lock this tab holds, or (with
-/// `wait`) its place in line. Their `type` tells them apart.
-pub struct LockOrWaiter;
-
-impl utoipa::PartialSchema for LockOrWaiter {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::{OneOfBuilder, Ref};
-        OneOfBuilder::new()
-            .item(Ref::from_schema_name(LockView::name()))
-            .item(Ref::from_schema_name(WaiterView::name()))
-            .description(Some(
-                "The lock this tab holds, or (with `wait`) its place in line; `type` says which.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for LockOrWaiter {
-    fn schemas(
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        use utoipa::PartialSchema;
-        schemas.extend([
-            (LockView::name().into(), LockView::schema()),
-            (WaiterView::name().into(), WaiterView::schema()),
-        ]);
-        LockView::schemas(schemas);
-        WaiterView::schemas(schemas);
-    }
 }
 
 /// `GET /locks/:id`: readers of its case.
@@ -533,7 +224,7 @@ pub async fn status(
     let (status, waiters) = state
         .db
         .read(move |conn| {
-            let (case, target) = target.look_up(conn)?;
+            let (case, target) = target.parse()?.look_up(conn)?;
             authorize(conn, &actor.user, &case, Role::Reader)?;
             let Some(target) = target else {
                 return Ok::<_, AppError>((LockStatus::Unlocked, Vec::new()));
@@ -573,7 +264,7 @@ pub async fn refresh(
     let policy = state.policy;
     let held = state
         .db
-        .write(actor.session_id.clone(), move |tx| {
+        .write(actor.editor(), move |tx| {
             engine::refresh(tx, &actor, id, &policy)
         })
         .await?;
@@ -604,20 +295,12 @@ pub async fn destroy(
     }
     state
         .db
-        .write(caller.session_id().cloned(), move |tx| {
+        .write(caller.editor(), move |tx| {
             let actor = caller.load(tx.conn)?;
             engine::release(tx, &actor, id, &policy)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())
-}
-
-/// Only `mine` (the calling tab, from `X-Session-ID`).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[schema(rename_all = "lowercase")]
-pub enum SessionSelector {
-    Mine,
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -648,14 +331,14 @@ pub async fn destroy_mine(
             "Use DELETE /locks?session=mine to release your tab's locks.",
         ));
     }
-    let session_id = actor.session_id.clone().ok_or_else(|| {
+    let tab = actor.tab().ok_or_else(|| {
         AppError::invalid("Send X-Session-ID to say which tab's locks to release.")
     })?;
     let policy = state.policy;
     state
         .db
-        .write_retrying(actor.session_id.clone(), move |tx| {
-            engine::release_session(tx, &actor, &session_id, &policy)
+        .write_retrying(actor.editor(), move |tx| {
+            engine::release_tab(tx, &actor, &tab, &policy)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

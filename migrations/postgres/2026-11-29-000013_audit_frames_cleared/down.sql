@@ -1,0 +1,1 @@
+DROP INDEX index_events_audit_frames_on_id;

@@ -1,0 +1,204 @@
+//! The listener: one dedicated connection per instance that reads the
+//! stream whenever a commit wakes it (its own instance directly, the others
+//! through one `NOTIFY`), and delivers the rows to the hub in id order.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio_postgres::Client;
+
+use super::connection::{connect, within, Connected, ListenError};
+use super::cursor::{Cursor, READ_ROWS};
+use super::{Wakeups, CHANNEL, OUTBOX_RETENTION};
+use crate::realtime::hub::Hub;
+
+/// While the reader waits at a gap (or has more to read), it looks again
+/// after this, doubling up to [`RECHECK_MAX`].
+const RECHECK_MIN: Duration = Duration::from_millis(1);
+const RECHECK_MAX: Duration = Duration::from_millis(50);
+/// With nothing pending and nobody waking it, the listener still looks this
+/// often (a lost wake-up costs at most this much delay).
+const IDLE_RECHECK: Duration = Duration::from_secs(1);
+/// The least time between two outbox reads, and between two wake-up
+/// NOTIFYs: under load one read or one NOTIFY then serves every commit of
+/// that millisecond, instead of each commit costing the database a
+/// statement more.
+const BATCH_WINDOW: Duration = Duration::from_millis(1);
+
+/// Listens until the runtime stops: connects, reads the outbox whenever
+/// woken, delivers to the hub. When the connection drops it reconnects and
+/// resumes where it stopped; only after a gap too long for the outbox's
+/// retention does it tell every tab here to resync.
+///
+/// `timeout` (`BATON_DB_TIMEOUT`) bounds connecting and every read: a
+/// listener whose connection stalls gives it up and reconnects, as after a
+/// cut.
+///
+/// `from` is where delivery starts: [`outbox_end`] read before the server
+/// took its first request, so that a change committed after a tab joined is
+/// delivered even if the listener connects later than the tab.
+pub async fn listen(
+    url: String,
+    hub: Arc<Hub>,
+    wakeups: Arc<Wakeups>,
+    timeout: Duration,
+    from: Option<i64>,
+) {
+    const FIRST_RETRY: Duration = Duration::from_millis(100);
+    let mut backoff = FIRST_RETRY;
+    let mut cursor: Option<Cursor> = from.map(|next_id| Cursor {
+        next_id,
+        gap: None,
+        read_at: Instant::now(),
+    });
+    loop {
+        let started = Instant::now();
+        match listen_once(&url, &hub, &wakeups, &mut cursor, timeout).await {
+            Ok(()) => tracing::warn!("event listener connection closed; reconnecting"),
+            Err(e) => tracing::warn!(error = %e, "event listener failed; reconnecting"),
+        }
+        metrics::counter!("baton_bus_reconnects_total").increment(1);
+        // Back off while connecting fails; a connection that served (read
+        // the outbox) starts the backoff over.
+        if cursor.as_ref().is_some_and(|c| c.read_at >= started) {
+            backoff = FIRST_RETRY;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
+
+async fn listen_once(
+    url: &str,
+    hub: &Hub,
+    wakeups: &Arc<Wakeups>,
+    cursor: &mut Option<Cursor>,
+    timeout: Duration,
+) -> Result<(), ListenError> {
+    let Connected {
+        client,
+        heard,
+        own_pid,
+        driver,
+    } = connect(url, timeout).await?;
+    let client = Arc::new(client);
+    let outcome = read_until_closed(&client, hub, wakeups, &heard, &own_pid, cursor, timeout).await;
+    driver.abort();
+    outcome
+}
+
+async fn read_until_closed(
+    client: &Arc<Client>,
+    hub: &Hub,
+    wakeups: &Arc<Wakeups>,
+    heard: &Notify,
+    own_pid: &AtomicI32,
+    cursor: &mut Option<Cursor>,
+    timeout: Duration,
+) -> Result<(), ListenError> {
+    // This connection only ever reads the stream by id from a cursor near
+    // its end: an index scan is always right. The planner would pick a
+    // sequential scan while the table's statistics are missing or stale (a
+    // new database, a busy minute before autovacuum's ANALYZE), and keep it
+    // in the prepared plan: every read then scans every row, audit trail
+    // included.
+    within(
+        timeout,
+        client.batch_execute(&format!("SET enable_seqscan = off; LISTEN {CHANNEL}")),
+    )
+    .await?;
+    let pid: i32 = within(timeout, client.query_one("SELECT pg_backend_pid()", &[]))
+        .await?
+        .get(0);
+    own_pid.store(pid, Ordering::Relaxed);
+    let read = within(timeout, client.prepare(READ_ROWS)).await?;
+    let resumed = match cursor.take() {
+        Some(c) if c.read_at.elapsed() < OUTBOX_RETENTION / 2 => Some(c),
+        gone => {
+            if gone.is_some() {
+                hub.resync_all("The server lost its event feed for a moment; reload the case.");
+            }
+            None
+        }
+    };
+    let cursor = match resumed {
+        Some(c) => cursor.insert(c),
+        None => {
+            // From now on: whatever commits from here is delivered.
+            let row = within(
+                timeout,
+                client.query_one("SELECT coalesce(max(id), 0) + 1 FROM events", &[]),
+            )
+            .await?;
+            cursor.insert(Cursor {
+                next_id: row.get(0),
+                gap: None,
+                read_at: Instant::now(),
+            })
+        }
+    };
+    tracing::debug!("event listener ready");
+    let poker = tokio::spawn({
+        let client = client.clone();
+        let wakeups = wakeups.clone();
+        async move {
+            loop {
+                wakeups.remote.notified().await;
+                if client
+                    .batch_execute(&format!("NOTIFY {CHANNEL}"))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                tokio::time::sleep(BATCH_WINDOW).await;
+            }
+        }
+    });
+    let mut recheck = RECHECK_MIN;
+    let outcome = loop {
+        if client.is_closed() {
+            break Ok(());
+        }
+        let rows = match within(timeout, client.query(&read, &[&cursor.next_id])).await {
+            Ok(rows) => rows,
+            Err(e) => break Err(e),
+        };
+        cursor.read_at = Instant::now();
+        let pending = cursor.advance(&rows, hub);
+        if let Some(gap) = cursor
+            .gap
+            .as_mut()
+            .filter(|g| g.reads >= 2 && g.barrier.is_none())
+        {
+            // Any transaction id taken now is newer than the gap's holders'.
+            match within(
+                timeout,
+                client.query_one("SELECT pg_current_xact_id()::text::bigint", &[]),
+            )
+            .await
+            {
+                Ok(row) => gap.barrier = Some(row.get(0)),
+                Err(e) => break Err(e),
+            }
+        }
+        let wait = if pending {
+            let wait = recheck;
+            recheck = (recheck * 2).min(RECHECK_MAX);
+            wait
+        } else {
+            recheck = RECHECK_MIN;
+            IDLE_RECHECK
+        };
+        tokio::select! {
+            _ = wakeups.local.notified() => {}
+            _ = heard.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+        tokio::time::sleep(BATCH_WINDOW).await;
+    };
+    poker.abort();
+    outcome
+}
