@@ -803,7 +803,7 @@ async fn a_demoted_member_loses_locks_and_line_but_keeps_watching(backend: Backe
         .by(&bob_tab)
         .send()
         .await
-        .expect_error(403, "forbidden");
+        .expect(403);
 
     // Still watching: his channel hears the next change, and no kick.
     app.patch(&format!("/cards/{}", p.other_card))
@@ -1700,11 +1700,9 @@ async fn a_host_frame_for_a_record_baton_stores_is_422(backend: Backend) {
         })
         .await;
     for frame in &heard {
-        if matches!(
-            frame["type"].as_str(),
-            Some("create" | "update" | "destroy")
-        ) && frame["watchable"]["type"] != "Invoice"
-        {
+        // Frames of Ann's own saves may still arrive after the welcome; the
+        // host's frames carry its session id.
+        if frame["editorSessionId"] == "host" && frame["watchable"]["type"] != "Invoice" {
             wrong.push(format!("a tab heard {frame}"));
         }
     }
