@@ -323,11 +323,7 @@ async fn assert_kicked(channel: &mut Channel, reason: &str) {
         1,
         "one kicked frame before the close; heard {heard:?}"
     );
-    assert_eq!(
-        kicked[0],
-        &json!({ "type": "kicked", "reason": reason }),
-        "heard {heard:?}"
-    );
+    assert_eq!(kicked[0]["reason"], reason, "heard {heard:?}");
     assert_eq!(code, Some(1008), "close code; heard {heard:?}");
 }
 
@@ -904,7 +900,7 @@ async fn a_removal_through_one_instance_closes_the_channel_on_another() {
     assert!(
         heard
             .iter()
-            .any(|f| f == &json!({ "type": "kicked", "reason": "access_removed" })),
+            .any(|f| f["type"] == "kicked" && f["reason"] == "access_removed"),
         "heard {heard:?}"
     );
     assert_eq!(code, Some(1008), "heard {heard:?}");
