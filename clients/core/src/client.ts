@@ -268,6 +268,11 @@ export class BatonClient<R extends RecordMap = RecordMap> {
     };
   }
 
+  /** The case open under a slug (its LiveCase), or null: `openCase` opens one. */
+  openedCase(slug: string): LiveCase<R> | null {
+    return this.cases.get(slug)?.live ?? null;
+  }
+
   /** Closes every open case. */
   closeAll(): void {
     for (const entry of this.cases.values()) {

@@ -21,19 +21,24 @@ const LOADING: LiveState = Object.freeze({
 
 const noSubscription = () => () => {};
 
-/** Opens a case for as long as the component is mounted and returns its LiveCase. */
+/**
+ * Opens a case for as long as the component is mounted and returns its
+ * LiveCase (null until it is open). The open handle is the subscription:
+ * React opens it on mount and closes it on unmount.
+ */
 export function useLiveCase(slug: string | null): LiveCase | null {
   const client = useBaton();
-  const [live, setLive] = useState<LiveCase | null>(null);
-  useEffect(() => {
-    if (!slug) return;
-    const handle = client.openCase(slug);
-    // the handle exists only once the effect runs: it is state the effect learns
-    // eslint-disable-next-line react-hooks/set-state-in-effect
-    setLive(handle.live);
-    return () => handle.close();
-  }, [client, slug]);
-  return live && slug && live.slug === slug ? live : null;
+  const subscribe = useCallback(
+    (changed: () => void) => {
+      if (!slug) return () => {};
+      const handle = client.openCase(slug);
+      changed();
+      return () => handle.close();
+    },
+    [client, slug],
+  );
+  const get = useCallback(() => (slug ? client.openedCase(slug) : null), [client, slug]);
+  return useSyncExternalStore(subscribe, get, get);
 }
 
 /**
