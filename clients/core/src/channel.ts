@@ -94,7 +94,8 @@ export class KickedError extends BatonError {
   override name = 'KickedError';
   readonly reason: KickReason;
   constructor(reason: KickReason) {
-    super('kicked', 0, `${KICKED_TEXT[reason] ?? `This tab was closed by the server: ${reason}`}.`);
+    const text = KICKED_TEXT[reason] ?? `This tab was closed by the server: ${reason}`;
+    super('kicked', 0, /[.!?]$/.test(text) ? text : `${text}.`);
     this.reason = reason;
   }
 }
