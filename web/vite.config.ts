@@ -6,7 +6,7 @@ import { defineConfig, type ProxyOptions } from 'vite';
 const target = process.env.BATON_PROXY_TARGET ?? 'http://127.0.0.1:8080';
 const api: ProxyOptions = { target, changeOrigin: false };
 const proxy: Record<string, ProxyOptions> = Object.fromEntries(
-  ['/auth', '/me', '/users', '/pages', '/cards', '/edgenotes', '/locks', '/waiters', '/admin', '/memberships', '/healthz', '/openapi.json', '/docs'].map(
+  ['/auth', '/me', '/schema', '/users', '/pages', '/cards', '/edgenotes', '/locks', '/waiters', '/admin', '/memberships', '/healthz', '/openapi.json', '/docs'].map(
     (path) => [path, api],
   ),
 );
