@@ -5,7 +5,10 @@ import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const BUDGET = 12 * 1000; // @baton/client, bytes, minified + gzipped
+// @baton/client, bytes, minified + gzipped: 12 kB until the kit learnt real networks (the
+// watchdog, backoff with Retry-After, cancelled acquires, tombstones, structural sharing,
+// typing as activity: +2.1 kB)
+const BUDGET = 13 * 1000;
 const REACT_BUDGET = 2.5 * 1000; // @baton/react on its own (react and @baton/client external)
 
 async function measure(entry, external) {
