@@ -4,14 +4,11 @@ import { defineConfig, type ProxyOptions } from 'vite';
 // Where `npm run dev` and `npm run preview` send API calls and the edits
 // channel (baton serves the built app itself; the proxy is for development).
 const target = process.env.BATON_PROXY_TARGET ?? 'http://127.0.0.1:8080';
-const api: ProxyOptions = { target, changeOrigin: false };
-const proxy: Record<string, ProxyOptions> = Object.fromEntries(
-  ['/auth', '/me', '/users', '/pages', '/cards', '/edgenotes', '/locks', '/waiters', '/admin', '/memberships', '/healthz', '/openapi.json', '/docs'].map(
-    (path) => [path, api],
-  ),
-);
-// `/cases/…` is an API path (the app routes with `#/…`), with the edits WebSocket below it
-proxy['/cases'] = { target, ws: true, changeOrigin: false };
+// Everything but the app itself is baton's: the API (its record routes follow the schema in
+// force, `/columns`, `/book_components`, …) and, under `/cases/…`, the edits WebSocket.
+const proxy: Record<string, ProxyOptions> = {
+  '^/(?!$|\\?|index\\.html$|assets/|@|src/|node_modules/).+': { target, ws: true, changeOrigin: false },
+};
 
 export default defineConfig({
   base: '/',

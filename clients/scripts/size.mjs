@@ -1,11 +1,15 @@
 // Measures what each package adds to an app: bundled with esbuild, minified,
-// then gzipped. Fails when the core is over its budget.
+// then gzipped. Fails when a package is over its budget.
 import { build } from 'esbuild';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const BUDGET = 12 * 1000; // bytes, minified + gzipped
+// @baton/client, bytes, minified + gzipped: 12 kB until the kit learnt real networks (the
+// watchdog, backoff with Retry-After, cancelled acquires, tombstones, structural sharing,
+// typing as activity: +2.1 kB)
+const BUDGET = 13 * 1000;
+const REACT_BUDGET = 2.5 * 1000; // @baton/react on its own (react and @baton/client external)
 
 async function measure(entry, external) {
   const result = await build({
@@ -27,8 +31,14 @@ const core = await measure('core/src/index.ts', []);
 const react = await measure('react/src/index.ts', ['react', 'react/jsx-runtime', '@baton/client']);
 const kb = (n) => (n / 1000).toFixed(2) + ' kB';
 console.log(`@baton/client  ${kb(core.min)} min, ${kb(core.gzip)} min+gzip (budget ${kb(BUDGET)})`);
-console.log(`@baton/react   ${kb(react.min)} min, ${kb(react.gzip)} min+gzip (react and @baton/client external)`);
+console.log(`@baton/react   ${kb(react.min)} min, ${kb(react.gzip)} min+gzip (budget ${kb(REACT_BUDGET)}; react and @baton/client external)`);
+let over = false;
 if (core.gzip > BUDGET) {
   console.error(`@baton/client is over budget by ${core.gzip - BUDGET} bytes`);
-  process.exit(1);
+  over = true;
 }
+if (react.gzip > REACT_BUDGET) {
+  console.error(`@baton/react is over budget by ${react.gzip - REACT_BUDGET} bytes`);
+  over = true;
+}
+if (over) process.exit(1);

@@ -13,14 +13,17 @@ export function AdminSessions() {
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
 
-  const load = useCallback(async () => {
-    try {
-      setSessions(await baton.api.sessions());
-      setError(null);
-    } catch (e) {
-      setError(message(e));
-    }
-  }, [baton]);
+  const load = useCallback(
+    (): Promise<void> =>
+      baton.api.sessions().then(
+        (found) => {
+          setSessions(found);
+          setError(null);
+        },
+        (e: unknown) => setError(message(e)),
+      ),
+    [baton],
+  );
 
   useEffect(() => {
     void load();

@@ -1,4 +1,4 @@
-import type { User } from '@baton/client';
+import { BatonError, type User } from '@baton/client';
 import { useAuthError, useBaton } from '@baton/react';
 import { useCallback, useEffect, useState } from 'react';
 import { AdminSessions } from './AdminSessions';
@@ -33,11 +33,16 @@ export function App() {
     };
   }, [baton, auth.state]);
 
-  const onAuthError = useCallback(() => {
-    rememberToken(null);
-    baton.closeAll();
-    setAuth({ state: 'out', notice: 'Your sign-in has ended. Please sign in again.' });
-  }, [baton]);
+  const onAuthError = useCallback(
+    (error: Error) => {
+      rememberToken(null);
+      baton.closeAll();
+      // the server closed the tab's channel because the token ended (logout elsewhere, a password change)
+      const signedOut = error instanceof BatonError && error.code === 'signed_out';
+      setAuth({ state: 'out', notice: signedOut ? 'You were signed out.' : 'Your sign-in has ended. Please sign in again.' });
+    },
+    [baton],
+  );
   useAuthError(onAuthError);
 
   const signOut = useCallback(async () => {

@@ -1,5 +1,5 @@
-import type { LockAction, LockEvent } from '@baton/client';
-import { useBaton, useCase } from '@baton/react';
+import type { LiveState, LockAction, LockEvent } from '@baton/client';
+import { useBaton, useLiveCase, useLiveSelector } from '@baton/react';
 import { useCallback, useEffect, useState } from 'react';
 import { message, time } from './format';
 import { href } from './router';
@@ -16,21 +16,30 @@ const ACTION: Record<LockAction, string> = {
   handed_off: 'got it from the line',
 };
 
+const locksOf = (s: LiveState) => s.locks;
+const caseOf = (s: LiveState) => s.case;
+
 /** A case's audit trail (managers): who locked, released, overrode, what expired. Refreshed as locks change. */
 export function AuditTrail({ slug }: { slug: string }) {
   const baton = useBaton();
-  const { locks, case: current } = useCase(slug);
+  // refreshed when the case's locks change (the store keeps the list identical through other changes)
+  const live = useLiveCase(slug);
+  const locks = useLiveSelector(live, locksOf);
+  const current = useLiveSelector(live, caseOf);
   const [events, setEvents] = useState<LockEvent[] | null>(null);
   const [error, setError] = useState<string | null>(null);
 
-  const load = useCallback(async () => {
-    try {
-      setEvents(await baton.api.lockEvents(slug));
-      setError(null);
-    } catch (e) {
-      setError(message(e));
-    }
-  }, [baton, slug]);
+  const load = useCallback(
+    (): Promise<void> =>
+      baton.api.lockEvents(slug).then(
+        (found) => {
+          setEvents(found);
+          setError(null);
+        },
+        (e: unknown) => setError(message(e)),
+      ),
+    [baton, slug],
+  );
 
   useEffect(() => {
     void load();

@@ -1,38 +1,56 @@
-import { KickedError, NotFoundError, ForbiddenError, UnauthorizedError, type User } from '@baton/client';
-import { useCase } from '@baton/react';
-import { useMemo, useRef } from 'react';
+import { KickedError, NotFoundError, ForbiddenError, UnauthorizedError, type DeclaredType, type LiveState, type User } from '@baton/client';
+import { useLiveCase, useLiveSelector } from '@baton/react';
+import { memo, useMemo, useRef } from 'react';
 import { AddRecord } from './AddRecord';
 import { AvatarStack } from './AvatarStack';
 import { canEdit, isManager } from './format';
 import { RecordItem } from './RecordItem';
 import { RecordSection } from './RecordSection';
 import { href } from './router';
-import { kebab, lowerWords, numbering, words } from './schemaText';
-import { DragContext, TreeContext, childrenOf, type DragSession, type Tree } from './tree';
+import { kebab, lowerWords, words } from './schemaText';
+import { DragContext, TreeContext, useChildren, type DragSession, type Tree } from './tree';
 
 function stoppedText(error: Error | null): string {
-  if (error instanceof KickedError) return 'An administrator closed this tab. Your locks were released; reload the page to open the case again.';
+  if (error instanceof KickedError) {
+    if (error.reason === 'access_removed') return 'You no longer have access to this case.';
+    if (error.reason === 'signed_out') return 'You were signed out.';
+    return 'An administrator closed this tab. Your locks were released; reload the page to open the case again.';
+  }
   if (error instanceof NotFoundError) return 'This case no longer exists.';
   if (error instanceof ForbiddenError) return 'You no longer have access to this case.';
   if (error instanceof UnauthorizedError) return 'Your sign-in has ended. Please sign in again.';
   return error ? `This case stopped updating: ${error.message}` : 'This case stopped updating.';
 }
 
+interface Head {
+  current: LiveState['case'];
+  role: LiveState['role'];
+  schema: LiveState['schema'];
+  status: LiveState['status'];
+  error: LiveState['error'];
+}
+const headOf = (s: LiveState): Head => ({ current: s.case, role: s.role, schema: s.schema, status: s.status, error: s.error });
+const sameHead = (a: Head, b: Head): boolean =>
+  a.current === b.current && a.role === b.role && a.schema === b.schema && a.status === b.status && a.error === b.error;
+const presenceOf = (s: LiveState) => s.onlineUsers;
+
 /**
  * A case with the records of whatever schema is in force, live, with locks
  * and presence: each type under the case as a section, children under their
- * parent.
+ * parent. The editor re-renders for the case itself and presence; each
+ * record selects its own data, so one frame re-renders what it changed.
  */
 export function CaseEditor({ slug, me }: { slug: string; me: User }) {
-  const { case: current, role, schema, children, onlineUsers, status, error } = useCase(slug);
+  const live = useLiveCase(slug);
+  const { current, role, schema, status, error } = useLiveSelector(live, headOf, sameHead);
+  const onlineUsers = useLiveSelector(live, presenceOf);
   const stopped = status === 'stopped';
   const editable = canEdit(role) && !stopped;
   const dragging = useRef<DragSession | null>(null);
   const tree = useMemo<Tree | null>(() => {
-    if (!current || !schema) return null;
-    const numbers = numbering(schema, children, `Case/${current.param}`);
-    return { schema, kase: current, children, numbers, editable, me, role };
-  }, [current, schema, children, editable, me, role]);
+    if (!current || !schema || !live) return null;
+    return { schema, kase: current, live, editable, me, role };
+  }, [current, schema, live, editable, me, role]);
 
   if (!current || !tree) {
     if (stopped) return <p role="alert" data-testid="stopped-banner">{stoppedText(error)}</p>;
@@ -75,34 +93,41 @@ export function CaseEditor({ slug, me }: { slug: string; me: User }) {
 
       <TreeContext.Provider value={tree}>
         <DragContext.Provider value={dragging}>
-          {tree.schema.childrenOf('Case').map((type) => {
-            const records = childrenOf(tree, `Case/${current.param}`, type.name);
-            if (tree.schema.childrenOf(type.name).length > 0) {
-              return (
-                <div key={type.name} className="sections" data-testid={`sections-${kebab(type.name)}`}>
-                  {records.map((record) => (
-                    <RecordSection key={record.param} record={record} type={type} parent={current} />
-                  ))}
-                  {editable ? <AddRecord type={type} parent={current} count={records.length} /> : null}
-                </div>
-              );
-            }
-            const id = `${kebab(type.plural)}-title`;
-            return (
-              <section key={type.name} className="leaf-section" aria-labelledby={id}>
-                <h2 id={id}>{words(type.plural)}</h2>
-                {records.length === 0 ? <p className="muted">{`No ${lowerWords(type.plural)} yet.`}</p> : null}
-                <ul>
-                  {records.map((record) => (
-                    <RecordItem key={record.param} record={record} type={type} parent={current} look="note" />
-                  ))}
-                </ul>
-                {editable ? <AddRecord type={type} parent={current} count={records.length} /> : null}
-              </section>
-            );
-          })}
+          {tree.schema.childrenOf('Case').map((type) => (
+            <CaseSection key={type.name} tree={tree} type={type} />
+          ))}
         </DragContext.Provider>
       </TreeContext.Provider>
     </article>
   );
 }
+
+/** The case's records of one type: each as a section when the type has children, else as a list. */
+const CaseSection = memo(function CaseSection({ tree, type }: { tree: Tree; type: DeclaredType }) {
+  const current = tree.kase;
+  const records = useChildren(tree, `Case/${current.param}`, type.name);
+  const { editable } = tree;
+  if (tree.schema.childrenOf(type.name).length > 0) {
+    return (
+      <div className="sections" data-testid={`sections-${kebab(type.name)}`}>
+        {records.map((record) => (
+          <RecordSection key={record.param} record={record} type={type} parent={current} />
+        ))}
+        {editable ? <AddRecord type={type} parent={current} count={records.length} /> : null}
+      </div>
+    );
+  }
+  const id = `${kebab(type.plural)}-title`;
+  return (
+    <section className="leaf-section" aria-labelledby={id}>
+      <h2 id={id}>{words(type.plural)}</h2>
+      {records.length === 0 ? <p className="muted">{`No ${lowerWords(type.plural)} yet.`}</p> : null}
+      <ul>
+        {records.map((record) => (
+          <RecordItem key={record.param} record={record} type={type} parent={current} look="note" />
+        ))}
+      </ul>
+      {editable ? <AddRecord type={type} parent={current} count={records.length} /> : null}
+    </section>
+  );
+});

@@ -1,6 +1,6 @@
 import type { FieldSchema, Lockable as LockableRecord, Role, User } from '@baton/client';
 import { Lockable, useBaton, type LockableRenderProps } from '@baton/react';
-import { useContext, useEffect, useId, useReducer, useRef, type FocusEvent, type KeyboardEvent } from 'react';
+import { useContext, useEffect, useEffectEvent, useId, useReducer, useRef, type FocusEvent, type KeyboardEvent } from 'react';
 import { useAnnounce } from './Announcer';
 import { Avatar } from './Avatar';
 import { DraftPanel } from './DraftPanel';
@@ -132,11 +132,14 @@ function FieldView<R extends EditableRecord>({
   }, [lock.state, draft, value, record, moving, restructuring, turn, field]);
 
   // another field of the record took the turn: this one saves what was typed and closes, the lock stays
-  useEffect(() => {
-    if (!otherTurn || draft === null || !base) return;
+  // (an effect event: it reads the draft as it is when the turn moves, and runs only then)
+  const yieldTurn = useEffectEvent(() => {
+    if (draft === null || !base) return;
     if (draft === textOf(base, field)) dispatch({ type: 'closed' });
     else void save(draft, base).then((saved) => saved && dispatch({ type: 'closed' }));
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- runs when the turn moves
+  });
+  useEffect(() => {
+    if (otherTurn) yieldTurn();
   }, [otherTurn]);
 
   // a move takes the lock of a field open without changes: the editor closes
@@ -247,7 +250,10 @@ function FieldView<R extends EditableRecord>({
     'aria-describedby': notice ? noticeId : undefined,
     'data-testid': 'field-input',
     onChange: (e: { target: { value: string } }) => {
-      if (view.editing) dispatch({ type: 'typed', text: e.target.value });
+      if (!view.editing) return;
+      dispatch({ type: 'typed', text: e.target.value });
+      // typing is activity: a long draft keeps its lock (renewed at most once a minute)
+      baton.locks.touch(record);
     },
     onClick: () => void startEditing(),
     onKeyDown,

@@ -1,6 +1,6 @@
 import type { AnyRecord, Case, DeclaredType } from '@baton/client';
 import { useBaton, useDragLock, useLock, type MoveTarget } from '@baton/react';
-import { useRef, useState, type DragEvent } from 'react';
+import { memo, useRef, useState, type DragEvent } from 'react';
 import { useAnnounce } from './Announcer';
 import { DeleteButton } from './DeleteButton';
 import { moveRefusal } from './fieldMachine';
@@ -8,7 +8,8 @@ import { message } from './format';
 import { planMove, staysPut } from './moves';
 import { RecordFields } from './RecordFields';
 import { labelOf, lowerWords, words } from './schemaText';
-import { childrenOf, inCaseOrder, keyOf, nameOf, testIdOf, useDragSession, useTree } from './tree';
+import { childrenNow, keyOf, testIdOf, useDragSession, useName, useNamedInCaseOrder, usePlace, useTree } from './tree';
+import { countRender } from './renderCount';
 
 type Save = ReturnType<typeof useBaton>['save'];
 
@@ -58,8 +59,9 @@ export interface RecordItemProps {
  * editors, "Delete". A drag or a move takes the record's lock, so everyone
  * sees who is moving it; the drop saves the move and releases it.
  */
-export function RecordItem({ record, type, parent, look }: RecordItemProps) {
+export const RecordItem = memo(function RecordItem({ record, type, parent, look }: RecordItemProps) {
   const tree = useTree();
+  countRender(keyOf(record));
   const baton = useBaton();
   const announce = useAnnounce();
   const drag = useDragLock(record);
@@ -70,22 +72,21 @@ export function RecordItem({ record, type, parent, look }: RecordItemProps) {
   const [destination, setDestination] = useState('');
   const itemRef = useRef<HTMLLIElement>(null);
   const { editable } = tree;
-  const label = nameOf(tree, type, record);
-  const siblings = childrenOf(tree, keyOf(parent), type.name);
-  const index = siblings.findIndex((c) => c.id === record.id);
+  const label = useName(tree, type, record);
+  const { index, count: siblingCount } = usePlace(tree, keyOf(parent), record);
   const parentType = type.parent === 'Case' ? undefined : tree.schema.type(type.parent);
   const movable = type.movable && parentType !== undefined;
   // someone else holds it (or a record it is in), or this tab is editing it
   const canMove = editable && !moving && lock.state !== 'theirs' && lock.state !== 'lost' && lock.state !== 'mine';
-  const parents = parentType ? inCaseOrder(tree, parentType) : [];
-  const otherParents = parents.filter((p) => p.id !== parent.id);
-  const parentName = (p: AnyRecord) => (parentType ? nameOf(tree, parentType, p) : '');
+  const parents = useNamedInCaseOrder(tree, movable ? parentType : undefined);
+  const otherParents = parents.filter((p) => p.record.id !== parent.id);
 
   /** Whether it moved. */
   async function moveTo(target: AnyRecord | Case, at: number): Promise<boolean> {
     setMoving(true);
     setNotice(null);
-    const targetSiblings = childrenOf(tree, keyOf(target), type.name);
+    const targetSiblings = childrenNow(tree, keyOf(target), type.name);
+    const siblings = childrenNow(tree, keyOf(parent), type.name);
     const slot = (r: AnyRecord) => ({ id: r.id, position: r.position ?? 0 });
     if (staysPut(slot(record), parent.id, target.id, siblings.map(slot), at)) {
       await drag.cancel();
@@ -117,7 +118,7 @@ export function RecordItem({ record, type, parent, look }: RecordItemProps) {
     setNotice(null);
     if (target.type !== 'Case') await drag.start();
     if (!(await moveTo(target, at))) return;
-    const number = parents.findIndex((p) => p.id === target.id) + 1;
+    const number = parents.findIndex((p) => p.record.id === target.id) + 1;
     announce(`${label} moved${target.id === parent.id ? '' : ` to ${lowerWords(type.parent)} ${number}`}`);
     // it may have a new place in the list: keep the focus on it
     requestAnimationFrame(() =>
@@ -197,7 +198,7 @@ export function RecordItem({ record, type, parent, look }: RecordItemProps) {
               <button
                 type="button"
                 className="secondary"
-                disabled={!canMove || index >= siblings.length - 1}
+                disabled={!canMove || index >= siblingCount - 1}
                 onClick={() => void moveBy(parent, index + 1)}
                 aria-label={`Move ${label} down`}
               >
@@ -214,11 +215,11 @@ export function RecordItem({ record, type, parent, look }: RecordItemProps) {
                 aria-label={`${words(type.parent)} to move ${label} to`}
               >
                 <option value="">{`Move to ${lowerWords(type.parent)}…`}</option>
-                {otherParents.map((p) => {
+                {otherParents.map(({ record: p, name: parentName }) => {
                   const title = labelOf(parentType, p);
                   return (
                     <option key={p.param} value={p.param}>
-                      {title ? `${parentName(p)}: ${title}` : parentName(p)}
+                      {title ? `${parentName}: ${title}` : parentName}
                     </option>
                   );
                 })}
@@ -228,9 +229,9 @@ export function RecordItem({ record, type, parent, look }: RecordItemProps) {
                 className="secondary"
                 disabled={!canMove || destination === ''}
                 onClick={() => {
-                  const target = otherParents.find((p) => p.param === destination);
+                  const target = otherParents.find((p) => p.record.param === destination)?.record;
                   setDestination('');
-                  if (target) void moveBy(target, childrenOf(tree, keyOf(target), type.name).length);
+                  if (target) void moveBy(target, childrenNow(tree, keyOf(target), type.name).length);
                 }}
                 aria-label={`Move ${label} to the chosen ${lowerWords(type.parent)}`}
               >
@@ -248,4 +249,4 @@ export function RecordItem({ record, type, parent, look }: RecordItemProps) {
       ) : null}
     </li>
   );
-}
+});

@@ -1,6 +1,6 @@
 import { LockHeldError, type AnyRecord, type Case, type DeclaredType } from '@baton/client';
 import { useBaton, useLock } from '@baton/react';
-import { useState, type DragEvent } from 'react';
+import { memo, useState, type DragEvent } from 'react';
 import { AddRecord } from './AddRecord';
 import { useAnnounce } from './Announcer';
 import { Avatar } from './Avatar';
@@ -11,7 +11,8 @@ import { planMove } from './moves';
 import { RecordFields } from './RecordFields';
 import { RecordItem } from './RecordItem';
 import { labelOf, lowerWords, words } from './schemaText';
-import { childrenOf, keyOf, nameOf, testIdOf, useDragSession, useTree } from './tree';
+import { childrenNow, keyOf, testIdOf, useChildren, useDragSession, useName, usePlace, useTree, type Tree } from './tree';
+import { countRender } from './renderCount';
 
 export interface RecordSectionProps {
   record: AnyRecord;
@@ -37,8 +38,9 @@ const slot = (r: AnyRecord) => ({ id: r.id, position: r.position ?? 0 });
  * lock on the record that covers everything under it, so nobody else
  * edits, moves or adds there until it ends.
  */
-export function RecordSection({ record, type, parent }: RecordSectionProps) {
+export const RecordSection = memo(function RecordSection({ record, type, parent }: RecordSectionProps) {
   const tree = useTree();
+  countRender(keyOf(record));
   const baton = useBaton();
   const announce = useAnnounce();
   const lock = useLock(record);
@@ -48,11 +50,10 @@ export function RecordSection({ record, type, parent }: RecordSectionProps) {
   const [reordering, setReordering] = useState(false);
   const [over, setOver] = useState(false);
   const { editable, me, role, schema } = tree;
-  const name = nameOf(tree, type, record);
+  const name = useName(tree, type, record);
   const thing = lowerWords(type.name);
   const childTypes = schema.childrenOf(type.name);
-  const siblings = childrenOf(tree, keyOf(parent), type.name);
-  const index = siblings.findIndex((s) => s.id === record.id);
+  const { index, count: siblingCount } = usePlace(tree, keyOf(parent), record);
   const deep = isDeep(lock.lock) ? lock.lock : null;
   const mineDeep = lock.state === 'mine' && deep !== null;
   // someone else restructures the record (or one above it, or the case)
@@ -90,7 +91,7 @@ export function RecordSection({ record, type, parent }: RecordSectionProps) {
     setError(null);
     try {
       await lock.acquire();
-      const others = siblings.filter((s) => s.id !== record.id);
+      const others = childrenNow(tree, keyOf(parent), type.name).filter((s) => s.id !== record.id);
       const plan = planMove(slot(record), others.map(slot), at);
       await baton.save(record, { position: plan.position });
       for (const step of plan.renumber) {
@@ -126,7 +127,7 @@ export function RecordSection({ record, type, parent }: RecordSectionProps) {
     event.stopPropagation();
     current.dropped = true;
     const moving = current.record;
-    const list = childrenOf(tree, key, moving.type);
+    const list = childrenNow(tree, key, moving.type);
     const others = list.filter((c) => c.id !== moving.id);
     let at = others.length;
     const item = event.target instanceof Element ? event.target.closest<HTMLElement>(`[data-record-type="${moving.type}"]`) : null;
@@ -182,7 +183,7 @@ export function RecordSection({ record, type, parent }: RecordSectionProps) {
               {`Lock ${thing} for restructuring`}
             </button>
           ) : null}
-          {type.ordered && siblings.length > 1 ? (
+          {type.ordered && siblingCount > 1 ? (
             <>
               <button type="button" className="secondary" disabled={busy || lock.state !== 'free' || index <= 0} onClick={() => void reorder(index - 1)} aria-label={`Move ${name} up`}>
                 ↑ Up
@@ -190,7 +191,7 @@ export function RecordSection({ record, type, parent }: RecordSectionProps) {
               <button
                 type="button"
                 className="secondary"
-                disabled={busy || lock.state !== 'free' || index >= siblings.length - 1}
+                disabled={busy || lock.state !== 'free' || index >= siblingCount - 1}
                 onClick={() => void reorder(index + 1)}
                 aria-label={`Move ${name} down`}
               >
@@ -206,27 +207,32 @@ export function RecordSection({ record, type, parent }: RecordSectionProps) {
           {error}
         </p>
       ) : null}
-      {childTypes.map((childType) => {
-        const children = childrenOf(tree, key, childType.name);
-        const nested = schema.childrenOf(childType.name).length > 0;
-        return (
-          <div key={childType.name} className="children">
-            {nested ? (
-              children.map((child) => <RecordSection key={child.param} record={child} type={childType} parent={record} />)
-            ) : (
-              <ul className="items" aria-label={`${words(childType.plural)} of ${name}`}>
-                {children.map((child) => (
-                  <RecordItem key={child.param} record={child} type={childType} parent={record} look="card" />
-                ))}
-              </ul>
-            )}
-            {children.length === 0 ? (
-              <p className="muted drop-hint">{`No ${lowerWords(childType.plural)} on this ${thing}${childType.movable ? ': drop one here' : ''}.`}</p>
-            ) : null}
-            {editable ? <AddRecord type={childType} parent={record} count={children.length} /> : null}
-          </div>
-        );
-      })}
+      {childTypes.map((childType) => (
+        <Children key={childType.name} tree={tree} record={record} type={childType} name={name} thing={thing} />
+      ))}
     </section>
   );
-}
+});
+
+/** A record's children of one type: re-renders when that list changes, not when the record or a sibling list does. */
+const Children = memo(function Children({ tree, record, type, name, thing }: { tree: Tree; record: AnyRecord; type: DeclaredType; name: string; thing: string }) {
+  const children = useChildren(tree, keyOf(record), type.name);
+  const nested = tree.schema.childrenOf(type.name).length > 0;
+  return (
+    <div className="children">
+      {nested ? (
+        children.map((child) => <RecordSection key={child.param} record={child} type={type} parent={record} />)
+      ) : (
+        <ul className="items" aria-label={`${words(type.plural)} of ${name}`}>
+          {children.map((child) => (
+            <RecordItem key={child.param} record={child} type={type} parent={record} look="card" />
+          ))}
+        </ul>
+      )}
+      {children.length === 0 ? (
+        <p className="muted drop-hint">{`No ${lowerWords(type.plural)} on this ${thing}${type.movable ? ': drop one here' : ''}.`}</p>
+      ) : null}
+      {tree.editable ? <AddRecord type={type} parent={record} count={children.length} /> : null}
+    </div>
+  );
+});

@@ -11,7 +11,8 @@ function storedToken(): string | null {
 }
 
 /** The tab's client: same origin, its own session id (in sessionStorage), the signed-in token. */
-export const baton = new BatonClient({ token: storedToken() });
+// a case closed by React's StrictMode or a quick navigation and opened again at once keeps its connection
+export const baton = new BatonClient({ token: storedToken(), closeDelay: 500 });
 
 /** Keeps the token for the next visit (every tab of this browser shares it). */
 export function rememberToken(token: string | null): void {

@@ -3,16 +3,21 @@
  * in: the schema in force, each record's children, their numbers, and who
  * is looking. Shared by context, so nesting goes as deep as the schema does.
  */
-import type { AnyRecord, Case, CaseView, DeclaredType, Role, Schema, User } from '@baton/client';
+import type { AnyRecord, Case, CaseView, DeclaredType, LiveCase, LiveState, Role, Schema, User } from '@baton/client';
+import { useLiveSelector } from '@baton/react';
 import { createContext, useContext, type MutableRefObject } from 'react';
-import { fieldLabel, fieldOrder, kebab, lowerWords, recordName, controlOf, type Control } from './schemaText';
+import { fieldLabel, fieldOrder, kebab, lowerWords, numbering, recordName, controlOf, type Control } from './schemaText';
 
+/**
+ * What every record of the case editor shares: only values that stay the
+ * same while records change (the schema, the case, who is looking, the open
+ * case itself). Each record selects its own data from `live`, so a change
+ * to one record re-renders that record and not its siblings.
+ */
 export interface Tree {
   schema: Schema;
   kase: Case;
-  children: CaseView['children'];
-  /** Each record's number among its type's records, by key. */
-  numbers: Map<string, number>;
+  live: LiveCase;
   editable: boolean;
   me: User;
   role: Role | null;
@@ -26,20 +31,81 @@ export function useTree(): Tree {
   return tree;
 }
 
-/** The children of a record (or the case) of one type, in order. */
-export const childrenOf = (tree: Tree, parentKey: string, type: string): AnyRecord[] => tree.children[parentKey]?.[type] ?? [];
+type Children = CaseView['children'];
+const NONE: AnyRecord[] = [];
+
+/** The children of a record (or the case) of one type, in order, from a state of the case. */
+export const childrenIn = (children: Children, parentKey: string, type: string): AnyRecord[] => children[parentKey]?.[type] ?? NONE;
+
+/** The children of a record (or the case) of one type as they are now (for event handlers). */
+export const childrenNow = (tree: Tree, parentKey: string, type: string): AnyRecord[] =>
+  childrenIn(tree.live.getState().children, parentKey, type);
+
+/** The children of a record (or the case) of one type, live: re-renders only when that list changes. */
+export function useChildren(tree: Tree, parentKey: string, type: string): AnyRecord[] {
+  return useLiveSelector(tree.live, (s: LiveState) => childrenIn(s.children, parentKey, type));
+}
+
+/** Each record's index in a list, computed once per list (a list of thousands is not searched once per record). */
+const indexCache = new WeakMap<AnyRecord[], Map<number, number>>();
+function indexIn(list: AnyRecord[], record: AnyRecord): number {
+  let index = indexCache.get(list);
+  if (!index) {
+    index = new Map(list.map((r, i) => [r.id, i]));
+    indexCache.set(list, index);
+  }
+  return index.get(record.id) ?? -1;
+}
+
+/** Where a record is among its siblings, and how many there are, live (two numbers: a sibling's edit changes neither). */
+export function usePlace(tree: Tree, parentKey: string, record: AnyRecord): { index: number; count: number } {
+  const index = useLiveSelector(tree.live, (s: LiveState) => indexIn(childrenIn(s.children, parentKey, record.type), record));
+  const count = useLiveSelector(tree.live, (s: LiveState) => childrenIn(s.children, parentKey, record.type).length);
+  return { index, count };
+}
+
+/** Each record's number among its type's records, computed once per state of the case. */
+const numbersCache = new WeakMap<Children, Map<string, number>>();
+function numbersOf(children: Children, schema: Schema, kase: Case): Map<string, number> {
+  let numbers = numbersCache.get(children);
+  if (!numbers) {
+    numbers = numbering(schema, children, `Case/${kase.param}`);
+    numbersCache.set(children, numbers);
+  }
+  return numbers;
+}
 
 /** A record's key: `Card/12`. */
 export const keyOf = (record: { type: string; param: string }): string => `${record.type}/${record.param}`;
 
-/** The name of a record for people ("Card 2", "Edgenote chart"). */
-export const nameOf = (tree: Tree, type: DeclaredType, record: AnyRecord): string =>
-  recordName(type, record, tree.numbers.get(keyOf(record)) ?? 0);
+const numberIn = (tree: Tree, children: Children, record: AnyRecord): number => numbersOf(children, tree.schema, tree.kase).get(keyOf(record)) ?? 0;
+
+/** The name of a record for people ("Card 2", "Edgenote chart"), live. */
+export function useName(tree: Tree, type: DeclaredType, record: AnyRecord): string {
+  const number = useLiveSelector(tree.live, (s: LiveState) => numberIn(tree, s.children, record));
+  return recordName(type, record, number);
+}
 
 /** Every record of a type in the order the case shows it (its parents' order, then its own). */
-export function inCaseOrder(tree: Tree, type: DeclaredType): AnyRecord[] {
-  const parents = type.parent === 'Case' ? [tree.kase] : inCaseOrder(tree, tree.schema.type(type.parent)!);
-  return parents.flatMap((p) => childrenOf(tree, keyOf(p), type.name));
+export function inCaseOrder(tree: Tree, children: Children, type: DeclaredType): AnyRecord[] {
+  const parents = type.parent === 'Case' ? [tree.kase] : inCaseOrder(tree, children, tree.schema.type(type.parent)!);
+  return parents.flatMap((p) => childrenIn(children, keyOf(p), type.name));
+}
+
+export interface Named {
+  record: AnyRecord;
+  name: string;
+}
+const sameNamed = (a: Named[], b: Named[]): boolean =>
+  a.length === b.length && a.every((x, i) => x.record === b[i]!.record && x.name === b[i]!.name);
+
+/** Every record of a type in case order with its name, live (for "Move to page…"): re-renders only when one of them changes. */
+export function useNamedInCaseOrder(tree: Tree, type: DeclaredType | undefined): Named[] {
+  return useLiveSelector(
+    tree.live,
+    (s: LiveState) => (type ? inCaseOrder(tree, s.children, type).map((record) => ({ record, name: recordName(type, record, numberIn(tree, s.children, record)) })) : []),
+    sameNamed,
+  );
 }
 
 /** How each field of a record is shown: its control, its accessible name, what notices call it, its test id. */

@@ -1,5 +1,5 @@
 import { Api, type LockableRef, type ParentRef } from './api.js';
-import type { Backoff, WebSocketConstructor } from './channel.js';
+import { KickedError, type Backoff, type NetworkSignals, type WebSocketConstructor } from './channel.js';
 import { LockLostError, StaleVersionError, UnauthorizedError } from './errors.js';
 import { Transport, type FetchLike } from './http.js';
 import { LiveCase } from './live.js';
@@ -24,6 +24,16 @@ export interface BatonClientOptions {
   token?: string | null;
   /** Reconnect delays of the edits channel. */
   backoff?: Backoff;
+  /** Where the edits channels hear `online` and `visibilitychange` (default: the browser's window and document). */
+  signals?: NetworkSignals;
+  /** The source of the reconnect jitter (default `Math.random`). */
+  random?: () => number;
+  /**
+   * How long a case stays open after its last handle closed, in ms (default
+   * 0): reopening it meanwhile keeps its connection (React's StrictMode and
+   * quick navigation close and reopen at once).
+   */
+  closeDelay?: number;
   /** Release the tab's locks and leave its lines on `pagehide` (default: true where there is a window). */
   releaseOnPageHide?: boolean;
   /**
@@ -46,6 +56,20 @@ function caseIdOf(record: Identity): number | undefined {
 interface Entry<R extends RecordMap> {
   live: LiveCase<R>;
   refs: number;
+  closing: ReturnType<typeof setTimeout> | null;
+}
+
+/** The user id a token names (its `sub`), or null when it cannot be read. */
+export function tokenUserId(token: string | null): number | null {
+  const payload = token?.split('.')[1];
+  if (!payload || typeof atob !== 'function') return null;
+  try {
+    const json: unknown = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/')));
+    const sub = json && typeof json === 'object' && 'sub' in json ? Number(json.sub) : NaN;
+    return Number.isSafeInteger(sub) ? sub : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A handle on an open case; `close()` when done with it. */
@@ -71,6 +95,8 @@ export class BatonClient<R extends RecordMap = RecordMap> {
   readonly api: Api;
   readonly locks: LockManager;
   private token: string | null;
+  /** The signed-in user's id: from the sign-in, else from the token. */
+  private userId: number | null;
   private readonly transport: Transport;
   private readonly cases = new Map<string, Entry<R>>();
   private readonly authListeners = new Set<(error: UnauthorizedError) => void>();
@@ -78,6 +104,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
   constructor(private readonly options: BatonClientOptions = {}) {
     this.sessionId = options.sessionId ?? tabSessionId(options.storage);
     this.token = options.token ?? null;
+    this.userId = tokenUserId(this.token);
     const fetchImpl = options.fetch ?? globalThis.fetch?.bind(globalThis);
     if (!fetchImpl) throw new Error('baton: no fetch implementation; pass one as `fetch`');
     this.transport = new Transport({
@@ -91,6 +118,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
     this.locks = new LockManager({
       api: this.api,
       sessionId: this.sessionId,
+      userId: () => this.userId,
       findLock: (key) => {
         for (const { live } of this.cases.values()) {
           const lock = live.store.getView().lockOn[key];
@@ -132,12 +160,19 @@ export class BatonClient<R extends RecordMap = RecordMap> {
 
   setToken(token: string | null): void {
     this.token = token;
+    this.userId = tokenUserId(token);
+  }
+
+  /** The signed-in user's id, when known (from the sign-in or the token). */
+  get currentUserId(): number | null {
+    return this.userId;
   }
 
   /** Signs in; the token is kept for every later request. */
   async login(email: string, password: string): Promise<User> {
     const { token, user } = await this.api.login(email, password);
     this.token = token;
+    this.userId = user.id;
     return user;
   }
 
@@ -147,6 +182,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
       await this.api.logout();
     } finally {
       this.token = null;
+      this.userId = null;
       this.closeAll();
     }
   }
@@ -182,18 +218,31 @@ export class BatonClient<R extends RecordMap = RecordMap> {
    */
   openCase(slug: string): CaseHandle<R> {
     let entry = this.cases.get(slug);
+    if (entry?.closing) {
+      clearTimeout(entry.closing);
+      entry.closing = null;
+    }
     if (!entry || entry.live.status === 'stopped') {
       const live = new LiveCase<R>({
         slug,
         api: this.api,
         locks: this.locks,
         sessionId: this.sessionId,
+        userId: () => this.userId,
+        signals: this.options.signals,
+        random: this.options.random,
+        onStop: (_live, error) => {
+          // the token ended: the whole client is signed out, not just this case
+          if (error instanceof KickedError && error.reason === 'signed_out') {
+            this.unauthorized(new UnauthorizedError('signed_out', 401, error.message));
+          }
+        },
         channelUrl: (s) => this.channelUrl(s),
         // sound: the browser's WebSocket calls the channel's handlers with events that have the `data`, `code` and `reason` it reads
         WebSocket: this.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket,
         backoff: this.options.backoff,
       });
-      entry = { live, refs: 0 };
+      entry = { live, refs: 0, closing: null };
       this.cases.set(slug, entry);
       live.start();
     }
@@ -206,15 +255,30 @@ export class BatonClient<R extends RecordMap = RecordMap> {
         if (closed) return;
         closed = true;
         if (--current.refs > 0) return;
-        current.live.stop();
-        if (this.cases.get(slug) === current) this.cases.delete(slug);
+        const end = () => {
+          current.closing = null;
+          if (current.refs > 0) return;
+          current.live.stop();
+          if (this.cases.get(slug) === current) this.cases.delete(slug);
+        };
+        const delay = this.options.closeDelay ?? 0;
+        if (delay > 0) current.closing = setTimeout(end, delay);
+        else end();
       },
     };
   }
 
+  /** The case open under a slug (its LiveCase), or null: `openCase` opens one. */
+  openedCase(slug: string): LiveCase<R> | null {
+    return this.cases.get(slug)?.live ?? null;
+  }
+
   /** Closes every open case. */
   closeAll(): void {
-    for (const { live } of this.cases.values()) live.stop();
+    for (const entry of this.cases.values()) {
+      if (entry.closing) clearTimeout(entry.closing);
+      entry.live.stop();
+    }
     this.cases.clear();
   }
 

@@ -12,6 +12,8 @@ export class BatonError extends Error {
   /** The HTTP status, 0 when no response arrived. */
   readonly status: number;
   readonly body: ErrorInfo | undefined;
+  /** Seconds the server asked the client to wait before trying again (`Retry-After` on a 429 or 503), else null. */
+  retryAfter: number | null = null;
 
   constructor(code: string, status: number, message: string, body?: ErrorInfo) {
     super(message);
@@ -122,7 +124,6 @@ export class OutrankedError extends BatonError {
 /** 429 `rate_limited`; `retryAfter` in seconds when the server said. */
 export class RateLimitedError extends BatonError {
   override name = 'RateLimitedError';
-  readonly retryAfter: number | null;
   constructor(status: number, body: ErrorInfo, retryAfter: number | null) {
     super('rate_limited', status, body.message, body);
     this.retryAfter = retryAfter;
@@ -223,7 +224,9 @@ export function errorFromResponse(
     case 429:
       return new RateLimitedError(status, body, parseRetryAfter(headers.get('Retry-After')));
   }
-  return new BatonError(code, status, message, body);
+  const error = new BatonError(code, status, message, body);
+  error.retryAfter = parseRetryAfter(headers.get('Retry-After'));
+  return error;
 }
 
 /** Errors after which retrying the same request or reconnecting cannot help. */

@@ -1,4 +1,4 @@
-export { BatonClient, type BatonClientOptions, type CaseHandle, type MoveTarget } from './client.js';
+export { BatonClient, tokenUserId, type BatonClientOptions, type CaseHandle, type MoveTarget } from './client.js';
 export { Api, paramKey, recordPath, type LockOptions, type LockableRef, type ParentRef, type SaveOptions } from './api.js';
 export { Schema } from './schema.js';
 export {
@@ -15,8 +15,10 @@ export {
   KickedError,
   backoffDelay,
   parseFrame,
+  retryAfterMs,
   type Backoff,
   type ChannelOptions,
+  type NetworkSignals,
   type ChannelStatus,
   type WebSocketConstructor,
   type WebSocketLike,
@@ -42,7 +44,7 @@ export {
 } from './errors.js';
 export { Transport, type FetchLike, type Reply, type RequestOptions, type TransportOptions } from './http.js';
 export { LiveCase, type LiveState, type LiveStatus } from './live.js';
-export { LockManager, endReason, type LockInfo, type LockState } from './locks.js';
+export { CancelledError, LockManager, endReason, type LockInfo, type LockState } from './locks.js';
 export { inLine, positionIn, waiterEnd, waiterIn } from './line.js';
 export { SESSION_KEY, tabSessionId, type SessionStore } from './session.js';
 export { CaseStore, keyOf, lockIn, recordIn, type CaseView, type Listener } from './store.js';

@@ -1,5 +1,5 @@
 import type { Api } from './api.js';
-import { EditsChannel, type Backoff, type ChannelStatus, type WebSocketConstructor } from './channel.js';
+import { EditsChannel, type Backoff, type ChannelStatus, type NetworkSignals, type WebSocketConstructor } from './channel.js';
 import { BatonError, NetworkError, NotFoundError, isFatal } from './errors.js';
 import { waiterIn } from './line.js';
 import { endReason, type LockManager } from './locks.js';
@@ -20,9 +20,15 @@ export interface LiveCaseOptions {
   api: Api;
   locks: LockManager;
   sessionId: string;
+  /** The signed-in user's id, when known: a tab is its user and its session id together. */
+  userId?: () => number | null;
   channelUrl: (slug: string) => string;
   WebSocket: WebSocketConstructor | undefined;
   backoff?: Backoff;
+  /** Where the channel hears `online` and `visibilitychange` (default: the browser's). */
+  signals?: NetworkSignals;
+  /** The backoff's jitter source (tests make it fixed). */
+  random?: () => number;
   onStop?: (live: LiveCase, error: BatonError | null) => void;
 }
 
@@ -126,6 +132,8 @@ export class LiveCase<R extends RecordMap = RecordMap> {
       url: () => this.options.channelUrl(this.slug),
       WebSocket,
       backoff: this.options.backoff,
+      signals: this.options.signals,
+      random: this.options.random,
       onFrame: this.onFrame,
       onStatus: (status: ChannelStatus) => {
         if (status === 'reconnecting' && this.status !== 'stopped') this.setStatus('reconnecting');
@@ -164,7 +172,11 @@ export class LiveCase<R extends RecordMap = RecordMap> {
         const pending = this.pending ?? [];
         this.pending = null;
         for (const frame of pending) this.applyChange(frame);
-        if (this.channel?.status === 'open') this.setStatus('live');
+        if (this.channel?.status === 'open') {
+          // in step again: only now does the channel's backoff start over
+          this.channel.resynced();
+          this.setStatus('live');
+        }
       } catch (error) {
         this.pending = null;
         if (isFatal(error)) this.stop(error);
@@ -172,7 +184,7 @@ export class LiveCase<R extends RecordMap = RecordMap> {
       } finally {
         this.fetching = null;
         if (this.again && this.status !== 'stopped') {
-          void this.refetch().catch(() => this.channel?.reconnect());
+          void this.refetch().catch((error: unknown) => this.channel?.failed(error));
         }
       }
     })();
@@ -184,13 +196,13 @@ export class LiveCase<R extends RecordMap = RecordMap> {
       case 'welcome':
         this.store.setLocks(frame.activeLocks, frame.waiters);
         this.store.setOnlineUsers(frame.onlineUsers);
-        void this.refetch().catch(() => this.channel?.reconnect());
+        this.resync();
         return;
       case 'presence':
         this.store.setOnlineUsers(frame.onlineUsers);
         return;
       case 'resync':
-        void this.refetch().catch(() => this.channel?.reconnect());
+        this.resync();
         return;
       case 'create':
       case 'update':
@@ -201,22 +213,35 @@ export class LiveCase<R extends RecordMap = RecordMap> {
     }
   };
 
+  /** Refetches; a failure drops the connection and tries again after the backoff, never at once. */
+  private resync(): void {
+    void this.refetch().catch((error: unknown) => this.channel?.failed(error));
+  }
+
+  /** Whether a lock, a waiter or a frame's editor is this tab: its session id, and its user when both are known. */
+  private isThisTab(sessionId: string | null | undefined, userId: number | null | undefined): boolean {
+    if (sessionId !== this.options.sessionId) return false;
+    const me = this.options.userId?.() ?? null;
+    return me === null || userId === null || userId === undefined || userId === me;
+  }
+
   private applyChange(frame: ChangeFrame): void {
     const record = frame.watchable;
-    const { locks, sessionId } = this.options;
+    const { locks } = this.options;
     const lock = lockIn(record);
     const ended = frame.type === 'destroy' ? lock : null;
     const waiter = waiterIn(record);
     const ownLockEnded = ended !== null && endReason(ended) !== 'released' && locks.tokenFor(ended.lockable) === ended.token;
     // a lock created for this tab that it did not take itself: handed over from the line
     const granted =
-      frame.type === 'create' && lock !== null && lock.sessionId === sessionId && locks.tokenFor(lock.lockable) !== lock.token;
+      frame.type === 'create' && lock !== null && this.isThisTab(lock.sessionId, lock.user.id) && locks.tokenFor(lock.lockable) !== lock.token;
     // The tab's own edits are applied from their responses already. What its
     // action did to other tabs is news to it: the lock it released handed to
     // the next waiter (that waiter's `destroy`, the new lock's `create`).
     const about = lock ?? waiter;
-    const aboutOthers = about !== null && (about.sessionId !== sessionId || (waiter !== null && frame.type === 'destroy'));
-    const echo = frame.editorSessionId === sessionId && !ownLockEnded;
+    const aboutOthers = about !== null && (!this.isThisTab(about.sessionId, about.user.id) || (waiter !== null && frame.type === 'destroy'));
+    // the tab's own echo only when both its session id and its user are the frame's editor
+    const echo = this.isThisTab(frame.editorSessionId, frame.editorUserId) && !ownLockEnded;
     if (echo && !aboutOthers && !(granted && locks.isWaiting(lock.lockable))) return;
     if (ended) locks.ended(ended);
     if (waiter && frame.type === 'destroy') locks.waiterEnded(waiter);

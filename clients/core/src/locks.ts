@@ -1,5 +1,5 @@
 import type { Api, LockableRef, LockOptions } from './api.js';
-import { LockHeldError, NoneFreeError, NotFoundError, OutrankedError } from './errors.js';
+import { BatonError, LockHeldError, NoneFreeError, NotFoundError, OutrankedError } from './errors.js';
 import { positionIn, waiterEnd } from './line.js';
 import { keyOf, type Listener } from './store.js';
 import type { EndedLock, EndedWaiter, Lock, LockEndReason, User, Waiter, WaiterEndReason } from './types.js';
@@ -41,6 +41,8 @@ export interface LockInfo {
 }
 
 const NO_WAITERS: Waiter[] = [];
+/** Typing renews a lock's activity at most this often (ms). */
+const ACTIVITY_EVERY = 60_000;
 const sameList = <T>(a: T[], b: T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 interface Lost {
@@ -49,9 +51,30 @@ interface Lost {
   reason: LockEndReason;
 }
 
+/**
+ * An acquire (or "Edit anyway", or "Wait for it") that was still in flight
+ * when the tab released the record: the lock it got was released on the
+ * server, never adopted.
+ */
+export class CancelledError extends BatonError {
+  override name = 'CancelledError';
+  constructor(what: string) {
+    super('cancelled', 0, `The lock on ${what} was released before it was granted.`);
+  }
+}
+
+/** An acquire in flight; `cancelled` once the tab released the record meanwhile. */
+interface Attempt {
+  cancelled: boolean;
+  /** Settles once the attempt is over (and a lock it got after its cancel is released). */
+  done: Promise<unknown>;
+}
+
 export interface LockManagerOptions {
   api: Api;
   sessionId: string;
+  /** The signed-in user's id, when known: a tab is its user and its session id together. */
+  userId?: () => number | null;
   /** The lock on a record as the open cases know it. */
   findLock: (key: string) => Lock | undefined;
   /** The deep lock on the page or case enclosing a record, as the open cases know it. */
@@ -88,6 +111,10 @@ export class LockManager {
   private cache = new Map<string, LockInfo>();
   private last = new Map<string, LockInfo>();
   private pageHide: (() => void) | null = null;
+  /** Acquires in flight, by the record's key (the newest last). */
+  private attempts = new Map<string, Attempt[]>();
+  /** When each held lock's activity was last renewed, and the renewal waiting for its minute. */
+  private activity = new Map<string, { at: number; timer: ReturnType<typeof setTimeout> | null }>();
 
   constructor(private readonly options: LockManagerOptions) {}
 
@@ -170,7 +197,53 @@ export class LockManager {
   }
 
   isMine(lock: Lock): boolean {
-    return lock.sessionId === this.options.sessionId || [...this.held.values()].some((l) => l.token === lock.token);
+    return this.isThisTab(lock) || [...this.held.values()].some((l) => l.token === lock.token);
+  }
+
+  /** A lock or waiter of this tab: its session id, and its user when both are known. */
+  private isThisTab(of: { sessionId?: string | null; user: User }): boolean {
+    const me = this.options.userId?.() ?? null;
+    return of.sessionId === this.options.sessionId && (me === null || of.user.id === me);
+  }
+
+  /** Whether an acquire of the record is in flight (and not cancelled). */
+  isPending(record: LockableRef): boolean {
+    return (this.attempts.get(keyOf(record)) ?? []).some((a) => !a.cancelled);
+  }
+
+  /**
+   * Runs a request that may grant the record's lock. When the tab releases
+   * the record before it answers, the lock it brings is released on the
+   * server (unless a newer acquire of this tab wants the same lock) and the
+   * call rejects with CancelledError.
+   */
+  private async attempt<T>(record: LockableRef, request: () => Promise<T>, lockOf: (result: T) => Lock | null): Promise<T> {
+    const key = keyOf(record);
+    let settle = () => {};
+    const attempt: Attempt = { cancelled: false, done: new Promise<void>((resolve) => (settle = resolve)) };
+    const list = this.attempts.get(key) ?? [];
+    list.push(attempt);
+    this.attempts.set(key, list);
+    try {
+      const result = await request();
+      if (!attempt.cancelled) return result;
+      const lock = lockOf(result);
+      const wanted = (this.attempts.get(key) ?? []).some((a) => a !== attempt && !a.cancelled) || (lock && this.held.get(key)?.token === lock.token);
+      if (lock && !wanted) await this.options.api.releaseLock(lock.token).catch(() => {});
+      throw new CancelledError(key);
+    } finally {
+      const left = (this.attempts.get(key) ?? []).filter((a) => a !== attempt);
+      if (left.length) this.attempts.set(key, left);
+      else this.attempts.delete(key);
+      settle();
+    }
+  }
+
+  /** Cancels the record's acquires in flight; resolves when each is over (its late lock released). */
+  private cancel(key: string): Promise<unknown> {
+    const list = this.attempts.get(key) ?? [];
+    for (const a of list) a.cancelled = true;
+    return Promise.all(list.map((a) => a.done));
   }
 
   /**
@@ -234,7 +307,11 @@ export class LockManager {
    * turn comes: state becomes `mine` by itself. Asking again keeps the place.
    */
   async wait(record: LockableRef): Promise<Lock | Waiter> {
-    const { data } = await this.options.api.waitForLock(record);
+    const { data } = await this.attempt(
+      record,
+      () => this.options.api.waitForLock(record),
+      ({ data }) => (data.type === 'Lock' ? data : null),
+    );
     if (data.type === 'Lock') this.adopt(data);
     else this.join(data);
     return data;
@@ -319,7 +396,7 @@ export class LockManager {
       if (!(error instanceof NotFoundError) || this.waiting.get(key)?.id !== waiter.id) return;
       const status = await this.options.api.lockStatus(waiter.lockable).catch(() => null);
       if (this.waiting.get(key)?.id !== waiter.id) return;
-      if (status?.lock && status.lock.sessionId === this.options.sessionId) return this.adopt(status.lock);
+      if (status?.lock && this.isThisTab(status.lock)) return this.adopt(status.lock);
       this.lineEnded.set(key, 'expired');
       this.drop(key, waiter);
     }
@@ -327,7 +404,7 @@ export class LockManager {
 
   private async take(record: LockableRef, options: LockOptions): Promise<Lock> {
     try {
-      const { data: lock } = await this.options.api.acquireLock(record, options);
+      const { data: lock } = await this.attempt(record, () => this.options.api.acquireLock(record, options), ({ data }) => data);
       // "Edit anyway" skips the line: the tab's own place in it ended
       const waiter = this.waiting.get(keyOf(record));
       if (waiter) this.options.onWaiter?.(waiter, true);
@@ -343,30 +420,71 @@ export class LockManager {
     }
   }
 
-  /** Releases this tab's lock on a record (a lock already gone counts as released). */
+  /**
+   * Releases this tab's lock on a record (a lock already gone counts as
+   * released). An acquire of it still in flight loses: the lock it brings
+   * is released on the server, and this resolves once that is done.
+   */
   async release(record: LockableRef): Promise<void> {
     const key = keyOf(record);
     this.lost.delete(key);
     this.refused.delete(key);
+    const inFlight = this.cancel(key);
     const lock = this.held.get(key);
     if (!lock) {
       this.changed();
+      await inFlight;
       return;
     }
     this.held.delete(key);
+    this.forgetActivity(key);
     this.options.onUnlock(lock);
     this.changed();
     try {
       await this.options.api.releaseLock(lock.token);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
+    } finally {
+      await inFlight;
     }
+  }
+
+  /**
+   * The person typed in the record's form: renews the lock's activity
+   * (`POST /locks/:id/refresh`) so a long draft is not released as idle —
+   * at most once a minute, and only after input since the last renewal. A
+   * form left untouched is released as idle all the same.
+   */
+  touch(record: LockableRef): void {
+    const key = keyOf(record);
+    const lock = this.held.get(key);
+    if (!lock) return;
+    const seen = this.activity.get(key) ?? { at: Date.now(), timer: null };
+    this.activity.set(key, seen);
+    if (seen.timer) return;
+    const renew = () => {
+      seen.timer = null;
+      seen.at = Date.now();
+      if (this.held.get(key)?.token === lock.token) void this.options.api.refreshLock(lock.token).catch(() => {});
+    };
+    const wait = seen.at + ACTIVITY_EVERY - Date.now();
+    if (wait <= 0) renew();
+    else seen.timer = setTimeout(renew, wait);
+  }
+
+  private forgetActivity(key: string): void {
+    const seen = this.activity.get(key);
+    if (seen?.timer) clearTimeout(seen.timer);
+    this.activity.delete(key);
   }
 
   /** Releases every lock of this tab and leaves every line it is in (`DELETE /locks?session=mine`). */
   async releaseAll(keepalive = false): Promise<void> {
     const locks = [...this.held.values()];
     const waiters = [...this.waiting.values()];
+    // the session's locks go in one request; what an acquire in flight brings is released by it
+    for (const key of [...this.attempts.keys()]) void this.cancel(key);
+    for (const key of [...this.activity.keys()]) this.forgetActivity(key);
     this.held.clear();
     this.lost.clear();
     this.waiting.clear();
@@ -401,6 +519,7 @@ export class LockManager {
   adopt(lock: Lock): void {
     const key = keyOf(lock.lockable);
     this.refused.delete(key);
+    if (this.held.get(key)?.token !== lock.token) this.forgetActivity(key);
     this.held.set(key, lock);
     this.heldAt.set(key, ++this.clock);
     this.lost.delete(key);
@@ -457,11 +576,11 @@ export class LockManager {
       if (waiter.caseId !== caseId || ids.has(waiter.id) || (this.heldAt.get(key) ?? 0) > since) continue;
       this.waiting.delete(key);
       const now = active.find((l) => keyOf(l.lockable) === key);
-      if (now?.sessionId !== this.options.sessionId) this.lineEnded.set(key, 'expired');
+      if (!now || !this.isThisTab(now)) this.lineEnded.set(key, 'expired');
     }
     for (const waiter of waiters) {
       const key = keyOf(waiter.lockable);
-      if (waiter.sessionId === this.options.sessionId && !this.waiting.has(key) && !this.held.has(key)) {
+      if (this.isThisTab(waiter) && !this.waiting.has(key) && !this.held.has(key)) {
         this.waiting.set(key, waiter);
         this.heldAt.set(key, since);
         this.keepWaiting();
@@ -476,7 +595,7 @@ export class LockManager {
     }
     for (const lock of active) {
       const key = keyOf(lock.lockable);
-      if (lock.sessionId === this.options.sessionId && !this.held.has(key)) {
+      if (this.isThisTab(lock) && !this.held.has(key)) {
         this.held.set(key, lock);
         this.lost.delete(key);
         this.waiting.delete(key);
@@ -511,6 +630,7 @@ export class LockManager {
   dispose(): void {
     this.pageHide?.();
     this.disposed = true;
+    for (const key of [...this.activity.keys()]) this.forgetActivity(key);
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     this.refreshTimer = null;
   }

@@ -68,7 +68,7 @@ export type RouteInit<O> = PathPart<O> &
   };
 
 /** The init argument: optional when the operation needs nothing. */
-export type RouteArgs<O> = {} extends RouteInit<O> ? [init?: RouteInit<O>] : [init: RouteInit<O>];
+export type RouteArgs<O> = Record<never, never> extends RouteInit<O> ? [init?: RouteInit<O>] : [init: RouteInit<O>];
 
 type Success = 200 | 201 | 204;
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : null;

@@ -108,8 +108,29 @@ const byPosition = (a: AnyRecord, b: AnyRecord) => (a.position ?? 0) - (b.positi
  * A normalized cache of one case, keyed by `${type}/${param}`. It applies
  * snapshots and create/update/destroy frames and tells subscribers.
  */
+/** The same array when it holds the same items in the same order: unchanged lists keep their identity. */
+function share<T>(previous: T[] | undefined, next: T[]): T[] {
+  return previous && previous.length === next.length && previous.every((x, i) => x === next[i]) ? previous : next;
+}
+
+/** The same object when every value is the same: unchanged maps keep their identity. */
+function shareMap<T>(previous: Record<string, T> | undefined, next: Record<string, T>): Record<string, T> {
+  if (!previous) return next;
+  const keys = Object.keys(next);
+  return keys.length === Object.keys(previous).length && keys.every((k) => previous[k] === next[k]) ? previous : next;
+}
+
+/** How many deletions the store remembers (so a late reply cannot bring a record back). */
+const TOMBSTONES = 10_000;
+
 export class CaseStore<R extends RecordMap = RecordMap> {
   private records = new Map<string, Stored>();
+  /**
+   * Keys of what was deleted, so that a late reply or frame about it (a
+   * save's answer, an acquire's lock) cannot bring it back. A `create`
+   * frame or a fresh snapshot is the only way back in.
+   */
+  private tombstones = new Set<string>();
   private onlineUsers: OnlineUser[] = [];
   private role: Role | null = null;
   private schema: Schema | null = null;
@@ -193,6 +214,8 @@ export class CaseStore<R extends RecordMap = RecordMap> {
   /** Replaces everything with a fresh `GET /cases/:slug` (it has no records of external types: those stay). */
   reset(detail: CaseDetail): void {
     for (const [key, r] of this.records) if (!this.outside(r)) this.records.delete(key);
+    // the snapshot is the truth; frames that came meanwhile are applied after it, deletions included
+    this.tombstones.clear();
     const { activeLocks, waiters, onlineUsers, role, ...kase } = detail;
     const walk = (node: { [key: string]: unknown }) => {
       const [own, lists] = recordLists(node);
@@ -220,13 +243,23 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     this.changed();
   }
 
-  /** Inserts or replaces a record, unless the cache already has a newer version. */
+  /** Whether the record (or lock, or waiter) was deleted and must not come back from a late reply. */
+  isDeleted(record: Pick<RecordKey, 'type' | 'param'>): boolean {
+    return this.tombstones.has(keyOf(record));
+  }
+
+  /** Inserts or replaces a record, unless the cache already has a newer version or it was deleted. */
   upsert(record: Stored): void {
     if (this.put(record)) this.changed();
   }
 
+  /**
+   * Takes a record out (the tab deleted it: a late reply about it cannot
+   * bring it back), or a lock or waiter the tab itself ended.
+   */
   remove(record: Pick<RecordKey, 'type' | 'param'>): void {
-    if (this.drop(keyOf(record))) this.changed();
+    const own = record.type === 'Lock' || record.type === 'Waiter';
+    if (this.drop(keyOf(record), !own)) this.changed();
   }
 
   /** Applies a create/update/destroy frame. */
@@ -234,12 +267,27 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     const record: Stored | undefined = frame.watchable;
     // a frame without an identity is dropped
     if (!record || typeof record.type !== 'string' || record.param == null) return;
-    const changed = frame.type === 'destroy' ? this.drop(keyOf(record)) : this.put(record);
+    const key = keyOf(record);
+    // a create is news of a new record (an id can be used again on some databases)
+    if (frame.type === 'create') this.tombstones.delete(key);
+    const changed = frame.type === 'destroy' ? this.drop(key) : this.put(record);
     if (changed) this.changed();
+  }
+
+  private bury(key: string): void {
+    if (this.tombstones.size >= TOMBSTONES) {
+      const oldest = this.tombstones.values().next();
+      if (!oldest.done) this.tombstones.delete(oldest.value);
+    }
+    this.tombstones.add(key);
   }
 
   private put(record: Stored): boolean {
     const key = keyOf(record);
+    if (this.tombstones.has(key)) return false;
+    // a lock or waiter on a deleted record is gone with it
+    const on = holdsOn(record);
+    if (on !== null && this.tombstones.has(on)) return false;
     const incoming = versionOf(record);
     const current = versionOf(this.records.get(key));
     if (incoming !== undefined && current !== undefined && incoming < current) return false;
@@ -257,7 +305,8 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     return true;
   }
 
-  private drop(key: string): boolean {
+  private drop(key: string, bury = true): boolean {
+    if (bury) this.bury(key);
     if (!this.records.delete(key)) return false;
     // what hangs off it goes too: its children (and theirs), its lock and line
     for (const [k, r] of [...this.records]) {
@@ -305,7 +354,7 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     const lineOn: Record<string, Waiter[]> = {};
     for (const waiter of waiters) (lineOn[keyOf(waiter.lockable)] ??= []).push(waiter);
     // sound: each list holds the records the server sent under that type name, R[type] by R's contract
-    this.view = {
+    const next: CaseView<R> = {
       case: kase,
       role: this.role,
       schema,
@@ -318,6 +367,46 @@ export class CaseStore<R extends RecordMap = RecordMap> {
       lineOn,
       onlineUsers: this.onlineUsers,
     };
+    this.view = this.shared(next);
+    this.previous = this.view;
     return this.view;
   };
+
+  /** The last view handed out: what the next one shares its unchanged parts with. */
+  private previous: CaseView<R> | null = null;
+
+  /**
+   * Structural sharing with the previous view: every list and map whose
+   * contents did not change is the previous one, so a selector over one
+   * record's children (or the locks) sees the same value after a frame
+   * about something else.
+   */
+  private shared(next: CaseView<R>): CaseView<R> {
+    const prev = this.previous;
+    if (!prev) return next;
+    type Lists = { [type: string]: AnyRecord[] | undefined };
+    const lists = (p: Lists | undefined, n: Lists): Lists => {
+      const out: Lists = {};
+      for (const [type, list] of Object.entries(n)) if (list) out[type] = share(p?.[type], list);
+      // sound: the lists are the same records under the same type names
+      return shareMap(p as Record<string, AnyRecord[]> | undefined, out as Record<string, AnyRecord[]>);
+    };
+    const children: Record<string, Lists> = {};
+    for (const [parent, byType] of Object.entries(next.children as Record<string, Lists>)) {
+      children[parent] = lists((prev.children as Record<string, Lists>)[parent], byType);
+    }
+    const lines: Record<string, Waiter[]> = {};
+    for (const [key, line] of Object.entries(next.lineOn)) lines[key] = share(prev.lineOn[key], line);
+    // sound: shared parts are the previous view's, of the same shapes
+    return {
+      ...next,
+      records: lists(prev.records as Lists, next.records as Lists) as CaseView<R>['records'],
+      children: shareMap(prev.children as Record<string, Lists>, children) as CaseView<R>['children'],
+      locks: share(prev.locks, next.locks),
+      lockOn: shareMap(prev.lockOn, next.lockOn),
+      coverOn: shareMap(prev.coverOn, next.coverOn),
+      waiters: share(prev.waiters, next.waiters),
+      lineOn: shareMap(prev.lineOn, lines),
+    };
+  }
 }

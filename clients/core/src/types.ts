@@ -90,12 +90,30 @@ export type DemoPerson = Schemas['DemoPerson'];
 
 export type NewUserFields = Schemas['NewUserFields'];
 export type NewCaseFields = Schemas['NewCaseFields'];
-export type ServerFrame = Schemas['ServerFrame'];
-export type WelcomeFrame = Extract<ServerFrame, { type: 'welcome' }>;
-export type ChangeFrame = Extract<ServerFrame, { type: 'create' | 'update' | 'destroy' }>;
-export type PresenceFrame = Extract<ServerFrame, { type: 'presence' }>;
-export type ResyncFrame = Extract<ServerFrame, { type: 'resync' }>;
-export type KickedFrame = Extract<ServerFrame, { type: 'kicked' }>;
+type DocumentFrame = Schemas['ServerFrame'];
+/**
+ * Why the server closed a tab: `kicked` (an administrator closed it),
+ * `access_removed` (the person's membership of the case ended) or
+ * `signed_out` (the token ended: logout, a password change, the user
+ * removed). A server may name others.
+ */
+export type KickReason = 'kicked' | 'access_removed' | 'signed_out' | (string & {});
+/**
+ * `welcome` with `heartbeatMs`: how often the tab sends `{"type":"ping"}`
+ * (a server that does not say gets no pings, and the tab no watchdog).
+ */
+export type WelcomeFrame = Extract<DocumentFrame, { type: 'welcome' }> & { heartbeatMs?: number };
+/** A change, tagged with the tab that made it: its session id and its user's id (`editorUserId`, where the server sends it). */
+export type ChangeFrame = Extract<DocumentFrame, { type: 'create' | 'update' | 'destroy' }> & { editorUserId?: number | null };
+export type PresenceFrame = Extract<DocumentFrame, { type: 'presence' }>;
+export type ResyncFrame = Extract<DocumentFrame, { type: 'resync' }>;
+export type KickedFrame = Omit<Extract<DocumentFrame, { type: 'kicked' }>, 'reason'> & { reason: KickReason };
+/** The answer to the tab's `{"type":"ping"}`. */
+export interface PongFrame {
+  type: 'pong';
+}
+/** Every message the server sends on the edits channel. */
+export type ServerFrame = WelcomeFrame | ChangeFrame | PresenceFrame | ResyncFrame | KickedFrame | PongFrame;
 
 /** Why a tab's place in a waiting line ended: it got the record, left, or its tab went away. */
 export type WaiterEndReason = Schemas['WaiterEnd'];

@@ -1,5 +1,6 @@
 import {
   BatonError,
+  CancelledError,
   NetworkError,
   OutrankedError,
   type Lock,
@@ -91,6 +92,8 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
       setError(null);
       return true;
     } catch (e) {
+      // released while it was being taken: nothing was refused
+      if (e instanceof CancelledError) return false;
       const refusal = asBatonError(e);
       if (refusal instanceof OutrankedError) setOutranked(refusal.lock);
       setError(refusal);
@@ -117,13 +120,17 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
 
   // leaving (unmounting) releases the lock this tab holds, or its place in the line, when asked to
   const held = useRef<LockState>('free');
-  held.current = lock.state;
+  useEffect(() => {
+    held.current = lock.state;
+  });
   const { type, param } = record;
   useEffect(() => {
     if (!releaseOnUnmount) return;
     return () => {
-      if (held.current === 'mine') void client.locks.release({ type, param }).catch(() => {});
-      if (held.current === 'waiting') void client.locks.leave({ type, param }).catch(() => {});
+      const ref = { type, param };
+      // an acquire still in flight loses too: the lock it brings is released, never adopted
+      if (held.current === 'mine' || client.locks.isPending(ref)) void client.locks.release(ref).catch(() => {});
+      if (held.current === 'waiting') void client.locks.leave(ref).catch(() => {});
     };
   }, [releaseOnUnmount, client, type, param]);
 

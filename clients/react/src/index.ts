@@ -1,5 +1,5 @@
 export { BatonProvider, useAuthError, useBaton, type BatonProviderProps } from './context.js';
-export { useCase, useLiveCase } from './useCase.js';
+export { useCase, useCaseSelector, useLiveCase, useLiveSelector, useSelected } from './useCase.js';
 export { useLock, type UseLock } from './useLock.js';
 export { usePresence } from './usePresence.js';
 export { Lockable, type LockableProps, type LockableRenderProps } from './Lockable.js';

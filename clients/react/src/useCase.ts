@@ -1,5 +1,6 @@
 import type { LiveCase, LiveState } from '@baton/client';
-import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
+import { remember, selectionOf, type Rendered } from './selection.js';
 import { useBaton } from './context.js';
 
 const LOADING: LiveState = Object.freeze({
@@ -20,21 +21,71 @@ const LOADING: LiveState = Object.freeze({
 
 const noSubscription = () => () => {};
 
-/** Opens a case for as long as the component is mounted and returns its LiveCase. */
+/**
+ * Opens a case for as long as the component is mounted and returns its
+ * LiveCase (null until it is open). The open handle is the subscription:
+ * React opens it on mount and closes it on unmount.
+ */
 export function useLiveCase(slug: string | null): LiveCase | null {
   const client = useBaton();
-  const [live, setLive] = useState<LiveCase | null>(null);
-  useEffect(() => {
-    if (!slug) {
-      setLive(null);
-      return;
-    }
-    const handle = client.openCase(slug);
-    setLive(handle.live);
-    return () => handle.close();
-  }, [client, slug]);
-  return live && live.slug === slug ? live : null;
+  const subscribe = useCallback(
+    (changed: () => void) => {
+      if (!slug) return () => {};
+      const handle = client.openCase(slug);
+      changed();
+      return () => handle.close();
+    },
+    [client, slug],
+  );
+  const get = useCallback(() => (slug ? client.openedCase(slug) : null), [client, slug]);
+  return useSyncExternalStore(subscribe, get, get);
 }
+
+/**
+ * `useSyncExternalStore` with a selector and an equality function: the
+ * component re-renders only when what it selected changed (by `isEqual`,
+ * `Object.is` by default), not on every change to the case.
+ */
+export function useSelected<S, T>(
+  subscribe: (listener: () => void) => () => void,
+  getSnapshot: () => S,
+  selector: (snapshot: S) => T,
+  isEqual: (a: T, b: T) => boolean = Object.is,
+): T {
+  // what was rendered last: a new selection equal to it is replaced by it
+  const [rendered] = useState<Rendered<T>>(() => ({ has: false, value: undefined }));
+  const getSelection = useMemo(() => selectionOf(getSnapshot, selector, isEqual, rendered), [getSnapshot, selector, isEqual, rendered]);
+  const value = useSyncExternalStore(subscribe, getSelection, getSelection);
+  useEffect(() => remember(rendered, value), [rendered, value]);
+  return value;
+}
+
+/**
+ * A selection of a case that is open already (`useLiveCase`): re-renders
+ * only when the selected value changes. The store keeps unchanged records
+ * and lists identical, so `(s) => s.children['Page/3']?.Card` stays the
+ * same array after a frame about another page.
+ */
+export function useLiveSelector<T>(
+  live: LiveCase | null,
+  selector: (state: LiveState) => T,
+  isEqual?: (a: T, b: T) => boolean,
+): T {
+  const subscribe = useCallback((cb: () => void) => (live ? live.subscribe(cb) : noSubscription()), [live]);
+  const get = useCallback(() => (live ? live.getState() : LOADING), [live]);
+  return useSelected(subscribe, get, selector, isEqual);
+}
+
+/** Opens a case while mounted and selects from its live state (see `useLiveSelector`). */
+export function useCaseSelector<T>(
+  slug: string | null,
+  selector: (state: LiveState) => T,
+  isEqual?: (a: T, b: T) => boolean,
+): T {
+  return useLiveSelector(useLiveCase(slug), selector, isEqual);
+}
+
+const whole = (state: LiveState): LiveState => state;
 
 /**
  * Live data of a case: `{case, role, schema, records (by type), children
@@ -42,10 +93,8 @@ export function useLiveCase(slug: string | null): LiveCase | null {
  * error}`, re-rendered on every change
  * anyone makes. `status` is `loading`, `live`, `reconnecting` or `stopped`
  * (then `error` says why: signed out, kicked, the case was deleted).
+ * To re-render only for part of it, use `useCaseSelector`.
  */
 export function useCase(slug: string | null): LiveState {
-  const live = useLiveCase(slug);
-  const subscribe = useCallback((cb: () => void) => (live ? live.subscribe(cb) : noSubscription()), [live]);
-  const get = useCallback(() => (live ? live.getState() : LOADING), [live]);
-  return useSyncExternalStore(subscribe, get, get);
+  return useCaseSelector(slug, whole);
 }

@@ -1,5 +1,5 @@
-import { BatonError, NetworkError, type Lockable, type MoveTarget } from '@baton/client';
-import { useCallback, useRef, useState } from 'react';
+import { BatonError, CancelledError, NetworkError, type Lockable, type MoveTarget } from '@baton/client';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { useBaton } from './context.js';
 import { useLock } from './useLock.js';
 
@@ -21,7 +21,7 @@ export interface UseDragLock<T extends Lockable = Lockable> {
    * is released either way.
    */
   drop: (to: MoveTarget) => Promise<T | null>;
-  /** Drag cancelled: releases the lock the start took. */
+  /** Drag cancelled: releases the lock the start took, or is still taking (that lock is released when it comes). */
   cancel: () => Promise<void>;
 }
 
@@ -45,7 +45,9 @@ export function useDragLock<T extends Lockable>(card: T): UseDragLock<T> {
   /** The lock the drag's start asked for: a drop may come before it is granted. */
   const taking = useRef<Promise<boolean> | null>(null);
   const cardRef = useRef(card);
-  cardRef.current = card;
+  useEffect(() => {
+    cardRef.current = card;
+  });
 
   const release = useCallback(async () => {
     taking.current = null;
@@ -61,7 +63,8 @@ export function useDragLock<T extends Lockable>(card: T): UseDragLock<T> {
       .acquire(cardRef.current)
       .then(() => true)
       .catch((e: unknown) => {
-        setError(asBatonError(e));
+        // a cancel while the lock was being taken released it: not a refusal
+        if (!(e instanceof CancelledError)) setError(asBatonError(e));
         setActive(false);
         return false;
       })

@@ -1,7 +1,9 @@
-import type { OnlineUser } from '@baton/client';
-import { useCase } from './useCase.js';
+import type { LiveState, OnlineUser } from '@baton/client';
+import { useCaseSelector } from './useCase.js';
 
-/** Who has the case open now: `[{user, color, sessions}]`, live. */
+const presence = (state: LiveState): OnlineUser[] => state.onlineUsers;
+
+/** Who has the case open now: `[{user, color, sessions}]`, live; re-renders only when presence changes. */
 export function usePresence(slug: string | null): OnlineUser[] {
-  return useCase(slug).onlineUsers;
+  return useCaseSelector(slug, presence);
 }

@@ -26,9 +26,9 @@ describe.each(servers())('React bindings on $backend', (server) => {
     const card = cards[0]!;
     const ca = track(tab(server, alice));
     const cb = track(tab(server, bob));
-    const hook = () => ({ kase: useCase(kase.slug), presence: usePresence(kase.slug), lock: useLock(card) });
-    const a = renderHook(hook, { wrapper: wrapperFor(ca) });
-    const b = renderHook(hook, { wrapper: wrapperFor(cb) });
+    const useAll = () => ({ kase: useCase(kase.slug), presence: usePresence(kase.slug), lock: useLock(card) });
+    const a = renderHook(useAll, { wrapper: wrapperFor(ca) });
+    const b = renderHook(useAll, { wrapper: wrapperFor(cb) });
 
     await waitFor(() => {
       expect(a.result.current.kase.status).toBe('live');
