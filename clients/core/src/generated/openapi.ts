@@ -90,13 +90,20 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * `DELETE /admin/sessions/:sessionId`: releases the tab's locks (reason
-         *     `kicked`), tells the tab, and closes its channel. 404 if the session has
-         *     neither an open channel nor a lock.
+         * `DELETE /admin/sessions/:sessionId[?user=ID]`: releases the tab's locks
+         *     (reason `kicked`), takes it out of its lines, tells it (`kicked`) and
+         *     closes its channel, on every instance. 404 if no such tab has an open
+         *     channel, a lock or a place in line.
          */
         delete: {
             parameters: {
-                query?: never;
+                query?: {
+                    /**
+                     * @description Only this user's tab with the session id (a tab is a user and a
+                     *     session id together); without it, every tab with the session id.
+                     */
+                    user?: number;
+                };
                 header?: {
                     /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
                     "X-Session-ID"?: string;
@@ -143,8 +150,17 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description Nothing has this id (any more). */
+                /** @description No open tab, lock or place in line has this session id (of this user) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -297,7 +313,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description A field is missing or invalid; the message names it. */
+                /** @description `email` or `password` is missing, or longer than its limit (254 and 1,024 characters) */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -343,7 +359,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** `POST /auth/logout`: ends the calling token at once, on every instance. */
+        /**
+         * `POST /auth/logout`: ends the calling token at once, on every instance,
+         *     and closes the tabs opened with it (`signed_out`).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -356,7 +375,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Signed out: this token no longer works */
+                /** @description Signed out: this token no longer works, and the edits channels opened with it are closed */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -577,6 +596,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The database is busy or not answering; try again. */
                 503: {
                     headers: {
@@ -662,6 +690,15 @@ export interface paths {
                 };
                 /** @description `stale_version` or `lock_lost` (with `current`) */
                 412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1059,6 +1096,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The database is busy or not answering; try again. */
                 503: {
                     headers: {
@@ -1147,6 +1193,15 @@ export interface paths {
                 };
                 /** @description `stale_version` or `lock_lost` (with `current`) */
                 412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1526,6 +1581,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description `upgrade_required`: a plain request, not a WebSocket upgrade; the answer carries `Upgrade: websocket` */
                 426: {
                     headers: {
@@ -1832,6 +1896,15 @@ export interface paths {
                 };
                 /** @description Nothing has this id (any more). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2179,6 +2252,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The database is busy or not answering; try again. */
                 503: {
                     headers: {
@@ -2264,6 +2346,15 @@ export interface paths {
                 };
                 /** @description `stale_version` or `lock_lost` (with `current`) */
                 412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3338,6 +3429,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The database is busy or not answering; try again. */
                 503: {
                     headers: {
@@ -3403,6 +3503,15 @@ export interface paths {
                 };
                 /** @description Nothing has this id (any more). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3489,6 +3598,15 @@ export interface paths {
                 };
                 /** @description Nothing has this id (any more). */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3589,7 +3707,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** `DELETE /memberships/:id`: 204. */
+        /**
+         * `DELETE /memberships/:id`: 204. The user's locks and places in line in
+         *     the case end, and their tabs on it are closed (`access_removed`).
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -3650,6 +3771,15 @@ export interface paths {
                 };
                 /** @description It would leave the case without a manager */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3787,6 +3917,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The database is busy or not answering; try again. */
                 503: {
                     headers: {
@@ -3872,6 +4011,15 @@ export interface paths {
                 };
                 /** @description `stale_version` or `lock_lost` (with `current`) */
                 412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4429,6 +4577,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The database is busy or not answering; try again. */
                 503: {
                     headers: {
@@ -4628,6 +4785,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The database is busy or not answering; try again. */
                 503: {
                     headers: {
@@ -4710,6 +4876,15 @@ export interface paths {
                 };
                 /** @description It is no longer in line (granted, left or expired) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it. */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4816,11 +4991,18 @@ export interface components {
         Change: "create" | "update" | "destroy";
         /**
          * @description One change to a watchable, tagged with the tab that made it: a tab drops
-         *     frames whose `editorSessionId` is its own.
+         *     frames whose `editorSessionId` and `editorUserId` are both its own
+         *     (another user may send the same session id: that is another tab).
          */
         ChangeFrame: {
             watchable: components["schemas"]["Watchable"];
             editorSessionId?: string | null;
+            /**
+             * Format: int64
+             * @description The user whose request made the change; null when baton itself did
+             *     (a lease ran out, a tab closed).
+             */
+            editorUserId?: number | null;
         };
         ClaimBody: {
             claim: components["schemas"]["ClaimFields"];
@@ -5050,6 +5232,11 @@ export interface components {
             /** Format: int64 */
             id: number;
         };
+        /**
+         * @description Why a tab was closed, as its `kicked` frame says.
+         * @enum {string}
+         */
+        KickReason: "kicked" | "access_removed" | "signed_out";
         /**
          * @description A lock: who holds which record, from which tab, until when. Its `token`
          *     (also its id) names this one holding: send it as `Lock-Token` when saving.
@@ -5357,6 +5544,12 @@ export interface components {
         /** @description Every message the server sends on `GET /cases/:slug/edits`, as JSON text. */
         ServerFrame: {
             sessionId: string;
+            /**
+             * Format: int64
+             * @description How often the tab sends `{"type": "ping"}`; a `pong` not back by
+             *     the next ping means the connection is dead.
+             */
+            heartbeatMs: number;
             activeLocks: components["schemas"]["Lock"][];
             /** @description Every live waiter of the case, line by line, first first. */
             waiters: components["schemas"]["Waiter"][];
@@ -5383,7 +5576,10 @@ export interface components {
             /** @enum {string} */
             type: "resync";
         } | {
-            reason: string;
+            /** @enum {string} */
+            type: "pong";
+        } | {
+            reason: components["schemas"]["KickReason"];
             /** @enum {string} */
             type: "kicked";
         };
