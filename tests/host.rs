@@ -33,6 +33,8 @@ on_both_backends!(
     the_guard_covers_records_baton_stores,
     announced_frames_reach_the_tabs_of_the_case_in_order,
     announcements_that_cannot_be_right_are_refused,
+    only_external_types_are_announced,
+    the_guard_locks_no_row_before_the_role_is_known,
     a_deep_lock_on_the_case_covers_records_never_locked,
     the_same_new_user_minted_at_once_is_201_every_time,
     a_bad_key_is_401_before_anything_about_the_body,
@@ -248,8 +250,6 @@ async fn another_users_email_is_409_and_bad_fields_are_422(backend: Backend) {
         json!({"user": {"externalId": "u-2", "name": "Bo"}, "cases": [{"slug": "acme"}]}),
         json!({"user": {"externalId": "u-2", "name": "Bo"}, "cases": [{"slug": "acme", "role": "owner"}]}),
         json!({"user": {"externalId": "u-2", "name": "Bo"}, "cases": [{"slug": "Acme!", "role": "editor"}]}),
-        json!({"user": {"externalId": "u-2", "name": "Bo"},
-               "cases": [{"slug": "acme", "role": "editor"}, {"slug": "acme", "role": "reader"}]}),
         json!({"user": {"externalId": "u-2", "name": "Bo"}, "cases": [], "ttl": "13h"}),
         json!({"user": {"externalId": "u-2", "name": "Bo"}, "cases": [], "ttl": "soon"}),
         json!({"user": {"externalId": 2, "name": "Bo"}, "cases": []}),
@@ -259,6 +259,27 @@ async fn another_users_email_is_409_and_bad_fields_are_422(backend: Backend) {
         assert_eq!(refused.status, 422, "{body}: {}", refused.body);
         assert_eq!(refused.body["error"]["code"], "invalid", "{body}");
     }
+    // A case named twice takes its last entry (no schema can say "each
+    // slug once", and the document allows it).
+    let minted = h
+        .mint(json!({"user": {"externalId": "u-3", "name": "Cy"},
+                     "cases": [{"slug": "twice", "role": "manager"}, {"slug": "twice", "role": "reader"}]}))
+        .await
+        .expect(201);
+    let cy = TestUser {
+        token: minted.body["token"].as_str().expect("a token").to_owned(),
+        id: minted.body["user"]["id"].as_i64().expect("an id"),
+        email: String::new(),
+        session: None,
+    };
+    // A reader may read the case, and only a manager sees its memberships.
+    h.app.get("/cases/twice").by(&cy).send().await.expect(200);
+    h.app
+        .get("/cases/twice/memberships")
+        .by(&cy)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
 }
 
 async fn the_key_routes_refuse_user_tokens_wrong_keys_and_revoked_keys(backend: Backend) {
@@ -747,6 +768,8 @@ async fn the_guard_refuses_readers_and_strangers(backend: Backend) {
         json!({"lockableType": "Invoice", "lockableParam": "inv-1", "case": "acme", "userExternalId": "ann", "sessionId": ""}),
         json!({"lockableType": "Ledger", "lockableParam": "inv-1", "case": "acme", "userExternalId": "ann"}),
         json!({"lockableType": "Invoice", "lockableParam": "inv-1", "case": "acme", "userExternalId": 7}),
+        json!({"lockableType": "Case", "lockableParam": "1", "userExternalId": "ann"}),
+        json!({"lockableType": "Note", "lockableParam": "inv-1", "case": "acme", "userExternalId": "ann"}),
     ] {
         let refused = h.guard(body.clone()).await;
         assert_eq!(refused.status, 422, "{body}: {}", refused.body);
@@ -855,6 +878,121 @@ async fn announcements_that_cannot_be_right_are_refused(backend: Backend) {
         let refused = h.announce("acme", body.clone()).await;
         assert_eq!(refused.status, 422, "{body}: {}", refused.body);
     }
+}
+
+/// baton announces the records it stores itself: a host's frame for one of
+/// them, or for one of baton's own kinds, would let it overwrite them in
+/// every tab.
+async fn only_external_types_are_announced(backend: Backend) {
+    let Some(h) = host(backend).await else {
+        return;
+    };
+    let ann = h.person("ann", &[("acme", "editor")]).await;
+    let (mut tab, _) = h.app.open_tab("acme", &ann.tab("watching")).await;
+    for type_name in [
+        "Note",
+        "Case",
+        "Lock",
+        "Waiter",
+        "User",
+        "Membership",
+        "LockEvent",
+        "Card",
+        "invoice",
+        "",
+    ] {
+        let body = json!({"type": "update",
+                          "watchable": {"type": type_name, "param": "1", "version": 999999}});
+        let refused = h.announce("acme", body.clone()).await;
+        assert_eq!(refused.status, 422, "{body}: {}", refused.body);
+        assert_eq!(refused.body["error"]["code"], "invalid", "{body}");
+        let message = refused.body["error"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            message.contains("Invoice"),
+            "names the external types: {message}"
+        );
+    }
+    // An external type's frame still goes through, and it is the first the
+    // tab sees: none of the refused ones reached it.
+    h.announce(
+        "acme",
+        json!({"type": "update", "watchable": {"type": "Invoice", "param": "inv-1"}}),
+    )
+    .await
+    .expect(202);
+    let frame = tab.next_change().await;
+    assert_eq!(
+        frame["watchable"],
+        json!({"type": "Invoice", "param": "inv-1"})
+    );
+}
+
+/// No table or row lock before the caller's role is known: a reader's guard
+/// of a record whose row another transaction holds is answered (403)
+/// without waiting for that transaction. PostgreSQL only, on the general
+/// path: on SQLite every write transaction waits for the one writer anyway.
+async fn the_guard_locks_no_row_before_the_role_is_known(backend: Backend) {
+    if backend == Backend::Sqlite {
+        return;
+    }
+    let Some(h) = host_with(backend, false).await else {
+        return;
+    };
+    let ann = h.person("ann", &[("acme", "editor")]).await.tab("ann-tab");
+    h.person("rita", &[("acme", "reader")]).await;
+    let note = h
+        .app
+        .post("/cases/acme/notes")
+        .by(&ann)
+        .json(json!({"note": {"text": "hello"}}))
+        .send()
+        .await
+        .expect(201)
+        .body;
+    let id = note["id"].as_i64().expect("an id");
+    // Another transaction holds the note's row, as a guarded write of it
+    // would, until it is told to let go (or a generous deadline passes).
+    let (held, is_held) = tokio::sync::oneshot::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let db = h.app.state.db.clone();
+    let holder = tokio::spawn(async move {
+        db.write(None, move |tx| {
+            let kind = baton::locks::lockable::kind_named("Note").expect("Note is declared");
+            kind.find_for_update(tx.conn, id)?.expect("the note");
+            held.send(()).ok();
+            let told = released
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .is_ok();
+            Ok::<_, baton::error::AppError>(told)
+        })
+        .await
+    });
+    is_held.await.expect("the row is held");
+    // The reader is refused while the row is still held.
+    h.guard(
+        json!({"lockableType": "Note", "lockableParam": note["param"], "case": "acme",
+                   "userExternalId": "rita"}),
+    )
+    .await
+    .expect_error(403, "forbidden");
+    release.send(()).ok();
+    let told = holder
+        .await
+        .expect("the holder ran")
+        .expect("its transaction");
+    assert!(
+        told,
+        "the reader's guard waited for the row instead of being refused first"
+    );
+    // An editor's guard, which does lock the row, goes through once it is free.
+    h.guard(
+        json!({"lockableType": "Note", "lockableParam": note["param"], "case": "acme",
+                   "userExternalId": "ann", "sessionId": "ann-tab"}),
+    )
+    .await
+    .expect(204);
 }
 
 async fn a_deep_lock_on_the_case_covers_records_never_locked(backend: Backend) {

@@ -7,6 +7,8 @@ use std::time::Duration;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
+use utoipa::openapi::schema::{KnownFormat, OneOfBuilder, Schema, SchemaFormat, SchemaType};
+use utoipa::openapi::{ObjectBuilder, RefOr, Type};
 use utoipa::ToSchema;
 
 use super::case_by_slug;
@@ -41,25 +43,45 @@ pub struct TokenRequest {
     #[schema(required = true, nullable = false, value_type = Option<HostUserFields>)]
     user: Option<HostUserFields>,
     /// The cases to set the user's role in (may be empty); cases not named
-    /// are left alone.
+    /// are left alone, and a case named more than once takes its last entry.
     #[schema(required = true, nullable = false, value_type = Option<Vec<HostCaseFields>>)]
     cases: Option<Vec<HostCaseFields>>,
-    /// How long the token lasts (`"90s"`, `"2h"`): at most, and by default,
-    /// the server's `BATON_TOKEN_TTL`.
-    #[schema(nullable = false, example = "1h")]
+    /// How long the token lasts, in whole seconds, minutes or hours (`"90s"`,
+    /// `"30m"`, `"2h"`), at most 12h: by default, and at most, the server's
+    /// `BATON_TOKEN_TTL` (12h unless it is set lower).
+    #[schema(
+        example = "1h",
+        pattern = r"^(([1-9]|1[0-2])h|([1-9][0-9]?|[1-6][0-9]{2}|7[01][0-9]|720)m|([1-9][0-9]{0,3}|[1-3][0-9]{4}|4[0-2][0-9]{3}|43[01][0-9]{2}|43200)s)$"
+    )]
     ttl: Option<String>,
 }
 
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HostUserFields {
-    /// Your backend's id for the user: 1–200 characters.
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
+    /// Your backend's id for the user: 1–200 characters, not all blank.
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^ \t\n\r]"
+    )]
     external_id: Option<String>,
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
+    #[schema(
+        required = true,
+        nullable = false,
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^ \t\n\r]"
+    )]
     name: Option<String>,
     /// Updated when given; another user's email is 409.
-    #[schema(nullable = false)]
+    #[schema(
+        max_length = 254,
+        pattern = r"^[^@ \t\n\r]+@[^@ \t\n\r]+$",
+        example = "dana@example.com"
+    )]
     email: Option<String>,
 }
 
@@ -79,7 +101,7 @@ pub struct HostCaseFields {
     role: Option<Option<RoleView>>,
     /// A created case's title (its slug if left out); ignored for a case
     /// that exists.
-    #[schema(nullable = false, max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^ \t\n\r]")]
     title: Option<String>,
 }
 
@@ -104,7 +126,7 @@ pub struct MintedTokenView {
         (status = 201, description = "A token for the user (earlier ones stay valid)", body = MintedTokenView),
         (status = 401, description = "No API key, a user's token, or an unknown or revoked key"),
         (status = 409, description = "`conflict`: another user has this email, or the user was removed from baton"),
-        (status = 422, description = "A field is missing or invalid, a slug is named twice, or `ttl` is longer than the server allows"),
+        (status = 422, description = "A field is missing or invalid, or `ttl` is longer than the server allows (`BATON_TOKEN_TTL` set below 12h)"),
     ))]
 pub async fn mint_token(
     state: web::Data<AppState>,
@@ -169,11 +191,9 @@ fn host_cases(cases: Option<Vec<HostCaseFields>>) -> AppResult<Vec<HostCase>> {
         })?;
         let title =
             params::optional_text(&format!("cases[{i}].title"), case.title, params::MAX_TITLE)?;
-        if out.iter().any(|c| c.slug == slug) {
-            return Err(AppError::invalid(format!(
-                "cases names {slug} twice; name each case once."
-            )));
-        }
+        // A case named again takes its last entry, as a JSON object's
+        // repeated key would: no schema can say "each slug once".
+        out.retain(|c| c.slug != slug);
         out.push(HostCase {
             slug,
             role: role.map(Role::from),
@@ -203,22 +223,142 @@ fn token_ttl(ttl: Option<String>, max: Duration) -> AppResult<Duration> {
 }
 
 /// `POST /guard`'s body: flat, since it is a question, not a resource.
-#[derive(Deserialize, ToSchema)]
+/// Its schema is written below ([`GuardRequest::schema`]): what the record's
+/// param may be depends on its type.
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GuardRequest {
     #[serde(flatten)]
     record: LockableRef,
-    /// The user writing, as your backend knows them (`POST /auth/tokens`).
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
     user_external_id: Option<String>,
-    /// The tab the write comes from. Without it, a lock taken by a tab is
-    /// another tab's (423).
-    #[schema(nullable = false, max_length = 64, pattern = "^[A-Za-z0-9_-]{1,64}$")]
     session_id: Option<String>,
-    /// The lock the tab believes it holds (its `token`): 412 `lock_lost`
-    /// when it no longer does.
-    #[schema(nullable = false, value_type = Option<RecordParam>)]
     lock_token: Option<RecordParam>,
+}
+
+/// The largest id or token a request may name: 18 digits.
+const MAX_ID: i64 = 999_999_999_999_999_999;
+
+impl utoipa::PartialSchema for GuardRequest {
+    /// One object per kind of type: records baton stores (and the case
+    /// itself) are named by id, records of external types by what the host
+    /// calls them (`oneOf`, told apart by `lockableType`).
+    fn schema() -> RefOr<Schema> {
+        let names = |external: bool| -> Vec<&'static str> {
+            crate::locks::lockable::registry()
+                .iter()
+                .filter(|kind| kind.is_external() == external)
+                .map(|kind| kind.type_name)
+                .collect()
+        };
+        let description = "`POST /guard`'s body: flat, since it is a question, not a resource.";
+        let stored = guard_question_schema(
+            names(false),
+            id_schema("The record's id (`\"12\"` or `12`): a case, or a record baton stores.")
+                .into(),
+        );
+        let external = names(true);
+        if external.is_empty() {
+            return stored.description(Some(description)).into();
+        }
+        let external = guard_question_schema(
+            external,
+            OneOfBuilder::new()
+                .item(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .pattern(Some(r"^[A-Za-z0-9._:-]{1,200}$"))
+                        .examples(["inv-2031"]),
+                )
+                .item(
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                        .minimum(Some(-MAX_ID))
+                        .maximum(Some(MAX_ID)),
+                )
+                .description(Some(
+                    "What your backend calls the record (1–200 of `A-Za-z0-9._:-`; a number \
+                     is taken as its decimal string).",
+                ))
+                .into(),
+        );
+        OneOfBuilder::new()
+            .item(stored)
+            .item(external)
+            .description(Some(description))
+            .into()
+    }
+}
+
+impl ToSchema for GuardRequest {}
+
+/// A record's id, or a lock's token: 1–18 digits, as a string or a number.
+fn id_schema(description: &str) -> OneOfBuilder {
+    OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[0-9]{1,18}$"))
+                .examples(["12"]),
+        )
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                .minimum(Some(0))
+                .maximum(Some(MAX_ID)),
+        )
+        .description(Some(description))
+}
+
+/// A guard question about a record of one of `types`, named by `param`.
+fn guard_question_schema(types: Vec<&'static str>, param: RefOr<Schema>) -> ObjectBuilder {
+    let string = || ObjectBuilder::new().schema_type(Type::String);
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property(
+            "lockableType",
+            string()
+                .enum_values(Some(types))
+                .description(Some("The record's type name.")),
+        )
+        .required("lockableType")
+        .property("lockableParam", param)
+        .required("lockableParam")
+        .property(
+            "case",
+            string().description(Some("The slug of the case the record belongs to.")),
+        )
+        .required("case")
+        .property(
+            "userExternalId",
+            string()
+                .min_length(Some(1))
+                .max_length(Some(200))
+                .description(Some(
+                    "The user writing, as your backend knows them (`POST /auth/tokens`).",
+                )),
+        )
+        .required("userExternalId")
+        .property(
+            "sessionId",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+                .max_length(Some(64))
+                .pattern(Some("^[A-Za-z0-9_-]{1,64}$"))
+                .description(Some(
+                    "The tab the write comes from. Without it, a lock taken by a tab is \
+                     another tab's (423).",
+                )),
+        )
+        .property(
+            "lockToken",
+            id_schema(
+                "The lock the tab believes it holds (its `token`): 412 `lock_lost` when it \
+                 no longer does.",
+            )
+            .item(ObjectBuilder::new().schema_type(Type::Null)),
+        )
 }
 
 /// `POST /guard` (API key): may this user write this record now? The same
@@ -276,18 +416,36 @@ pub async fn guard(
         .write_retrying(None, move |tx| {
             key.check(tx.conn, tx.now)?;
             let case = case_by_slug(tx.conn, &case_slug)?;
-            // The record before the user: 404 comes before 403.
             let kind = named.kind();
+            let missing = |id: i64| {
+                AppError::not_found(format!(
+                    "{} {id} does not exist in case '{}'.",
+                    kind.type_name, case.slug
+                ))
+            };
+            // The record before the user (404 comes before 403), read
+            // without locking its row: nothing is locked, and nothing
+            // named, before the user's role on the case is known.
+            if let Named::Stored(_, id) = &named {
+                kind.find(tx.conn, *id)?
+                    .filter(|t| t.case_id == case.id)
+                    .ok_or_else(|| missing(*id))?;
+            }
+            let user = User::find_by_external_id(tx.conn, &external_id)?
+                .filter(User::is_active)
+                .ok_or_else(|| {
+                    AppError::forbidden(format!(
+                        "No user {external_id} is an editor of case '{}'; mint them a token with the role first (POST /auth/tokens).",
+                        case.slug
+                    ))
+                })?;
+            require(rank_on(tx.conn, &user, case.id)?, &case, Role::Editor)?;
+            // Now the record's row, locked until the transaction ends.
             let target = match &named {
                 Named::Stored(_, id) => kind
                     .find_for_update(tx.conn, *id)?
                     .filter(|t| t.case_id == case.id)
-                    .ok_or_else(|| {
-                        AppError::not_found(format!(
-                            "{} {id} does not exist in case '{}'.",
-                            kind.type_name, case.slug
-                        ))
-                    })?,
+                    .ok_or_else(|| missing(*id))?,
                 Named::External { param, .. } => {
                     let named = match kind.find_external(tx.conn, case.id, param)? {
                         Some(t) => kind.find_for_update(tx.conn, t.identity.id)?,
@@ -300,15 +458,6 @@ pub async fn guard(
                         .ok_or_else(|| AppError::invalid("lockableType is not an external type."))?
                 }
             };
-            let user = User::find_by_external_id(tx.conn, &external_id)?
-                .filter(User::is_active)
-                .ok_or_else(|| {
-                    AppError::forbidden(format!(
-                        "No user {external_id} is an editor of case '{}'; mint them a token with the role first (POST /auth/tokens).",
-                        case.slug
-                    ))
-                })?;
-            require(rank_on(tx.conn, &user, case.id)?, &case, Role::Editor)?;
             let actor = Actor {
                 user,
                 token_id: 0,
@@ -369,13 +518,62 @@ pub struct HostEvent {
     #[serde(rename = "type")]
     #[schema(required = true, nullable = false, value_type = Option<Change>)]
     change: Option<Change>,
-    /// The record as your backend has it: `type` (a declared type) and
-    /// `param`, and any fields. Relayed as sent.
-    #[schema(required = true, nullable = false, value_type = Option<Object>)]
+    #[schema(required = true, nullable = false, value_type = Option<RelayedRecord>)]
     watchable: Option<serde_json::Map<String, serde_json::Value>>,
     /// The tab that made the change: it ignores its own frame.
-    #[schema(nullable = false)]
+    #[schema(max_length = 64, pattern = "^[A-Za-z0-9_-]{1,64}$")]
     editor_session_id: Option<String>,
+}
+
+/// The record of an event, as the document describes it: `type`, one of the
+/// external types of the schema in force, and `param`.
+pub struct RelayedRecord;
+
+impl utoipa::PartialSchema for RelayedRecord {
+    fn schema() -> RefOr<Schema> {
+        let external = external_types();
+        let description = if external.is_empty() {
+            "The record as your backend has it. This server's schema declares no type with \
+             `store = \"external\"`, so no event can be right: every one is 422."
+        } else {
+            "The record as your backend has it: `type` (a type with `store = \"external\"`), \
+             `param`, and any fields. Relayed as sent."
+        };
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property(
+                "type",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(external))
+                    .description(Some(
+                        "An external type: baton announces the records it stores itself.",
+                    )),
+            )
+            .required("type")
+            .property(
+                "param",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .description(Some("The record's param, what tabs key it by.")),
+            )
+            .required("param")
+            .description(Some(description))
+            .into()
+    }
+}
+
+impl ToSchema for RelayedRecord {}
+
+/// The external types of the schema in force (`store = "external"`).
+fn external_types() -> Vec<&'static str> {
+    crate::schema::in_force()
+        .types()
+        .iter()
+        .filter(|ty| ty.is_external())
+        .map(|ty| ty.name.as_str())
+        .collect()
 }
 
 /// `POST /cases/:slug/events` (API key): a `create`, `update` or `destroy`
@@ -389,7 +587,7 @@ pub struct HostEvent {
         (status = 202, description = "Accepted: the frame goes to the case's tabs"),
         (status = 401, description = "No API key, a user's token, or an unknown or revoked key"),
         (status = 404, description = "No case has this slug"),
-        (status = 422, description = "`type` or `watchable` is missing or invalid, or the watchable's type is not declared"),
+        (status = 422, description = "`type` or `watchable` is missing or invalid, or the watchable's type is not an external type (`store = \"external\"`)"),
     ))]
 pub async fn announce(
     state: web::Data<AppState>,
@@ -459,32 +657,31 @@ async fn key_first<T>(
     }
 }
 
-/// 422 unless the watchable names a declared type (stored or external) and
-/// a param: never one of baton's own (`Lock`, `Waiter`, …), whose frames
-/// only baton sends.
+/// 422 unless the watchable names an external type (`store = "external"`)
+/// and a param: never a type baton stores, nor one of baton's own (`Lock`,
+/// `Waiter`, …), whose frames only baton sends.
 fn relayable(watchable: &serde_json::Map<String, serde_json::Value>) -> AppResult<()> {
-    let schema = crate::schema::in_force();
-    let declared = || {
-        schema
-            .types()
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+    let external = external_types();
+    let which = || {
+        if external.is_empty() {
+            "this server's schema declares no type with store = \"external\", and baton \
+             announces the records it stores itself"
+                .to_owned()
+        } else {
+            format!(
+                "use one of the external types ({}); baton announces the records it stores itself",
+                external.join(", ")
+            )
+        }
     };
     let type_name = watchable
         .get("type")
         .and_then(|t| t.as_str())
-        .ok_or_else(|| {
-            AppError::invalid(format!(
-                "watchable.type is required: one of the declared types ({}).",
-                declared()
-            ))
-        })?;
-    if schema.get(type_name).is_none() {
+        .ok_or_else(|| AppError::invalid(format!("watchable.type is required: {}.", which())))?;
+    if !external.contains(&type_name) {
         return Err(AppError::invalid(format!(
-            "watchable.type '{type_name}' is not a declared type; use one of {}.",
-            declared()
+            "watchable.type '{type_name}' is not an external type: {}.",
+            which()
         )));
     }
     match watchable.get("param") {

@@ -434,10 +434,7 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: {
-                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
-                    "X-Session-ID"?: string;
-                };
+                header?: never;
                 path?: never;
                 cookie?: never;
             };
@@ -456,7 +453,7 @@ export interface paths {
                         "application/json": components["schemas"]["MintedToken"];
                     };
                 };
-                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                /** @description The body is not valid JSON. */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -501,7 +498,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description A field is missing or invalid, a slug is named twice, or `ttl` is longer than the server allows */
+                /** @description A field is missing or invalid, or `ttl` is longer than the server allows (`BATON_TOKEN_TTL` set below 12h) */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1637,10 +1634,7 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: {
-                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
-                    "X-Session-ID"?: string;
-                };
+                header?: never;
                 path: {
                     /** @description The case's slug */
                     slug: string;
@@ -1660,7 +1654,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                /** @description The body is not valid JSON. */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1705,7 +1699,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `type` or `watchable` is missing or invalid, or the watchable's type is not declared */
+                /** @description `type` or `watchable` is missing or invalid, or the watchable's type is not an external type (`store = "external"`) */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2547,10 +2541,7 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: {
-                    /** @description The browser tab's id (a UUID it made at load). Locks taken with it belong to that tab, and broadcasts carry it as `editorSessionId`. */
-                    "X-Session-ID"?: string;
-                };
+                header?: never;
                 path?: never;
                 cookie?: never;
             };
@@ -2567,7 +2558,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`). */
+                /** @description The body is not valid JSON. */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5161,19 +5152,22 @@ export interface components {
             message: string;
         };
         /** @description `POST /guard`'s body: flat, since it is a question, not a resource. */
-        GuardRequest: components["schemas"]["LockableRef"] & {
+        GuardRequest: {
+            /**
+             * @description The record's type name.
+             * @enum {string}
+             */
+            lockableType: "Case" | "Page" | "Card" | "Edgenote";
+            /** @description The record's id (`"12"` or `12`): a case, or a record baton stores. */
+            lockableParam: string | number;
+            /** @description The slug of the case the record belongs to. */
+            case: string;
             /** @description The user writing, as your backend knows them (`POST /auth/tokens`). */
             userExternalId: string;
-            /**
-             * @description The tab the write comes from. Without it, a lock taken by a tab is
-             *     another tab's (423).
-             */
-            sessionId?: string;
-            /**
-             * @description The lock the tab believes it holds (its `token`): 412 `lock_lost`
-             *     when it no longer does.
-             */
-            lockToken?: components["schemas"]["RecordParam"];
+            /** @description The tab the write comes from. Without it, a lock taken by a tab is another tab's (423). */
+            sessionId?: string | null;
+            /** @description The lock the tab believes it holds (its `token`): 412 `lock_lost` when it no longer does. */
+            lockToken?: string | number | null;
         };
         /** @description `GET /healthz`. */
         Health: {
@@ -5192,25 +5186,24 @@ export interface components {
              * @description A created case's title (its slug if left out); ignored for a case
              *     that exists.
              */
-            title?: string;
+            title?: string | null;
         };
         /** @description A change that happened in your backend, for the case's tabs. */
         HostEvent: {
             type: components["schemas"]["Change"];
-            /**
-             * @description The record as your backend has it: `type` (a declared type) and
-             *     `param`, and any fields. Relayed as sent.
-             */
-            watchable: Record<string, never>;
+            watchable: components["schemas"]["RelayedRecord"];
             /** @description The tab that made the change: it ignores its own frame. */
-            editorSessionId?: string;
+            editorSessionId?: string | null;
         };
         HostUserFields: {
-            /** @description Your backend's id for the user: 1–200 characters. */
+            /** @description Your backend's id for the user: 1–200 characters, not all blank. */
             externalId: string;
             name: string;
-            /** @description Updated when given; another user's email is 409. */
-            email?: string;
+            /**
+             * @description Updated when given; another user's email is 409.
+             * @example dana@example.com
+             */
+            email?: string | null;
         };
         /** @description `{type, table, param, id}`: what identifies a record, even a destroyed one. */
         Identity: {
@@ -5532,6 +5525,16 @@ export interface components {
         };
         /** @description A record's id: a string of digits, or a number. For an external type: what your backend calls the record (1–200 of `A-Za-z0-9._:-`), with `case`. */
         RecordParam: string | number;
+        /** @description The record as your backend has it. This server's schema declares no type with `store = "external"`, so no event can be right: every one is 422. */
+        RelayedRecord: {
+            /**
+             * @description An external type: baton announces the records it stores itself.
+             * @enum {string}
+             */
+            type: never;
+            /** @description The record's param, what tabs key it by. */
+            param: string;
+        };
         /**
          * @description A case role.
          * @enum {string}
@@ -5607,15 +5610,16 @@ export interface components {
             user: components["schemas"]["HostUserFields"];
             /**
              * @description The cases to set the user's role in (may be empty); cases not named
-             *     are left alone.
+             *     are left alone, and a case named more than once takes its last entry.
              */
             cases: components["schemas"]["HostCaseFields"][];
             /**
-             * @description How long the token lasts (`"90s"`, `"2h"`): at most, and by default,
-             *     the server's `BATON_TOKEN_TTL`.
+             * @description How long the token lasts, in whole seconds, minutes or hours (`"90s"`,
+             *     `"30m"`, `"2h"`), at most 12h: by default, and at most, the server's
+             *     `BATON_TOKEN_TTL` (12h unless it is set lower).
              * @example 1h
              */
-            ttl?: string;
+            ttl?: string | null;
         };
         /**
          * @description A user, in one shape everywhere. `email` and `admin` appear only where the
