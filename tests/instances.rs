@@ -900,9 +900,26 @@ async fn tokens_grow_with_every_grant(app: &TestApp, bases: [&str; 2]) {
     ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
 )]
 async fn announced_frames_cross_instances_in_the_order_sent() {
-    let Some((app, a, b)) = two_instances().await else {
+    let Some(app) = TestApp::start_with(Backend::Postgres, lifetimes).await else {
         return;
     };
+    // A host announces its own records: both instances serve a schema that
+    // declares an external type beside the casebook.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let schema = dir.path().join("invoices.toml");
+    std::fs::write(
+        &schema,
+        format!(
+            "{}\n[types.Invoice]\nstore = \"external\"\n",
+            include_str!("../examples/schemas/casebook.toml")
+        ),
+    )
+    .expect("write the schema");
+    let schema = schema.to_str().expect("a UTF-8 path");
+    let mut env = LIFETIMES.to_vec();
+    env.push(("BATON_SCHEMA", schema));
+    let a = ServerProcess::spawn(&app.db_url, "instance-a", &env).await;
+    let b = ServerProcess::spawn(&app.db_url, "instance-b", &env).await;
     let (key, hash) = baton::auth::api_keys::generate();
     app.state
         .db
@@ -920,7 +937,7 @@ async fn announced_frames_cross_instances_in_the_order_sent() {
         let base = if n % 2 == 0 { &a.base } else { &b.base };
         app.req_at(base, Method::POST, "/cases/c/events")
             .header("Authorization", format!("Bearer {key}"))
-            .json(json!({"type": "update", "watchable": {"type": "Card", "param": "1", "n": n}}))
+            .json(json!({"type": "update", "watchable": {"type": "Invoice", "param": "inv-1", "n": n}}))
             .send()
             .await
             .expect(202);
