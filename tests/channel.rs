@@ -414,6 +414,8 @@ async fn reconnecting_within_the_grace_keeps_locks(backend: Backend) {
     let Some(app) = TestApp::start_with(backend, |s| {
         short_lifetimes(s);
         s.disconnect_grace = Duration::from_millis(1500);
+        // Eight heartbeats of slack: a loaded machine may delay a beat.
+        s.lock_ttl = Duration::from_secs(2);
     })
     .await
     else {
@@ -433,7 +435,7 @@ async fn reconnecting_within_the_grace_keeps_locks(backend: Backend) {
     tokio::time::sleep(Duration::from_millis(300)).await; // a train tunnel
     let (_again, welcome) = app.open_tab("c", &bob).await;
     assert_eq!(welcome["activeLocks"][0]["id"], lock.body["id"]);
-    tokio::time::sleep(Duration::from_millis(2500)).await; // well past grace and TTL
+    tokio::time::sleep(Duration::from_millis(3000)).await; // well past grace and TTL
     app.get(&format!("/locks/{}", lock.body["id"]))
         .by(&bob)
         .send()
@@ -449,7 +451,14 @@ async fn reconnecting_within_the_grace_keeps_locks(backend: Backend) {
 }
 
 async fn an_unanswering_tab_loses_its_locks(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, short_lifetimes).await else {
+    // A lease far longer than the two missed pings and the grace, so the
+    // release the test sees is the disconnect's, not the lease's expiry.
+    let Some(app) = TestApp::start_with(backend, |s| {
+        short_lifetimes(s);
+        s.lock_ttl = Duration::from_secs(5);
+    })
+    .await
+    else {
         return;
     };
     let bob = app.user("Bob").await.tab("bob-tab");
