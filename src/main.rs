@@ -36,8 +36,8 @@ struct Cli {
 enum Command {
     /// Run the HTTP server (the default).
     Serve(Box<ServeArgs>),
-    /// Apply pending database migrations and exit.
-    Migrate(DatabaseSettings),
+    /// Apply pending database migrations and exit (`--status`: list them).
+    Migrate(MigrateArgs),
     /// Manage users.
     #[command(subcommand)]
     User(UserCommand),
@@ -49,6 +49,16 @@ enum Command {
     /// API keys, with which a team's own backend calls baton.
     #[command(subcommand)]
     Key(KeyCommand),
+}
+
+#[derive(Args)]
+struct MigrateArgs {
+    /// List applied and pending migrations, and apply none: exit 0, or 1
+    /// when some are pending.
+    #[arg(long)]
+    status: bool,
+    #[command(flatten)]
+    database: DatabaseSettings,
 }
 
 #[derive(Subcommand)]
@@ -243,7 +253,8 @@ fn main() -> ExitCode {
         match cli.command {
             None => serve(cli.serve).await,
             Some(Command::Serve(args)) => serve(*args).await,
-            Some(Command::Migrate(db)) => migrate(db).map_err(Failure::from),
+            Some(Command::Migrate(args)) if args.status => migrate_status(args.database),
+            Some(Command::Migrate(args)) => migrate(args.database).map_err(Failure::from),
             Some(Command::User(UserCommand::Add(args))) => {
                 user_add(args).await.map_err(Failure::from)
             }
@@ -482,6 +493,38 @@ fn migrate(database: DatabaseSettings) -> Result<(), String> {
     open(&database)?;
     println!("migrations applied to {}", database.database_url);
     Ok(())
+}
+
+/// `baton migrate --status`: one line per migration, applied or pending,
+/// and any applied by a newer release.
+fn migrate_status(database: DatabaseSettings) -> Result<(), Failure> {
+    let mut conn = baton::db::connect(&database.database_url)
+        .map_err(|e| format!("cannot open the database: {e}"))?;
+    let status = baton::db::migration_status(&mut conn).map_err(|e| e.to_string())?;
+    for name in &status.applied {
+        println!("applied  {name}");
+    }
+    for name in &status.pending {
+        println!("pending  {name}");
+    }
+    for version in &status.newer {
+        println!("newer    {version} (applied by a newer release of baton)");
+    }
+    println!(
+        "{} applied, {} pending",
+        status.applied.len(),
+        status.pending.len()
+    );
+    if status.pending.is_empty() {
+        return Ok(());
+    }
+    Err(Failure {
+        message: format!(
+            "{} migration(s) pending: `baton migrate` or `baton serve` applies them",
+            status.pending.len()
+        ),
+        status: 1,
+    })
 }
 
 async fn user_add(args: UserAddArgs) -> Result<(), String> {

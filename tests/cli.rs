@@ -1,4 +1,4 @@
-//! The `baton` binary: migrate, user add/passwd/remove, token, and serve's
+//! The `baton` binary: migrate (and its status), user add/passwd/remove, token, and serve's
 //! start-up checks.
 
 mod common;
@@ -45,10 +45,23 @@ fn cli_commands(backend: Backend) {
         return;
     };
 
+    // A new database: every migration pending, exit 1, nothing applied.
+    let before = baton(&url, &["migrate", "--status"]);
+    assert_eq!(before.status.code(), Some(1), "{before:?}");
+    let listed = String::from_utf8_lossy(&before.stdout).into_owned();
+    assert!(listed.contains("pending  2026-11-22-000001_create_baton"), "{listed}");
+    assert!(listed.contains("0 applied"), "{listed}");
+    assert!(!listed.contains("applied  "), "{listed}");
+    assert!(String::from_utf8_lossy(&before.stderr).contains("`baton migrate`"));
+
     let migrated = stdout(&baton(&url, &["migrate"]));
     assert!(migrated.contains("migrations applied"));
     // Migrating twice is harmless.
     stdout(&baton(&url, &["migrate"]));
+    let after = stdout(&baton(&url, &["migrate", "--status"]));
+    assert!(after.contains("applied  2026-11-22-000001_create_baton"), "{after}");
+    assert!(after.contains(" applied, 0 pending"), "{after}");
+    assert!(!after.contains("pending  "), "{after}");
 
     let added = stdout(&baton(
         &url,

@@ -1,6 +1,5 @@
 //! One connection type over SQLite and PostgreSQL: opening it with its
-//! limits, the backend-specific escape hatches, the database's clock and the
-//! migrations.
+//! limits, the backend-specific escape hatches and the database's clock.
 
 use std::time::Duration;
 
@@ -9,13 +8,8 @@ use diesel::connection::SimpleConnection;
 use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, ConnectionError};
-use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
-use super::DbError;
 use crate::clock;
-
-const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
-const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
 
 /// One connection, whichever backend `DATABASE_URL` names.
 #[derive(diesel::MultiConnection)]
@@ -213,20 +207,6 @@ pub fn with_libpq_limits(url: &str, timeout: Duration) -> String {
         }
     }
     url
-}
-
-/// Applies the embedded migrations of the connection's backend.
-pub fn migrate(conn: &mut DbConn) -> Result<(), DbError> {
-    let result = match conn {
-        DbConn::Postgresql(c) => c.run_pending_migrations(POSTGRES_MIGRATIONS).map(|_| ()),
-        DbConn::Sqlite(c) => {
-            // WAL persists in the file; set it once here, before any pool exists.
-            c.batch_execute("PRAGMA journal_mode = WAL;")
-                .map_err(|e| DbError::Migration(e.to_string()))?;
-            c.run_pending_migrations(SQLITE_MIGRATIONS).map(|_| ())
-        }
-    };
-    result.map_err(|e| DbError::Migration(e.to_string()))
 }
 
 #[cfg(test)]

@@ -4,16 +4,20 @@
 
 //!
 //! Its files, by concern: `connection.rs` (the connection type, opening it,
-//! the database's clock, migrations), `pool.rs`, `call.rs` (a call's
+//! the database's clock), `migrations.rs` (applying them, their status),
+//! `pool.rs`, `call.rs` (a call's
 //! progress and the request's time budget), `error.rs`, `transaction.rs`
 //! (`Tx`), `outbox.rs` (the event stream and the bus), `writer.rs`
-//! (SQLite's single writer), `prepared.rs`, `retry.rs` and the diesel
+//! (SQLite's single writer), `prepared.rs`, `pg_function.rs` (the functions
+//! made at start, named by their text's hash), `retry.rs` and the diesel
 //! `schema.rs`. This file is the `Database` handle: the ways in.
 
 mod call;
 mod connection;
 mod error;
+mod migrations;
 pub mod outbox;
+pub mod pg_function;
 mod pool;
 pub mod prepared;
 mod retry;
@@ -32,9 +36,10 @@ use diesel::Connection;
 pub use call::with_request_budget;
 use call::{budget_left, record_wait, CallState, RUNNING};
 pub use connection::{
-    connect, connect_bounded, migrate, now, sqlite_path, with_libpq_limits, Backend, DbConn,
+    connect, connect_bounded, now, sqlite_path, with_libpq_limits, Backend, DbConn,
 };
 pub use error::{cannot_hold_nul, DbError, TimeoutOutcome};
+pub use migrations::{migrate, status as migration_status, MigrationStatus};
 pub use outbox::{AuditEntry, Event, EventBus, Frame, KickReason, Outgoing, Tabs};
 use pool::lost_or;
 pub use pool::{ConnectionManager, Pool, PooledConn};

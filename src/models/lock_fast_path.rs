@@ -159,13 +159,13 @@ pub struct FastSave<'a> {
 }
 
 /// Saves the record in one call if nothing stands in the way
-/// (`lock_sql::FAST_SAVE_FUNCTION`); no row means "take the general path".
+/// (`lock_sql::FAST_SAVE`); no row means "take the general path".
 pub fn save(
     pg: &mut PgConnection,
     caller: TokenHolder,
     save: &FastSave,
 ) -> QueryResult<Option<StoredRecord>> {
-    Prepared::new(lock_sql::FAST_SAVE, |q| {
+    Prepared::new(lock_sql::FAST_SAVE.call(), |q| {
         q.bind::<Text, _>(save.record_type)
             .bind::<BigInt, _>(save.id)
             .bind::<BigInt, _>(caller.user_id)
@@ -210,9 +210,9 @@ struct Allowed {
 }
 
 /// Answers a `POST /guard` in one call when the write may happen
-/// (`lock_sql::FAST_GUARD_FUNCTION`); `None` means "take the general path".
+/// (`lock_sql::FAST_GUARD`); `None` means "take the general path".
 pub fn guard(pg: &mut PgConnection, guard: &FastGuard) -> QueryResult<Option<()>> {
-    Prepared::new(lock_sql::FAST_GUARD, |q| {
+    Prepared::new(lock_sql::FAST_GUARD.call(), |q| {
         q.bind::<Text, _>(guard.key_hash)
             .bind::<Text, _>(guard.record_type)
             .bind::<diesel::sql_types::Bool, _>(guard.external)
@@ -230,14 +230,8 @@ pub fn guard(pg: &mut PgConnection, guard: &FastGuard) -> QueryResult<Option<()>
     .map(|row| row.allowed.then_some(()))
 }
 
-/// Makes the fast save's and the fast guard's functions (`CREATE OR
-/// REPLACE`), once per start, under an advisory lock so that instances
-/// starting together do not race.
+/// Makes the fast save's and the fast guard's functions, once per start,
+/// each under the name of its text's hash (`crate::db::pg_function`).
 pub fn install_fast_save(pg: &mut PgConnection) -> QueryResult<()> {
-    use diesel::connection::SimpleConnection;
-    pg.transaction(|pg| {
-        diesel::sql_query("SELECT pg_advisory_xact_lock(4242001)").execute(pg)?;
-        pg.batch_execute(lock_sql::FAST_SAVE_FUNCTION)?;
-        pg.batch_execute(lock_sql::FAST_GUARD_FUNCTION)
-    })
+    crate::db::pg_function::make(pg, &[&lock_sql::FAST_SAVE, &lock_sql::FAST_GUARD])
 }

@@ -10,6 +10,8 @@
 //! SQLite has no data-modifying CTEs; its paths write the same rows with
 //! diesel's DSL, one statement at a time.
 
+use crate::db::pg_function::PgFunction;
+
 /// The `locks` columns an insert gives, in this order.
 macro_rules! lock_columns {
     () => {
@@ -181,9 +183,11 @@ pub(crate) use {db_now_plus, event_row, live_caller, lock_columns};
 /// case, the lock held by the caller's tab and in force (or no lock),
 /// `Lock-Token` and `If-Match`. The lock's lease and activity are renewed
 /// as a save renews them, and its event row carries the saved row for
-/// every instance's listener to render. Made at start (`CREATE OR
-/// REPLACE`), so that its rules are these fragments and nothing else.
-pub const FAST_SAVE_FUNCTION: &str = concat!(
+/// every instance's listener to render. Made at start under a name that
+/// carries a hash of this text (`crate::db::pg_function`), so that its
+/// rules are these fragments and nothing else, and another release's
+/// function, made under its own name, is left alone.
+const FAST_SAVE_FUNCTION: &str = concat!(
     "CREATE OR REPLACE FUNCTION baton_fast_save( \
        p_type TEXT, p_id BIGINT, p_user BIGINT, p_token BIGINT, p_session TEXT, \
        p_lock_token BIGINT, p_if_match BIGINT, p_fields TEXT, p_ttl_micros BIGINT, \
@@ -240,9 +244,12 @@ pub const FAST_SAVE_FUNCTION: &str = concat!(
      END $fn$"
 );
 
-/// Calls [`FAST_SAVE_FUNCTION`].
-pub const FAST_SAVE: &str =
-    "SELECT * FROM baton_fast_save($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+/// [`FAST_SAVE_FUNCTION`], under its hashed name, and its call.
+pub static FAST_SAVE: PgFunction = PgFunction::new(
+    "baton_fast_save",
+    FAST_SAVE_FUNCTION,
+    "SELECT * FROM baton_fast_save($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+);
 
 /// The guard as one call (PostgreSQL, `POST /guard`): answers `true` when
 /// the write may happen, and then renews the holder's lock as a save
@@ -257,7 +264,7 @@ pub const FAST_SAVE: &str =
 /// tab, a tab's lock is another tab's) and in force, the token. An external
 /// record never locked has no row and no lock. Made at start, beside the
 /// fast save.
-pub const FAST_GUARD_FUNCTION: &str = concat!(
+const FAST_GUARD_FUNCTION: &str = concat!(
     "CREATE OR REPLACE FUNCTION baton_fast_guard( \
        p_key_hash TEXT, p_type TEXT, p_external BOOLEAN, p_id BIGINT, p_param TEXT, \
        p_case TEXT, p_user TEXT, p_session TEXT, p_lock_token BIGINT, p_ttl_micros BIGINT, \
@@ -323,9 +330,12 @@ pub const FAST_GUARD_FUNCTION: &str = concat!(
      END $fn$"
 );
 
-/// Calls [`FAST_GUARD_FUNCTION`].
-pub const FAST_GUARD: &str =
-    "SELECT baton_fast_guard($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS allowed";
+/// [`FAST_GUARD_FUNCTION`], under its hashed name, and its call.
+pub static FAST_GUARD: PgFunction = PgFunction::new(
+    "baton_fast_guard",
+    FAST_GUARD_FUNCTION,
+    "SELECT baton_fast_guard($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS allowed",
+);
 
 /// The fast path's release: lock `$1`, if the live caller (`$2`, `$3`) holds
 /// it from tab `$4`, it is in force at the database's clock (active within

@@ -781,6 +781,15 @@ impl Tab {
 
 // ---- baton as a separate process ----
 
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A `baton serve` child process; killed (SIGKILL) when dropped.
 pub struct ServerProcess {
     pub base: String,
@@ -802,12 +811,21 @@ impl ServerProcess {
         args: &[&str],
         log: impl Into<std::process::Stdio>,
     ) -> ServerProcess {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baton"));
+        let binary = std::path::Path::new(env!("CARGO_BIN_EXE_baton"));
+        Self::spawn_binary(binary, free_port(), db_url, instance, env, args, log).await
+    }
+
+    /// `serve` of another build of baton (a previous release), on `port`.
+    pub async fn spawn_binary(
+        binary: &std::path::Path,
+        port: u16,
+        db_url: &str,
+        instance: &str,
+        env: &[(&str, &str)],
+        args: &[&str],
+        log: impl Into<std::process::Stdio>,
+    ) -> ServerProcess {
+        let mut command = std::process::Command::new(binary);
         command
             .arg("serve")
             .args(args)
