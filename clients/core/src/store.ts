@@ -73,14 +73,23 @@ export function recordIn(record: Stored): AnyRecord | null {
 
 const caseIn = (r: Stored): Case | null => (r.type === 'Case' && 'slug' in r && 'title' in r ? (r as Case) : null);
 
-/** Arrays of records in a `GET /cases/:slug` (or a record of it): what is not a list of records is left alone. */
-function recordLists(node: { [key: string]: unknown }): [Stored & { [key: string]: unknown }, Stored[][]] {
+/**
+ * A node of `GET /cases/:slug` (the case or a record of it) split into its
+ * own attributes and its children's lists: the keys `GET /schema` says its
+ * child types nest under (`nestKey`). Without a schema, an array of records
+ * is taken as a list of children.
+ */
+function recordLists(node: { [key: string]: unknown }, schema: Schema | null): [Stored & { [key: string]: unknown }, Stored[][]] {
   const own: { [key: string]: unknown } = {};
   const lists: Stored[][] = [];
+  const type = typeof node.type === 'string' ? node.type : '';
+  const nested = schema ? new Set(schema.childrenOf(type).map((t) => t.nestKey)) : null;
+  const isList = (key: string, value: unknown[]) =>
+    nested ? nested.has(key) : value.every((v) => v && typeof v === 'object' && 'type' in v && 'param' in v);
   for (const [key, value] of Object.entries(node)) {
-    // declared fields are scalars: an array is a list of children
     if (!Array.isArray(value)) own[key] = value;
-    else if (value.every((v) => v && typeof v === 'object' && 'type' in v && 'param' in v)) lists.push(value as Stored[]);
+    // sound: the server nests records of the child type under its nest key
+    else if (isList(key, value)) lists.push(value as Stored[]);
   }
   // sound: a node of the case's tree is a record: `type`, `param` and its fields
   return [own as Stored & { [key: string]: unknown }, lists];
@@ -218,7 +227,7 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     this.tombstones.clear();
     const { activeLocks, waiters, onlineUsers, role, ...kase } = detail;
     const walk = (node: { [key: string]: unknown }) => {
-      const [own, lists] = recordLists(node);
+      const [own, lists] = recordLists(node, this.schema);
       this.put(own);
       for (const list of lists) for (const child of list) walk(child);
     };
