@@ -253,7 +253,7 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
     ) : null;
     if (single) {
       return (
-        <div key={plan.field} className="form-field form-field-single" data-field={plan.field}>
+        <div key={plan.field} className="form-field-single" data-field={plan.field}>
           {input}
           {errorLine}
         </div>

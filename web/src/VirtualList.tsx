@@ -48,17 +48,27 @@ export function VirtualList<T>(props: VirtualListProps<T>) {
   return <LongList {...props} />;
 }
 
-/** Where the list starts on the page: the virtualizer's scroll margin. */
-function useOffset(ref: React.RefObject<HTMLElement | null>): number {
+/** How far beyond the viewport a list still counts as near (and renders its rows). */
+const NEAR = 800;
+
+/**
+ * Where the list starts on the page (the virtualizer's scroll margin), and
+ * whether any of it is near the viewport: a long list far off screen renders
+ * no rows at all, so a case of many long lists paints only what is seen.
+ */
+function useOffset(ref: React.RefObject<HTMLElement | null>): { offset: number; near: boolean } {
   const [offset, setOffset] = useState(0);
+  const [near, setNear] = useState(false);
   useLayoutEffect(() => {
     let frame = 0;
     const measure = () => {
       frame = 0;
       const el = ref.current;
       if (!el) return;
-      const top = Math.round(el.getBoundingClientRect().top + window.scrollY);
+      const rect = el.getBoundingClientRect();
+      const top = Math.round(rect.top + window.scrollY);
       setOffset((was) => (Math.abs(was - top) > 1 ? top : was));
+      setNear(rect.bottom > -NEAR && rect.top < window.innerHeight + NEAR);
     };
     const soon = () => {
       if (!frame) frame = requestAnimationFrame(measure);
@@ -74,12 +84,12 @@ function useOffset(ref: React.RefObject<HTMLElement | null>): number {
       if (frame) cancelAnimationFrame(frame);
     };
   }, [ref]);
-  return offset;
+  return { offset, near };
 }
 
 function LongList<T>({ items, keyOf, estimate, render, as: Tag, className, label, testId }: VirtualListProps<T>) {
   const ref = useRef<HTMLElement>(null);
-  const offset = useOffset(ref);
+  const { offset, near } = useOffset(ref);
   const virtualizer = useWindowVirtualizer({
     count: items.length,
     estimateSize: () => estimate,
@@ -87,7 +97,7 @@ function LongList<T>({ items, keyOf, estimate, render, as: Tag, className, label
     scrollMargin: offset,
     getItemKey: (index) => keyOf(items[index]!),
   });
-  const rows = virtualizer.getVirtualItems();
+  const rows = near ? virtualizer.getVirtualItems() : [];
   return (
     <Tag
       // sound: the element is a ul or a div, an HTMLElement either way
