@@ -723,6 +723,10 @@ async fn the_schema_names_the_book_types(backend: Backend) {
     let component = &types[1];
     assert_eq!(component["plural"], "book_components", "{component}");
     assert_eq!(component["table"], "book_components", "{component}");
+    assert_eq!(component["bodyKey"], "bookComponent", "{component}");
+    assert_eq!(component["parentKey"], "divisionId", "{component}");
+    assert_eq!(component["nestKey"], "bookComponents", "{component}");
+    assert_eq!(types[0]["parentKey"], "caseId", "{}", types[0]);
     assert_eq!(component["parent"], "Division", "{component}");
     assert_eq!(component["movable"], true, "{component}");
     assert_eq!(component["label"], "title", "{component}");

@@ -789,6 +789,9 @@ async fn the_schema_lists_column_then_card_with_every_key(backend: Backend) {
             "ordered": true,
             "movable": false,
             "label": "title",
+            "bodyKey": "column",
+            "parentKey": "caseId",
+            "nestKey": "columns",
             "fields": {
                 "title": { "type": "string", "minLength": 1, "maxLength": 200 }
             },
@@ -805,6 +808,9 @@ async fn the_schema_lists_column_then_card_with_every_key(backend: Backend) {
             "ordered": true,
             "movable": true,
             "label": null,
+            "bodyKey": "card",
+            "parentKey": "columnId",
+            "nestKey": "cards",
             "fields": {
                 "content": { "type": "string", "maxLength": 20000, "default": "" },
                 "color": { "enum": ["none", "red", "green", "blue"], "default": "none" }
@@ -825,8 +831,21 @@ async fn the_schema_lists_column_then_card_with_every_key(backend: Backend) {
     assert_eq!(
         keys,
         [
-            "name", "plural", "table", "parent", "store", "ordered", "movable", "label", "fields",
-            "required", "unique", "lock"
+            "name",
+            "plural",
+            "table",
+            "parent",
+            "store",
+            "ordered",
+            "movable",
+            "label",
+            "bodyKey",
+            "parentKey",
+            "nestKey",
+            "fields",
+            "required",
+            "unique",
+            "lock"
         ]
     );
 }

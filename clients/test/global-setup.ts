@@ -2,7 +2,7 @@
  * Builds baton (unless BATON_BIN names a binary) and starts real servers for
  * the tests: one on a fresh SQLite file, and one on a scratch PostgreSQL
  * database when BATON_TEST_POSTGRES_URL is set; each with the default schema,
- * and the same again with the kanban and the book schemas of
+ * and the same again with the kanban, book and api schemas of
  * examples/schemas/ (for the tests of declared types) and with
  * test/invoices.toml (a host's external type).
  */
@@ -57,7 +57,7 @@ interface Running {
   cleanup: () => void;
 }
 
-const SCHEMAS = ['kanban', 'book', 'invoices'] as const;
+const SCHEMAS = ['kanban', 'book', 'api', 'invoices'] as const;
 /** Where each schema's file is: the seeds' domains in examples/schemas/, a host's external type here. */
 const schemaFile = (schema: (typeof SCHEMAS)[number]): string =>
   schema === 'invoices' ? join(repoRoot, 'clients', 'test', 'invoices.toml') : join(repoRoot, 'examples', 'schemas', `${schema}.toml`);

@@ -9,7 +9,7 @@ export interface ServerInfo {
   adminToken: string;
   adminEmail: string;
   /** The example schema it serves (examples/schemas/<name>.toml, or test/invoices.toml); none for the default. */
-  schema?: 'kanban' | 'book' | 'invoices';
+  schema?: 'kanban' | 'book' | 'api' | 'invoices';
 }
 
 declare module 'vitest' {

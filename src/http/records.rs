@@ -99,7 +99,7 @@ struct Asked {
     parent_id: Option<i64>,
 }
 
-/// `{"<bodyKey>": {…}}` → the object inside (its snake_case key is
+/// `{"<bodyKey>": {…}}` → the object inside (the type's snake_case name is
 /// accepted too), or 422. Every other key is refused.
 fn inner_object(ty: &RecordType, body: Value) -> AppResult<Map<String, Value>> {
     let example = format!("{{\"{}\": {{…}}}}", ty.body_key);
@@ -108,7 +108,7 @@ fn inner_object(ty: &RecordType, body: Value) -> AppResult<Map<String, Value>> {
             "The body must be a JSON object like {example}."
         )));
     };
-    let snake = snake_case(&ty.body_key);
+    let snake = ty.snake_body_key();
     let inner = outer.remove(&ty.body_key).or_else(|| outer.remove(&snake));
     if let Some(extra) = outer.keys().next() {
         return Err(AppError::invalid(format!(
@@ -126,19 +126,6 @@ fn inner_object(ty: &RecordType, body: Value) -> AppResult<Map<String, Value>> {
             ty.body_key
         ))),
     }
-}
-
-fn snake_case(camel: &str) -> String {
-    let mut out = String::with_capacity(camel.len() + 4);
-    for c in camel.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// `position`: a whole number from 0 (`3.0` counts), `null` as absent.
@@ -197,8 +184,7 @@ fn take_parent(
 ) -> Option<i64> {
     // Below the case there is nothing to move to: `caseId` is left in the
     // body, an unknown key.
-    ty.parent.as_ref()?;
-    let snake = snake_case(&ty.parent_key);
+    let snake = ty.snake_parent_key()?;
     let value = map.remove(&ty.parent_key).or_else(|| map.remove(&snake))?;
     if value.is_null() {
         // `null` is "not given": no move.

@@ -172,6 +172,18 @@ pub struct FieldError {
 }
 
 impl RecordType {
+    /// The body key's snake_case spelling (`api_endpoint`), also accepted.
+    pub fn snake_body_key(&self) -> String {
+        names::snake_case(&self.name)
+    }
+
+    /// The parent key's snake_case spelling (`column_id`); None under the case.
+    pub fn snake_parent_key(&self) -> Option<String> {
+        self.parent
+            .as_deref()
+            .map(|p| format!("{}_id", names::snake_case(p)))
+    }
+
     /// The type's table: its plural.
     pub fn table(&self) -> &str {
         &self.plural

@@ -40,6 +40,15 @@ pub struct DeclaredTypeView {
     pub movable: bool,
     /// The string field that names a record to people, if any.
     pub label: Option<String>,
+    /// The key a request body nests a record under (`apiEndpoint`).
+    #[schema(example = "ticket")]
+    pub body_key: String,
+    /// The key of a record's parent id (`columnId`, or `caseId` under the case).
+    #[schema(example = "caseId")]
+    pub parent_key: String,
+    /// The key `GET /cases/:slug` (or the parent record) nests the records under (`apiEndpoints`).
+    #[schema(example = "tickets")]
+    pub nest_key: String,
     /// Each field's JSON Schema (2020-12), by name, in declaration order.
     #[schema(value_type = Object)]
     pub fields: Map<String, Value>,
@@ -80,6 +89,9 @@ impl From<&RecordType> for DeclaredTypeView {
             ordered: ty.ordered,
             movable: ty.movable,
             label: ty.label.clone(),
+            body_key: ty.body_key.clone(),
+            parent_key: ty.parent_key.clone(),
+            nest_key: ty.nest_key.clone(),
             fields: ty
                 .fields
                 .iter()

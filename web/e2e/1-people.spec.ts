@@ -77,7 +77,7 @@ test('2. Bob chooses "Edit anyway" and saves: Alice is told at once, keeps her d
 
   // Alice is a manager, Bob an editor: Alice outranks Bob, so he cannot take over from her.
   // The same scene with Carol (an editor like Bob) holding the card lets him.
-  await bob.page.getByRole('button', { name: 'Edit Card 1 anyway' }).click();
+  await bob.page.getByRole('button', { name: 'Edit anyway (Card 1)' }).click();
   await expect(card(bob.page, id).getByTestId('outranked')).toHaveText(/Alice outranks you/);
   await expect(cardInput(bob.page, id)).not.toBeEditable();
   await alice.page.getByRole('button', { name: 'Cancel' }).click();
@@ -91,7 +91,7 @@ test('2. Bob chooses "Edit anyway" and saves: Alice is told at once, keeps her d
   await cardInput(carol.page, id).fill(carolDraft);
   await expect(card(bob.page, id).getByTestId('lock-badge')).toHaveText(/Carol is editing/, WITHIN_1S);
 
-  await bob.page.getByRole('button', { name: 'Edit Card 1 anyway' }).click();
+  await bob.page.getByRole('button', { name: 'Edit anyway (Card 1)' }).click();
   const banner = card(carol.page, id).getByTestId('takeover-banner');
   await expect(banner).toHaveText(/Bob took over this card/, WITHIN_1S);
   await expect(card(carol.page, id).getByTestId('draft-text')).toHaveValue(carolDraft);
@@ -300,7 +300,7 @@ test('Keyboard only: Tab to Edit, type, Escape releases; leaving the case releas
   await bob.context.close();
 });
 
-test('Page titles and edgenotes take their locks too; Enter saves a title, leaving a field saves and releases', async ({
+test('Page titles and edgenotes take their locks too; Enter saves a title, leaving the form saves and releases', async ({
   browser,
   server,
 }) => {
@@ -309,7 +309,7 @@ test('Page titles and edgenotes take their locks too; Enter saves a title, leavi
   const carol = await signIn(browser, server, DEMO.carol);
   await openCase(bob.page, server, scene.slug);
   await openCase(carol.page, server, scene.slug);
-  const bobTitle = bob.page.getByRole('textbox', { name: 'Page 1 title' });
+  const bobTitle = bob.page.getByRole('textbox', { name: 'The harbour title' });
   const carolTitleField = carol.page.locator('[data-testid^="field-Page-"]').first();
 
   await bobTitle.click();
@@ -320,14 +320,14 @@ test('Page titles and edgenotes take their locks too; Enter saves a title, leavi
   await expect(carolTitleField.getByTestId('field-input')).toHaveValue('The harbour at dawn', WITHIN_1S);
   await expect(carolTitleField.getByTestId('lock-badge')).toHaveCount(0);
 
-  const bobCaption = bob.page.getByRole('textbox', { name: 'Edgenote chart caption' });
+  const bobCaption = bob.page.getByRole('textbox', { name: 'Harbour chart caption' });
   const carolNoteField = carol.page.locator('[data-testid^="field-Edgenote-"]').first();
   await bobCaption.click();
   await bobCaption.fill('Harbour chart, 1890');
   await expect(carolNoteField.getByTestId('lock-badge')).toHaveText(/Bob is editing/, WITHIN_1S);
-  // leaving the field saves what was typed and releases the lock
+  // leaving the form saves what was typed and releases the lock
   await bob.page.getByRole('link', { name: 'baton' }).focus();
-  await expect(carolNoteField.getByTestId('field-input')).toHaveValue('Harbour chart, 1890', WITHIN_1S);
+  await expect(carolNoteField.getByTestId('field-input').first()).toHaveValue('Harbour chart, 1890', WITHIN_1S);
   await expect(carolNoteField.getByTestId('lock-badge')).toHaveCount(0);
   await expect(carolNoteField).toHaveAttribute('data-lock-state', 'free');
 
@@ -379,7 +379,7 @@ test('"Edit again with my text": once the taker is done, the former holder locks
   await cardInput(carol.page, first!.id).click();
   await cardInput(carol.page, first!.id).fill(kept);
   await expect(card(bob.page, first!.id).getByTestId('lock-badge')).toHaveText(/Carol is editing/, WITHIN_1S);
-  await bob.page.getByRole('button', { name: 'Edit Card 1 anyway' }).click();
+  await bob.page.getByRole('button', { name: 'Edit anyway (Card 1)' }).click();
   await expect(card(carol.page, first!.id).getByTestId('takeover-banner')).toHaveText(/Bob took over this card/, WITHIN_1S);
   // while Bob holds it, Carol cannot take it back with her text
   await expect(card(carol.page, first!.id).getByRole('button', { name: 'Edit again with my text' })).toHaveCount(0);
@@ -410,7 +410,7 @@ test('Managers see the audit trail of a case; editors do not', async ({ browser,
 
   await cardInput(carol.page, first!.id).click();
   await expect(card(bob.page, first!.id).getByTestId('lock-badge')).toHaveText(/Carol is editing/, WITHIN_1S);
-  await bob.page.getByRole('button', { name: 'Edit Card 1 anyway' }).click();
+  await bob.page.getByRole('button', { name: 'Edit anyway (Card 1)' }).click();
   await expect(card(carol.page, first!.id).getByTestId('takeover-banner')).toHaveText(/Bob took over this card/, WITHIN_1S);
   await card(bob.page, first!.id).getByRole('button', { name: 'Cancel' }).click();
 

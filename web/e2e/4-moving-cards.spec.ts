@@ -92,7 +92,7 @@ test('10. Bob drags a card to the other page while Carol watches; a page locked 
   await expect(carol.page.getByTestId('announcer')).toContainText('moved');
 
   // Alice locks the first page for restructuring: the page and its card show it to everyone
-  await aliceWindow.page.getByRole('button', { name: 'Lock Page 1 for restructuring' }).click();
+  await aliceWindow.page.getByRole('button', { name: 'Lock The harbour for restructuring' }).click();
   await expect(aliceWindow.page.getByTestId(`page-${first}`).getByTestId('restructure-banner')).toContainText('You are restructuring this page');
   await expect(bob.page.getByTestId(`page-${first}`).getByTestId('restructure-banner')).toHaveText(/Alice is restructuring this page/, WITHIN_1S);
   await expect(card(bob.page, two).getByTestId('lock-badge')).toHaveText(/Alice is restructuring this page/);
@@ -115,7 +115,7 @@ test('10. Bob drags a card to the other page while Carol watches; a page locked 
 
   // the same move from the keyboard is refused the same way
   const select = bob.page.getByRole('combobox', { name: 'Page to move Card 2 to' });
-  await select.selectOption({ label: 'Page 1: The harbour' });
+  await select.selectOption({ label: 'The harbour' });
   await bob.page.getByRole('button', { name: 'Move Card 2 to the chosen page' }).click();
   await expect(refusal).toContainText('Not moved: Alice is restructuring that page');
   expect(await cardsOf(bob.page, first)).toEqual([two]);
@@ -126,9 +126,9 @@ test('10. Bob drags a card to the other page while Carol watches; a page locked 
   await expect(card(bob.page, two).getByTestId('field-input')).not.toBeEditable();
 
   // Alice is done: the page is free, and Bob's move goes through
-  await aliceWindow.page.getByRole('button', { name: 'Done restructuring Page 1' }).click();
+  await aliceWindow.page.getByRole('button', { name: 'Done restructuring The harbour' }).click();
   await expect(bob.page.getByTestId(`page-${first}`).getByTestId('restructure-banner')).toHaveCount(0, WITHIN_1S);
-  await select.selectOption({ label: 'Page 1: The harbour' });
+  await select.selectOption({ label: 'The harbour' });
   await bob.page.getByRole('button', { name: 'Move Card 2 to the chosen page' }).click();
   await expect.poll(() => cardsOf(carol.page, first), WITHIN_1S).toEqual([two, one]);
 

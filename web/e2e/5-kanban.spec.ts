@@ -43,7 +43,9 @@ test('11. Kanban: Bob drags a card to another column while Carol watches it move
     await openCase(who.page, server, DEMO_CASE);
   }
   // the schema's types, as sections and lists: columns with their cards
-  await expect(carol.page.getByRole('textbox', { name: 'Column 1 title' })).toHaveValue('To do');
+  await expect(carol.page.getByRole('textbox', { name: 'To do title' })).toHaveValue('To do');
+  // a column is headed by its label
+  await expect(carol.page.getByTestId(`column-${todo!.id}`).getByRole('heading', { name: 'To do' })).toBeVisible();
   await expect(carol.page.getByRole('combobox', { name: 'Card 1 color' })).toHaveValue(card.color);
   expect(await cardsOf(carol.page, doing!.id)).toEqual(doingCards);
 
@@ -77,25 +79,26 @@ test('11. Kanban: Bob drags a card to another column while Carol watches it move
   );
   if (server.backend === 'sqlite') publish(both, 'kanban.png');
 
-  // Carol recolours the next card: a select, which takes the card's lock like any field
-  const carolColor = carol.page.getByTestId(`field-Card-${other.id}-color`);
-  await carolColor.getByRole('button', { name: 'Edit Card 1 color' }).click();
+  // Carol recolours the next card: its form opens with one "Edit" (the colour a select)
+  const carolColor = carol.page.getByTestId(`field-Card-${other.id}`);
+  await carolColor.getByRole('button', { name: 'Edit Card 1' }).click();
   await expect(carolColor).toHaveAttribute('data-lock-state', 'mine');
-  const bobColor = bob.page.getByTestId(`field-Card-${other.id}-color`);
+  const bobColor = bob.page.getByTestId(`field-Card-${other.id}`);
   await expect(bobColor.getByTestId('lock-badge')).toHaveText(/Carol is editing/, WITHIN_1S);
   // cards: "Edit anyway" for managers only, and no waiting line
   await expect(bobColor.getByRole('button', { name: /anyway/ })).toHaveCount(0);
   await expect(bobColor.getByRole('button', { name: /Notify me/ })).toHaveCount(0);
-  await carolColor.getByRole('combobox').selectOption('green');
-  await carolColor.getByRole('button', { name: 'Save' }).click();
+  await carolColor.getByRole('combobox', { name: 'Card 1 color' }).selectOption('green');
+  await carolColor.getByRole('button', { name: 'Save Card 1' }).click();
   await expect(bob.page.getByRole('combobox', { name: 'Card 1 color' })).toHaveValue('green', WITHIN_1S);
   await expect(bobColor).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
   expect((await alice.call<{ color: string }>('GET', `/cards/${other.id}`)).color).toBe('green');
 
   // an ordered type under the case: Carol moves the second column up, Bob sees the new order
-  await carol.page.getByRole('button', { name: 'Move Column 2 up' }).click();
-  await expect(bob.page.getByRole('textbox', { name: 'Column 1 title' })).toHaveValue('In progress', WITHIN_1S);
-  await expect(bob.page.getByRole('textbox', { name: 'Column 2 title' })).toHaveValue('To do');
+  await carol.page.getByRole('button', { name: 'Move In progress up' }).click();
+  const titles = bob.page.locator('[data-testid^="field-Column-"][data-testid$="-title"] [data-testid="field-input"]');
+  await expect(titles.nth(0)).toHaveValue('In progress', WITHIN_1S);
+  await expect(titles.nth(1)).toHaveValue('To do');
 
   // "Delete" asks once; the card leaves every open board
   const last = board.columns[2]!.cards[0]!;

@@ -4,8 +4,9 @@
  * status (an enum), a due date and a source address. Alice locks the body
  * for restructuring: every component in it is read-only for Bob and Carol,
  * with who holds it; the front matter stays free. Bob's blank title is
- * refused with the server's 422 message at the title; he adds a component
- * to the back matter and Carol sees it at once.
+ * refused with the server's 422 message at the title; he edits a
+ * component's title and status in one form, and adds a component to the
+ * back matter through the create form; Carol sees each at once.
  */
 import { Api, DEMO, DEMO_CASE, artifactName, expect, openCase, publish, shot, signIn, test } from './support';
 
@@ -35,14 +36,15 @@ test('12. Book: a deep lock on a division makes its components read-only for eve
 
   // each field with the control its JSON Schema calls for
   const anemones = bob.page.getByTestId(`book-component-${inBody[1]}`);
-  await expect(anemones.getByRole('combobox', { name: 'Book component 4 status' })).toHaveValue('draft');
+  await expect(anemones.getByRole('heading', { name: 'Anemones, limpets and periwinkles' })).toBeVisible();
+  await expect(anemones.getByRole('combobox', { name: 'Anemones, limpets and periwinkles status' })).toHaveValue('draft');
   await expect(anemones.getByTestId(`field-BookComponent-${inBody[1]}-dueOn`).getByTestId('field-input')).toHaveAttribute('type', 'date');
   await expect(anemones.getByTestId(`field-BookComponent-${inBody[1]}-dueOn`).getByTestId('field-input')).toHaveValue('2026-05-30');
   await expect(anemones.getByTestId('field-link')).toHaveAttribute('href', 'https://example.com/manuscripts/shore-life.pdf');
-  await expect(anemones.getByRole('textbox', { name: 'Book component 4 content' })).toBeVisible();
+  await expect(anemones.getByRole('textbox', { name: 'Anemones, limpets and periwinkles content' })).toBeVisible();
 
   // Alice (a manager) locks the body with everything in it
-  await alice.page.getByRole('button', { name: 'Lock Division 2 for restructuring' }).click();
+  await alice.page.getByRole('button', { name: 'Lock Body for restructuring' }).click();
   await expect(alice.page.getByTestId(`division-${body!.id}`).getByTestId('restructure-banner')).toContainText(
     'You are restructuring this division: nobody else can edit, move or add its book components.',
   );
@@ -61,46 +63,50 @@ test('12. Book: a deep lock on a division makes its components read-only for eve
   const bookShot = await shot(bob.page, artifactName(server, '12-bob-sees-the-body-restructured'));
   if (server.backend === 'sqlite') publish(bookShot, 'book.png');
   // clicking into a component of the body takes nothing: it stays read-only, and says why
-  const bobChapter = bob.page.getByRole('textbox', { name: 'Book component 3 title' });
+  const bobChapter = bob.page.getByRole('textbox', { name: 'Reading the tide table title' });
   await bobChapter.click();
   await expect(bobChapter).not.toBeEditable();
   await expect(bob.page.getByTestId(`field-BookComponent-${inBody[0]}`).getByTestId('field-notice')).toContainText('Alice');
 
-  await alice.page.getByRole('button', { name: 'Done restructuring Division 2' }).click();
+  await alice.page.getByRole('button', { name: 'Done restructuring Body' }).click();
   await expect(bob.page.getByTestId(`field-BookComponent-${inBody[0]}`)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
   await expect(bob.page.getByTestId(`division-${body!.id}`).getByTestId('restructure-banner')).toHaveCount(0);
 
   // a blank title breaks the field's schema: baton's 422 names the field, and its message shows there
   const prefaceTitle = bob.page.getByTestId(`field-BookComponent-${preface.id}`);
-  const input = prefaceTitle.getByRole('textbox', { name: 'Book component 2 title' });
+  const input = prefaceTitle.getByRole('textbox', { name: 'Preface title' });
   await input.click();
   await input.fill('   ');
   await input.press('Enter');
   await expect(prefaceTitle.getByTestId('field-notice')).toHaveText(/Not saved: .*title can't be blank/);
+  await expect(prefaceTitle.getByTestId(`field-BookComponent-${preface.id}-title`).getByTestId('field-error')).toHaveText(/title can't be blank/);
+  await expect(input).toHaveAttribute('aria-invalid', 'true');
   await expect(carol.page.getByTestId(`field-BookComponent-${preface.id}`).getByTestId('lock-badge')).toHaveText(/Bob is editing/);
-  await prefaceTitle.getByRole('button', { name: 'Cancel' }).click();
+  await prefaceTitle.getByRole('button', { name: 'Cancel editing Preface' }).click();
   await expect(carol.page.getByTestId(`field-BookComponent-${preface.id}`)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
 
-  // from one field of a record to another: the lock stays, the field left saves, the next one opens
+  // one form: the title and the status under one lock, saved together
   await input.click();
   await input.fill('Preface, revised');
-  const bobStatus = bob.page.getByTestId(`field-BookComponent-${preface.id}-status`);
-  await bobStatus.getByRole('button', { name: 'Edit Book component 2 status' }).click();
+  await prefaceTitle.getByRole('combobox', { name: 'Preface status' }).selectOption('done');
   const carolTitle = carol.page.getByTestId(`field-BookComponent-${preface.id}`);
-  await expect(carolTitle.getByTestId('field-input')).toHaveValue('Preface, revised', WITHIN_1S);
   await expect(carolTitle).toHaveAttribute('data-lock-state', 'theirs');
-  await expect(bobStatus).toHaveAttribute('data-lock-state', 'mine');
-  await bobStatus.getByRole('combobox').selectOption('done');
-  await bobStatus.getByRole('button', { name: 'Save' }).click();
-  await expect(carol.page.getByRole('combobox', { name: 'Book component 2 status' })).toHaveValue('done', WITHIN_1S);
+  await expect(carolTitle.getByTestId('lock-badge')).toHaveCount(1);
+  await prefaceTitle.getByRole('button', { name: 'Save Preface' }).click();
+  await expect(carolTitle.getByRole('textbox', { name: 'Preface, revised title' })).toHaveValue('Preface, revised', WITHIN_1S);
+  await expect(carol.page.getByRole('combobox', { name: 'Preface, revised status' })).toHaveValue('done');
   await expect(carolTitle).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
   expect(await api.call<{ title: string; status: string }>('GET', `/book_components/${preface.id}`)).toMatchObject({ title: 'Preface, revised', status: 'done' });
 
-  // "Add book component" sits with its division; the new component is there for Carol at once
+  // "Add book component" sits with its division and opens a form; saved, the component is there for Carol at once
   await bob.page.getByTestId(`division-${back!.id}`).getByRole('button', { name: 'Add book component' }).click();
+  const form = bob.page.getByTestId('create-BookComponent');
+  await expect(form.getByRole('combobox', { name: 'Status' })).toHaveValue('draft');
+  await form.getByRole('textbox', { name: /Title.*required/ }).fill('Further reading');
+  await form.getByRole('button', { name: 'Save' }).click();
   const carolBack = carol.page.getByTestId(`division-${back!.id}`);
   await expect(carolBack.locator('[data-record-type="BookComponent"]')).toHaveCount(back!.bookComponents.length + 1, WITHIN_1S);
-  await expect(carolBack.getByRole('textbox', { name: /Book component \d+ title/ }).last()).toHaveValue('New book component');
+  await expect(carolBack.getByRole('heading', { name: 'Further reading' })).toBeVisible();
 
   for (const who of [alice, bob, carol]) await who.context.close();
 });

@@ -3,7 +3,7 @@
  * fresh SQLite file, and on a scratch PostgreSQL database (created here,
  * dropped afterwards) when BATON_TEST_POSTGRES_URL is set; on each, one with
  * the default schema (the casebook) and one per example schema
- * (examples/schemas/kanban.toml, book.toml) for the specs named after them.
+ * (examples/schemas/kanban.toml, book.toml, api.toml) for the specs named after them.
  * Lifetimes are short so that expiry and the disconnect grace show within a
  * test.
  *
@@ -90,7 +90,7 @@ export interface BatonOptions {
 }
 
 /** The example schemas the scenario specs named after them run on (`5-kanban.spec.ts` on `kanban`). */
-export const SCHEMAS = ['kanban', 'book'] as const;
+export const SCHEMAS = ['kanban', 'book', 'api'] as const;
 export type Schema = (typeof SCHEMAS)[number];
 const repoRoot = resolve(webRoot, '..');
 

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, copyFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { test as base, expect, type Browser, type BrowserContext, type Locator, type Page } from '@playwright/test';
+import { test as base, expect, type Browser, type BrowserContext, type BrowserContextOptions, type Locator, type Page } from '@playwright/test';
 import type { ServerInfo } from './global-setup';
 
 export { expect };
@@ -85,8 +85,8 @@ export interface Window {
   page: Page;
 }
 
-export async function signIn(browser: Browser, server: ServerInfo, who: Person): Promise<Window> {
-  const context = await browser.newContext();
+export async function signIn(browser: Browser, server: ServerInfo, who: Person, options: BrowserContextOptions = {}): Promise<Window> {
+  const context = await browser.newContext(options);
   const page = await context.newPage();
   page.on('pageerror', (error) => console.warn(`[${who.name}] page error: ${error.message}`));
   await page.goto(`${server.appUrl}/`);

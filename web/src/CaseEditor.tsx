@@ -8,6 +8,7 @@ import { RecordItem } from './RecordItem';
 import { RecordSection } from './RecordSection';
 import { href } from './router';
 import { kebab, lowerWords, words } from './schemaText';
+import { VirtualList } from './VirtualList';
 import { DragContext, TreeContext, useChildren, type DragSession, type Tree } from './tree';
 
 function stoppedText(error: Error | null): string {
@@ -109,11 +110,16 @@ const CaseSection = memo(function CaseSection({ tree, type }: { tree: Tree; type
   const { editable } = tree;
   if (tree.schema.childrenOf(type.name).length > 0) {
     return (
-      <div className="sections" data-testid={`sections-${kebab(type.name)}`}>
-        {records.map((record) => (
-          <RecordSection key={record.param} record={record} type={type} parent={current} />
-        ))}
-        {editable ? <AddRecord type={type} parent={current} count={records.length} /> : null}
+      <div data-testid={`sections-${kebab(type.name)}`}>
+        <VirtualList
+          as="div"
+          className="sections"
+          items={records}
+          keyOf={(record) => record.param}
+          estimate={320}
+          render={(record, row) => <RecordSection key={record.param} record={record} type={type} parent={current} row={row} />}
+        />
+        {editable ? <AddRecord type={type} parent={current} /> : null}
       </div>
     );
   }
@@ -122,12 +128,15 @@ const CaseSection = memo(function CaseSection({ tree, type }: { tree: Tree; type
     <section className="leaf-section" aria-labelledby={id}>
       <h2 id={id}>{words(type.plural)}</h2>
       {records.length === 0 ? <p className="muted">{`No ${lowerWords(type.plural)} yet.`}</p> : null}
-      <ul>
-        {records.map((record) => (
-          <RecordItem key={record.param} record={record} type={type} parent={current} look="note" />
-        ))}
-      </ul>
-      {editable ? <AddRecord type={type} parent={current} count={records.length} /> : null}
+      <VirtualList
+        as="ul"
+        className="leaf-items"
+        items={records}
+        keyOf={(record) => record.param}
+        estimate={160}
+        render={(record, row) => <RecordItem key={record.param} record={record} type={type} parent={current} look="note" row={row} />}
+      />
+      {editable ? <AddRecord type={type} parent={current} /> : null}
     </section>
   );
 });

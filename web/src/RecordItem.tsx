@@ -6,10 +6,11 @@ import { DeleteButton } from './DeleteButton';
 import { moveRefusal } from './fieldMachine';
 import { message } from './format';
 import { planMove, staysPut } from './moves';
-import { RecordFields } from './RecordFields';
-import { labelOf, lowerWords, words } from './schemaText';
+import { RecordForm } from './RecordForm';
+import { isTextOnly, lowerWords, words } from './schemaText';
 import { childrenNow, keyOf, testIdOf, useDragSession, useName, useNamedInCaseOrder, usePlace, useTree } from './tree';
 import { countRender } from './renderCount';
+import { rowProps, type VirtualRow } from './VirtualList';
 
 type Save = ReturnType<typeof useBaton>['save'];
 
@@ -51,6 +52,8 @@ export interface RecordItemProps {
   parent: AnyRecord | Case;
   /** `card` in a list under a parent record, `note` in a section of the case. */
   look: 'card' | 'note';
+  /** Its place in a long list that renders only what is on screen. */
+  row?: VirtualRow | undefined;
 }
 
 /**
@@ -59,7 +62,7 @@ export interface RecordItemProps {
  * editors, "Delete". A drag or a move takes the record's lock, so everyone
  * sees who is moving it; the drop saves the move and releases it.
  */
-export const RecordItem = memo(function RecordItem({ record, type, parent, look }: RecordItemProps) {
+export const RecordItem = memo(function RecordItem({ record, type, parent, look, row }: RecordItemProps) {
   const tree = useTree();
   countRender(keyOf(record));
   const baton = useBaton();
@@ -154,11 +157,17 @@ export const RecordItem = memo(function RecordItem({ record, type, parent, look 
   }
 
   const refusal = drag.error ? moveRefusal(drag.error, label, message(drag.error)) : null;
-  const fields = <RecordFields type={type} record={record} name={label} moving={moving || drag.dragging} />;
+  const fields = <RecordForm type={type} record={record} name={label} headed={!isTextOnly(type)} moving={moving || drag.dragging} />;
+  const placed = rowProps(row);
   return (
     <li
-      ref={itemRef}
-      className={`${look === 'card' ? 'item' : 'leaf-item'}${moving ? ' item-moving' : ''}`}
+      ref={(el) => {
+        itemRef.current = el;
+        row?.measure(el);
+      }}
+      style={placed.style}
+      data-index={placed['data-index']}
+      className={`${look === 'card' ? 'item' : 'leaf-item'}${moving ? ' item-moving' : ''} ${placed.className}`.trim()}
       data-testid={testIdOf(type, record)}
       data-record-id={record.id}
       data-record-type={type.name}
@@ -215,14 +224,11 @@ export const RecordItem = memo(function RecordItem({ record, type, parent, look 
                 aria-label={`${words(type.parent)} to move ${label} to`}
               >
                 <option value="">{`Move to ${lowerWords(type.parent)}…`}</option>
-                {otherParents.map(({ record: p, name: parentName }) => {
-                  const title = labelOf(parentType, p);
-                  return (
-                    <option key={p.param} value={p.param}>
-                      {title ? `${parentName}: ${title}` : parentName}
-                    </option>
-                  );
-                })}
+                {otherParents.map(({ record: p, name: parentName }) => (
+                  <option key={p.param} value={p.param}>
+                    {parentName}
+                  </option>
+                ))}
               </select>
               <button
                 type="button"

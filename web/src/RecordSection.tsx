@@ -8,16 +8,19 @@ import { DeleteButton } from './DeleteButton';
 import { isDeep } from './fieldMachine';
 import { isManager, message } from './format';
 import { planMove } from './moves';
-import { RecordFields } from './RecordFields';
+import { RecordForm } from './RecordForm';
 import { RecordItem } from './RecordItem';
-import { labelOf, lowerWords, words } from './schemaText';
+import { lowerWords, words } from './schemaText';
 import { childrenNow, keyOf, testIdOf, useChildren, useDragSession, useName, usePlace, useTree, type Tree } from './tree';
 import { countRender } from './renderCount';
+import { rowProps, VirtualList, type VirtualRow } from './VirtualList';
 
 export interface RecordSectionProps {
   record: AnyRecord;
   type: DeclaredType;
   parent: AnyRecord | Case;
+  /** Its place in a long list that renders only what is on screen. */
+  row?: VirtualRow | undefined;
 }
 
 /** What a refused "Lock … for restructuring" tells the manager: everyone in the way. */
@@ -38,7 +41,7 @@ const slot = (r: AnyRecord) => ({ id: r.id, position: r.position ?? 0 });
  * lock on the record that covers everything under it, so nobody else
  * edits, moves or adds there until it ends.
  */
-export const RecordSection = memo(function RecordSection({ record, type, parent }: RecordSectionProps) {
+export const RecordSection = memo(function RecordSection({ record, type, parent, row }: RecordSectionProps) {
   const tree = useTree();
   countRender(keyOf(record));
   const baton = useBaton();
@@ -58,7 +61,6 @@ export const RecordSection = memo(function RecordSection({ record, type, parent 
   const mineDeep = lock.state === 'mine' && deep !== null;
   // someone else restructures the record (or one above it, or the case)
   const theirsDeep = lock.state === 'theirs' && deep !== null ? deep : null;
-  const title = labelOf(type, record);
   const key = keyOf(record);
 
   async function restructure(): Promise<void> {
@@ -142,10 +144,13 @@ export const RecordSection = memo(function RecordSection({ record, type, parent 
   }
 
   const childPlurals = childTypes.map((t) => lowerWords(t.plural)).join(' and ');
+  const placed = rowProps(row);
   return (
     <section
-      className={`record-section${over ? ' section-drop' : ''}${deep ? ' section-restructuring' : ''}`}
-      aria-label={title ? `${name}: ${title}` : name}
+      ref={row?.measure}
+      data-index={placed['data-index']}
+      className={`record-section${over ? ' section-drop' : ''}${deep ? ' section-restructuring' : ''} ${placed.className}`.trim()}
+      aria-label={name}
       data-testid={testIdOf(type, record)}
       data-record-id={record.id}
       data-record-type={type.name}
@@ -154,11 +159,11 @@ export const RecordSection = memo(function RecordSection({ record, type, parent 
         if (!(e.relatedTarget instanceof Node && e.currentTarget.contains(e.relatedTarget))) setOver(false);
       }}
       onDrop={onDrop}
-      style={theirsDeep ? { borderColor: theirsDeep.user.color } : undefined}
+      style={{ ...placed.style, ...(theirsDeep ? { borderColor: theirsDeep.user.color } : {}) }}
     >
-      <h2 className="visually-hidden">{title ?? name}</h2>
+      <h2 className="record-title section-title">{name}</h2>
       <div className="record-head">
-        <RecordFields type={type} record={record} name={name} moving={reordering} />
+        <RecordForm type={type} record={record} name={name} moving={reordering} />
       </div>
       {theirsDeep ? (
         <p className="banner banner-info restructure-banner" role="status" data-testid="restructure-banner">
@@ -221,18 +226,29 @@ const Children = memo(function Children({ tree, record, type, name, thing }: { t
   return (
     <div className="children">
       {nested ? (
-        children.map((child) => <RecordSection key={child.param} record={child} type={type} parent={record} />)
+        <VirtualList
+          as="div"
+          className="sections"
+          items={children}
+          keyOf={(child) => child.param}
+          estimate={320}
+          render={(child, row) => <RecordSection key={child.param} record={child} type={type} parent={record} row={row} />}
+        />
       ) : (
-        <ul className="items" aria-label={`${words(type.plural)} of ${name}`}>
-          {children.map((child) => (
-            <RecordItem key={child.param} record={child} type={type} parent={record} look="card" />
-          ))}
-        </ul>
+        <VirtualList
+          as="ul"
+          className="items"
+          label={`${words(type.plural)} of ${name}`}
+          items={children}
+          keyOf={(child) => child.param}
+          estimate={130}
+          render={(child, row) => <RecordItem key={child.param} record={child} type={type} parent={record} look="card" row={row} />}
+        />
       )}
       {children.length === 0 ? (
         <p className="muted drop-hint">{`No ${lowerWords(type.plural)} on this ${thing}${type.movable ? ': drop one here' : ''}.`}</p>
       ) : null}
-      {tree.editable ? <AddRecord type={type} parent={record} count={children.length} /> : null}
+      {tree.editable ? <AddRecord type={type} parent={record} parentName={name} /> : null}
     </div>
   );
 });

@@ -1,6 +1,7 @@
 /**
- * The editing state of one lockable field, framework-free: what the person
- * typed, the version it started from, a refused save's outcome. The lock
+ * The editing state of one record's form, framework-free: what the person
+ * typed in each field, the version it started from, a refused save's
+ * outcome (a 422's message at each field it names). The lock
  * itself lives in the kit (`<Lockable>`); this module decides what the
  * field shows given both. Everything here is a pure function.
  */
@@ -25,10 +26,13 @@ import { lowerWords, textOfValue } from './schemaText';
 /** The attribute a field edits: any declared field of the record's type. */
 export type FieldName = string;
 
+/** A form's text, field by field (a draft is text: numbers and booleans too). */
+export type Drafts = Record<FieldName, string>;
+
 /**
- * What people call the field: its accessible name ("Card 2", "Page 1
- * title"), in notices what it is ("this card", "this page title"), and the
- * record it belongs to ("this card", "this page").
+ * What people call the record: its accessible name ("Card 2", "The
+ * harbour"), in notices what it is ("this card"), and the record it belongs
+ * to ("this card").
  */
 export interface Words {
   label: string;
@@ -42,30 +46,32 @@ export interface Notice {
 }
 
 export interface FieldState {
-  /** The person's text while the editor is open; kept when the lock is lost. */
-  draft: string | null;
+  /** The person's text, field by field, while the form is open; kept when the lock is lost. */
+  draft: Drafts | null;
   /** The version the draft started from: a save sends its version as If-Match. */
   base: LockableRecord | null;
   /** 412 `stale_version`: the record as it is now, shown beside the draft. */
   stale: LockableRecord | null;
   notice: Notice | null;
+  /** A 422's message for each field it names, shown at that field. */
+  errors: Record<FieldName, string>;
   saving: boolean;
   /** "Edit again with my text": the draft, set aside while the lock is taken again. */
-  carried: string | null;
+  carried: Drafts | null;
 }
 
 export type FieldEvent =
-  /** The tab got the lock: the editor opens on the record's text (or the carried draft). */
-  | { type: 'opened'; record: LockableRecord; text: string }
-  | { type: 'typed'; text: string }
+  /** The tab got the lock: the form opens on the record's values (or the carried draft). */
+  | { type: 'opened'; record: LockableRecord; values: Drafts }
+  | { type: 'typed'; field: FieldName; text: string }
   | { type: 'saving' }
   | { type: 'saved' }
-  /** A save was refused; `current` is the record now, for a stale version. */
-  | { type: 'refused'; text: string; current?: LockableRecord | undefined }
-  /** The editor closes: the draft is dropped. */
+  /** A save was refused; `current` is the record now, for a stale version; `errors` a 422's, by field. */
+  | { type: 'refused'; text: string; current?: LockableRecord | undefined; errors?: Record<FieldName, string> | undefined }
+  /** The form closes: the draft is dropped. */
   | { type: 'closed' }
-  /** Drop the draft for the current text of a stale record. */
-  | { type: 'usedCurrent'; text: string }
+  /** Drop the draft for the current values of a stale record. */
+  | { type: 'usedCurrent'; values: Drafts }
   | { type: 'carried' }
   | { type: 'carryFailed' }
   | { type: 'notice'; notice: Notice | null };
@@ -75,19 +81,25 @@ export const initialField: FieldState = {
   base: null,
   stale: null,
   notice: null,
+  errors: {},
   saving: false,
   carried: null,
 };
+
+const NO_ERRORS: Record<FieldName, string> = {};
 
 export function fieldReducer(state: FieldState, event: FieldEvent): FieldState {
   switch (event.type) {
     case 'opened':
       if (state.draft !== null) return state;
-      return { ...state, draft: state.carried ?? event.text, base: event.record, carried: null };
-    case 'typed':
-      return state.draft === null ? state : { ...state, draft: event.text };
+      return { ...state, draft: state.carried ? { ...event.values, ...state.carried } : event.values, base: event.record, carried: null };
+    case 'typed': {
+      if (state.draft === null) return state;
+      const { [event.field]: _fixed, ...errors } = state.errors;
+      return { ...state, draft: { ...state.draft, [event.field]: event.text }, errors: event.field in state.errors ? errors : state.errors };
+    }
     case 'saving':
-      return { ...state, saving: true, notice: null };
+      return { ...state, saving: true, notice: null, errors: NO_ERRORS };
     case 'saved':
       return { ...state, saving: false };
     case 'refused':
@@ -95,12 +107,13 @@ export function fieldReducer(state: FieldState, event: FieldEvent): FieldState {
         ...state,
         saving: false,
         notice: { kind: 'error', text: event.text },
+        errors: event.errors ?? NO_ERRORS,
         stale: event.current ?? state.stale,
       };
     case 'closed':
-      return { ...state, draft: null, base: null, stale: null, carried: null };
+      return { ...state, draft: null, base: null, stale: null, carried: null, errors: NO_ERRORS };
     case 'usedCurrent':
-      return state.stale ? { ...state, draft: event.text, base: state.stale, stale: null, notice: null } : state;
+      return state.stale ? { ...state, draft: event.values, base: state.stale, stale: null, notice: null } : state;
     case 'carried':
       return state.draft === null ? state : { ...state, carried: state.draft, draft: null };
     case 'carryFailed':
@@ -115,17 +128,41 @@ export function textOf(record: LockableRecord, field: FieldName): string {
   return field in record ? textOfValue((record as Record<string, unknown>)[field]) : '';
 }
 
-/** What a save of the field sends; `parse` turns the text into the field's value (a number, a boolean, null). */
-export function changeOf(field: FieldName, text: string, parse: (text: string) => unknown = (t) => t): Fields {
-  return { [field]: parse(text) };
+/** A record's values of `fields` as text. */
+export function textsOf(record: LockableRecord, fields: readonly FieldName[]): Drafts {
+  const out: Drafts = {};
+  for (const field of fields) out[field] = textOf(record, field);
+  return out;
 }
 
-/** What a refused save tells the person, and the current record for a stale version. */
-export function refusal(error: unknown, words: Words, message: string, field?: FieldName): { text: string; current?: LockableRecord } {
+/** The fields of a draft that differ from `base`. */
+export function changedFields(draft: Drafts, base: LockableRecord): FieldName[] {
+  return Object.keys(draft).filter((field) => draft[field] !== textOf(base, field));
+}
+
+/**
+ * What a save sends: the fields changed from `base`, each turned into its
+ * value by `parse` (a number, a boolean, null).
+ */
+export function changeOf(draft: Drafts, base: LockableRecord, parse: (field: FieldName, text: string) => unknown = (_f, t) => t): Fields {
+  const out: Fields = {};
+  for (const field of changedFields(draft, base)) out[field] = parse(field, draft[field] ?? '');
+  return out;
+}
+
+/** What a refused save tells the person: the record now for a stale version, each field's message for a 422. */
+export function refusal(
+  error: unknown,
+  words: Words,
+  message: string,
+  field?: FieldName,
+): { text: string; current?: LockableRecord; errors?: Record<FieldName, string> } {
   if (error instanceof InvalidError && error.fields.length > 0) {
-    // 422: what is wrong with this field, else with the first field named
+    // 422: each field's message at that field; the notice repeats the one asked about, else the first
+    const errors: Record<FieldName, string> = {};
+    for (const f of error.fields) errors[f.field] ??= f.message;
     const problem = error.fields.find((f) => f.field === field) ?? error.fields[0]!;
-    return { text: `Not saved: ${problem.message}` };
+    return { text: `Not saved: ${problem.message}`, errors };
   }
   if (error instanceof StaleVersionError) {
     return {
@@ -179,21 +216,20 @@ export function placeInLine(position: number): string {
 }
 
 export interface FieldContext {
-  field: FieldName;
+  /** The fields the form edits. */
+  fields: readonly FieldName[];
   /** The person's role lets them edit, and the tab is live. */
   editable: boolean;
   me: User;
   role: Role | null;
-  /** The record's text now. */
-  value: string;
+  /** The record's values now, as text. */
+  value: Drafts;
   /** This tab holds the record's lock for a move (a drag, or a move button), not to edit it. */
   moving?: boolean;
   /** The type's lock policy lets the person "Edit anyway" (default true). */
   takeover?: boolean;
   /** The type's lock policy has waiting lines (default true). */
   waitable?: boolean;
-  /** This tab holds the record's lock for another of its fields: this one may be edited next. */
-  turnElsewhere?: boolean;
 }
 
 /** What the view shows, derived from the field's state, its lock and its context. */
@@ -202,11 +238,11 @@ export interface FieldView {
   editing: boolean;
   /** The draft differs from the version it started from. */
   dirty: boolean;
-  /** The text in the input: the draft while editing, the record's text otherwise. */
-  shown: string;
+  /** The values in the form: the draft while editing, the record's otherwise. */
+  shown: Drafts;
   busy: boolean;
-  /** Unsaved text of a tab that lost its lock (or may no longer write): kept in a panel. */
-  lostDraft: string | null;
+  /** Unsaved changes of a tab that lost its lock (or may no longer write), field by field: kept in a panel. */
+  lostDraft: Drafts | null;
   /** Who outranks the person, so "Edit anyway" is not offered for this lock. */
   outranked: string | null;
   /** Someone else's lock: the badge's text. */
@@ -232,14 +268,14 @@ export interface FieldView {
 }
 
 export function viewOf(state: FieldState, lock: LockView, context: FieldContext, words: Words): FieldView {
-  const { field, editable, me, role, value, moving = false, takeover = true, waitable = true, turnElsewhere = false } = context;
+  const { editable, me, role, value, moving = false, takeover = true, waitable = true } = context;
   const { holder } = lock;
   // this tab's deep lock on the record, or its lock for a move, is not an edit of the text
   const restructuring = lock.state === 'mine' && isDeep(lock.lock);
   // a stopped tab (kicked, signed out, case deleted) edits nothing, even if it still thinks it holds the lock
   const editing = editable && lock.state === 'mine' && state.draft !== null && !restructuring && !moving;
-  const baseText = state.base ? textOf(state.base, field) : '';
-  const dirty = editing && state.draft !== baseText;
+  const changed = state.draft !== null && state.base ? changedFields(state.draft, state.base) : [];
+  const dirty = editing && changed.length > 0;
   // someone else holds it (this tab may be waiting for it)
   const theirs = (lock.state === 'theirs' || lock.state === 'waiting') && lock.lock !== null;
   const waiting = lock.state === 'waiting';
@@ -251,7 +287,9 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
     : (lock.outrankedBy?.name ??
       (holder?.admin === true && role !== 'site admin' && holder.id !== me.id ? holder.name : null));
   const lostDraft =
-    (lock.state === 'lost' || !editable) && state.draft !== null && state.draft !== baseText ? state.draft : null;
+    (lock.state === 'lost' || !editable) && state.draft !== null && changed.length > 0
+      ? Object.fromEntries(changed.map((f) => [f, state.draft?.[f] ?? '']))
+      : null;
   return {
     editing,
     dirty,
@@ -271,7 +309,7 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
               ? 'You are editing this in another tab'
               : `${holder.name} is editing`
           : null,
-    canEdit: editable && (lock.state === 'free' || (lock.state === 'mine' && turnElsewhere && state.draft === null && !moving)),
+    canEdit: editable && lock.state === 'free',
     canEditAnyway: editable && theirs && !deep && outranked === null && takeover,
     canWait: editable && theirs && !deep && !waiting && waitable,
     place: waiting ? placeInLine(lock.position ?? 1) : null,

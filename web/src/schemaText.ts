@@ -5,18 +5,28 @@
  */
 import type { AnyRecord, DeclaredType, FieldSchema, Lockable, Schema } from '@baton/client';
 
-/** `BookComponent` → `Book component`, `dueOn` → `Due on`, `due_on` → `Due on`. */
-export function words(name: string): string {
-  const spaced = name
+/** A name's words: `BookComponent` → Book, Component; `APIEndpoint` → API, Endpoint; `due_on` → due, on. */
+function nameParts(name: string): string[] {
+  return name
     .replace(/[_-]+/g, ' ')
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
     .trim()
-    .toLowerCase();
-  return spaced.charAt(0).toUpperCase() + spaced.slice(1);
+    .split(/\s+/)
+    .filter(Boolean);
 }
 
-/** A type in running text: `BookComponent` → `book component`; the case is `case`. */
-export const lowerWords = (type: string): string => words(type).toLowerCase();
+/** An acronym keeps its capitals in running text (`API`). */
+const inText = (word: string): string => (word.length > 1 && /^[A-Z0-9]+$/.test(word) && /[A-Z]/.test(word) ? word : word.toLowerCase());
+
+/** `BookComponent` → `Book component`, `APIEndpoint` → `API endpoint`, `dueOn` → `Due on`, `due_on` → `Due on`. */
+export function words(name: string): string {
+  const text = nameParts(name).map(inText).join(' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** A type in running text: `BookComponent` → `book component`, `APIEndpoint` → `API endpoint`; the case is `case`. */
+export const lowerWords = (type: string): string => nameParts(type).map(inText).join(' ');
 
 /** A field's label: its JSON Schema `title`, else its name in words. */
 export const fieldLabel = (name: string, schema: FieldSchema | undefined): string => schema?.title ?? words(name);
@@ -69,12 +79,22 @@ export function labelOf(type: DeclaredType | undefined, record: AnyRecord): stri
   return typeof value === 'string' && value.trim() !== '' ? value : null;
 }
 
+/** A type whose only field is a text area (the casebook's card): its records are their text, named "Card 2". */
+export function isTextOnly(type: DeclaredType): boolean {
+  const names = Object.keys(type.fields);
+  return names.length === 1 && controlOf(type.fields[names[0]!]) === 'textarea';
+}
+
 /**
- * What people call a record in names and notices: `Edgenote chart` for a
- * type with a unique field (its value identifies it in the case), else the
- * type and its number in the case (`Card 2`, `Column 1`).
+ * What people call a record in headings, names and notices: its label (the
+ * type's `label` field, "Smoky bean chili"); without one, `Edgenote chart`
+ * for a type with a unique field, else the type and its number in the case
+ * (`Card 2`). A record that is its text alone (the casebook's card) is
+ * named by number: its text is what it shows.
  */
 export function recordName(type: DeclaredType, record: AnyRecord, number: number): string {
+  const label = isTextOnly(type) ? null : labelOf(type, record);
+  if (label) return label.trim();
   const key = type.unique[0];
   const value = key ? record[key] : undefined;
   return typeof value === 'string' && value !== '' ? `${words(type.name)} ${value}` : `${words(type.name)} ${number}`;
@@ -104,7 +124,7 @@ export function numbering(schema: Schema, children: Record<string, Record<string
 }
 
 /** `BookComponent` → `book-component`: test ids and class names. */
-export const kebab = (type: string): string => lowerWords(type).replace(/ /g, '-');
+export const kebab = (type: string): string => lowerWords(type).toLowerCase().replace(/ /g, '-');
 
 /** The schema's type of a lockable; undefined for a case. */
 export const typeOf = (schema: Schema | null, record: Lockable): DeclaredType | undefined => schema?.type(record.type);

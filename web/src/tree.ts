@@ -6,7 +6,7 @@
 import type { AnyRecord, Case, CaseView, DeclaredType, LiveCase, LiveState, Role, Schema, User } from '@baton/client';
 import { useLiveSelector } from '@baton/react';
 import { createContext, useContext, type MutableRefObject } from 'react';
-import { fieldLabel, fieldOrder, kebab, lowerWords, numbering, recordName, controlOf, type Control } from './schemaText';
+import { fieldLabel, fieldOrder, isTextOnly, kebab, numbering, recordName, controlOf, type Control } from './schemaText';
 
 /**
  * What every record of the case editor shares: only values that stay the
@@ -108,33 +108,35 @@ export function useNamedInCaseOrder(tree: Tree, type: DeclaredType | undefined):
   );
 }
 
-/** How each field of a record is shown: its control, its accessible name, what notices call it, its test id. */
+/** How each field of a record is shown: its control, its accessible name, its visible label, its test id. */
 export interface FieldPlan {
   field: string;
   control: Control;
+  /** The field's accessible name: the record's name for a record of one field, else "<record> <field>". */
   label: string;
-  noun: string;
+  /** The field's label in the form: its JSON Schema `title`, else its name in words. */
+  title: string;
   testId: string;
 }
 
 /**
- * The fields of a record, label field first. A record whose only field is
- * a text area is its text ("Card 2", "this card"); otherwise each field is
- * named after the record ("Page 1 title", "this page title").
+ * The fields of a record's form, label field first. A record that is its
+ * text alone is named by the record ("Card 2"); otherwise each field is
+ * named after the record ("The harbour title"), has its label ("Title")
+ * and a test id of its own (`field-<Type>-<param>-<field>`).
  */
 export function fieldPlans(type: DeclaredType, record: AnyRecord, name: string): FieldPlan[] {
   const order = fieldOrder(type);
-  return order.map((field, i) => {
+  const textOnly = isTextOnly(type);
+  return order.map((field) => {
     const schema = type.fields[field];
-    const control = controlOf(schema);
-    const alone = order.length === 1 && control === 'textarea';
-    const words = fieldLabel(field, schema).toLowerCase();
+    const title = fieldLabel(field, schema);
     return {
       field,
-      control,
-      label: alone ? name : `${name} ${words}`,
-      noun: alone ? `this ${lowerWords(type.name)}` : `this ${lowerWords(type.name)} ${words}`,
-      testId: i === 0 ? `field-${type.name}-${record.param}` : `field-${type.name}-${record.param}-${field}`,
+      control: controlOf(schema),
+      label: textOnly ? name : `${name} ${title.toLowerCase()}`,
+      title,
+      testId: `field-${type.name}-${record.param}-${field}`,
     };
   });
 }

@@ -7,6 +7,8 @@ import { InvalidError, LockHeldError, LockedError, StaleVersionError, type AnyRe
 import { ordinal } from '../src/format';
 import {
   canStart,
+  changedFields,
+  changeOf,
   fieldReducer,
   initialField,
   lockAnnouncement,
@@ -14,6 +16,7 @@ import {
   placeInLine,
   refusal,
   textOf,
+  textsOf,
   viewOf,
   type FieldEvent,
   type FieldState,
@@ -67,38 +70,40 @@ const free: LockView = { state: 'free', holder: null, lock: null, lostTo: null, 
 const mine = (user: User): LockView => ({ ...free, state: 'mine', holder: user, lock: lockOf(user, '5') });
 const theirs = (user: User, token = '6'): LockView => ({ ...free, state: 'theirs', holder: user, lock: lockOf(user, token) });
 const words = { label: 'Card 1', noun: 'this card' };
-const context = (me: User, value: string, editable = true) => ({ field: 'content' as const, editable, me, role: 'editor' as const, value });
+/** A card's form: one field, `content`. */
+const d = (content: string) => ({ content });
+const context = (me: User, value: string, editable = true) => ({ fields: ['content'], editable, me, role: 'editor' as const, value: d(value) });
 const run = (...events: FieldEvent[]): FieldState => events.reduce(fieldReducer, initialField);
 
 test('taking the lock opens the editor on the current text; typing makes it dirty; closing drops the draft', () => {
   const v1 = card('The first card.', 1);
-  const opened = run({ type: 'opened', record: v1, text: textOf(v1, 'content') });
-  expect(viewOf(opened, mine(carol), context(carol, v1.content), words)).toMatchObject({ editing: true, dirty: false, shown: 'The first card.' });
-  const typed = fieldReducer(opened, { type: 'typed', text: 'More.' });
-  expect(viewOf(typed, mine(carol), context(carol, v1.content), words)).toMatchObject({ editing: true, dirty: true, shown: 'More.' });
+  const opened = run({ type: 'opened', record: v1, values: d(textOf(v1, 'content')) });
+  expect(viewOf(opened, mine(carol), context(carol, v1.content), words)).toMatchObject({ editing: true, dirty: false, shown: d('The first card.') });
+  const typed = fieldReducer(opened, { type: 'typed', field: 'content', text: 'More.' });
+  expect(viewOf(typed, mine(carol), context(carol, v1.content), words)).toMatchObject({ editing: true, dirty: true, shown: d('More.') });
   // a second `opened` (the lock renewed) keeps what was typed
-  expect(fieldReducer(typed, { type: 'opened', record: v1, text: v1.content }).draft).toBe('More.');
+  expect(fieldReducer(typed, { type: 'opened', record: v1, values: d(v1.content) }).draft).toEqual(d('More.'));
   expect(fieldReducer(typed, { type: 'closed' })).toMatchObject({ draft: null, base: null, stale: null });
   // typing without an open editor changes nothing
-  expect(run({ type: 'typed', text: 'x' })).toBe(initialField);
+  expect(run({ type: 'typed', field: 'content', text: 'x' })).toBe(initialField);
 });
 
 test('a lock taken over keeps the draft: banner, badge of the taker, the draft panel', () => {
   const v1 = card('The first card.', 1);
-  const state = run({ type: 'opened', record: v1, text: v1.content }, { type: 'typed', text: 'Carol adds…' });
+  const state = run({ type: 'opened', record: v1, values: d(v1.content) }, { type: 'typed', field: 'content', text: 'Carol adds…' });
   const lost: LockView = { ...theirs(bob), state: 'lost', lostTo: bob, lostReason: 'overridden' };
   const view = viewOf(state, lost, context(carol, v1.content), words);
   expect(view).toMatchObject({
     editing: false,
-    lostDraft: 'Carol adds…',
+    lostDraft: d('Carol adds…'),
     lostBanner: 'Bob took over this card.',
     badge: 'Bob is editing',
     canContinue: false,
     canEditAnyway: false,
-    shown: 'The first card.',
+    shown: d('The first card.'),
   });
   // nothing typed: nothing to keep, the banner alone
-  const untouched = run({ type: 'opened', record: v1, text: v1.content });
+  const untouched = run({ type: 'opened', record: v1, values: d(v1.content) });
   expect(viewOf(untouched, lost, context(carol, v1.content), words).lostDraft).toBeNull();
   // an expired lock says why
   expect(viewOf(state, { ...free, state: 'lost', lostReason: 'expired' }, context(carol, v1.content), words)).toMatchObject({
@@ -108,7 +113,7 @@ test('a lock taken over keeps the draft: banner, badge of the taker, the draft p
   // a tab that may no longer write (kicked) keeps the text too, and its lock looks ended
   expect(viewOf(state, mine(carol), context(carol, v1.content, false), words)).toMatchObject({
     editing: false,
-    lostDraft: 'Carol adds…',
+    lostDraft: d('Carol adds…'),
     look: 'ended',
   });
 });
@@ -116,12 +121,12 @@ test('a lock taken over keeps the draft: banner, badge of the taker, the draft p
 test('"Edit again with my text" carries the draft over a new lock, or gives it back', () => {
   const v1 = card('The first card.', 1);
   const v2 = card('Bob’s version.', 2);
-  const kept = run({ type: 'opened', record: v1, text: v1.content }, { type: 'typed', text: 'mine' }, { type: 'carried' });
-  expect(kept).toMatchObject({ draft: null, carried: 'mine' });
-  const reopened = fieldReducer(kept, { type: 'opened', record: v2, text: v2.content });
-  expect(reopened).toMatchObject({ draft: 'mine', base: v2, carried: null });
+  const kept = run({ type: 'opened', record: v1, values: d(v1.content) }, { type: 'typed', field: 'content', text: 'mine' }, { type: 'carried' });
+  expect(kept).toMatchObject({ draft: null, carried: d('mine') });
+  const reopened = fieldReducer(kept, { type: 'opened', record: v2, values: d(v2.content) });
+  expect(reopened).toMatchObject({ draft: d('mine'), base: v2, carried: null });
   expect(viewOf(reopened, mine(carol), context(carol, v2.content), words).dirty).toBe(true);
-  expect(fieldReducer(kept, { type: 'carryFailed' })).toMatchObject({ draft: 'mine', base: v1, carried: null });
+  expect(fieldReducer(kept, { type: 'carryFailed' })).toMatchObject({ draft: d('mine'), base: v1, carried: null });
 });
 
 test('a stale save shows the current text; "Use the current text" edits from it', () => {
@@ -131,14 +136,14 @@ test('a stale save shows the current text; "Use the current text" edits from it'
   const refused = refusal(stale, words, stale.message);
   expect(refused).toEqual({ text: 'Not saved: Card 1 was changed by someone else. Choose which text to keep.', current: v2 });
   const state = run(
-    { type: 'opened', record: v1, text: v1.content },
-    { type: 'typed', text: 'careful rewrite' },
+    { type: 'opened', record: v1, values: d(v1.content) },
+    { type: 'typed', field: 'content', text: 'careful rewrite' },
     { type: 'saving' },
     { type: 'refused', ...refused },
   );
-  expect(state).toMatchObject({ saving: false, stale: v2, draft: 'careful rewrite', notice: { kind: 'error' } });
-  expect(fieldReducer(state, { type: 'usedCurrent', text: textOf(v2, 'content') })).toMatchObject({
-    draft: 'Changed by a script',
+  expect(state).toMatchObject({ saving: false, stale: v2, draft: d('careful rewrite'), notice: { kind: 'error' } });
+  expect(fieldReducer(state, { type: 'usedCurrent', values: d(textOf(v2, 'content')) })).toMatchObject({
+    draft: d('Changed by a script'),
     base: v2,
     stale: null,
     notice: null,
@@ -247,7 +252,7 @@ test('a deep lock: "Alice is restructuring this page" on the page and the cards 
     'Alice is restructuring the page of Card 1',
   );
   // the restructuring tab's own deep lock does not open the page title's editor
-  const opened = run({ type: 'opened', record: v1, text: v1.content });
+  const opened = run({ type: 'opened', record: v1, values: d(v1.content) });
   expect(viewOf(opened, { ...free, state: 'mine', holder: alice, lock: pageLock }, context(alice, v1.content), words)).toMatchObject({
     editing: false,
     restructuring: true,
@@ -284,4 +289,31 @@ test('a 422 names the field: its message is the notice of that field', () => {
   });
   expect(refusal(invalid, words, invalid.message, 'dueOn').text).toBe('Not saved: dueOn: not a date');
   expect(refusal(invalid, words, invalid.message, 'title').text).toBe('Not saved: title: too long');
+  // each field's message goes to that field of the form, and typing there clears it
+  const refused = refusal(invalid, words, invalid.message);
+  expect(refused.errors).toEqual({ title: 'title: too long', dueOn: 'dueOn: not a date' });
+  const book = { ...card('', 1), title: 'T', dueOn: '2026-01-01' };
+  const state = run(
+    { type: 'opened', record: book, values: { title: 'T', dueOn: '2026-01-01' } },
+    { type: 'typed', field: 'dueOn', text: 'soon' },
+    { type: 'saving' },
+    { type: 'refused', ...refused },
+  );
+  expect(state.errors).toEqual({ title: 'title: too long', dueOn: 'dueOn: not a date' });
+  expect(state.draft).toEqual({ title: 'T', dueOn: 'soon' });
+  expect(fieldReducer(state, { type: 'typed', field: 'dueOn', text: '2026-02-01' }).errors).toEqual({ title: 'title: too long' });
+});
+
+test('one form for the whole record: a save sends only the fields changed', () => {
+  const book = { ...card('', 1), title: 'Preface', status: 'draft', pages: 3 };
+  const draft = { title: 'Preface', status: 'review', pages: '4' };
+  expect(changedFields(draft, book)).toEqual(['status', 'pages']);
+  expect(changeOf(draft, book, (field, text) => (field === 'pages' ? Number(text) : text))).toEqual({ status: 'review', pages: 4 });
+  expect(textsOf(book, ['title', 'pages'])).toEqual({ title: 'Preface', pages: '3' });
+  // a lost lock keeps only what was changed
+  const state = run({ type: 'opened', record: book, values: textsOf(book, ['title', 'status']) }, { type: 'typed', field: 'status', text: 'done' });
+  const lost: LockView = { ...theirs(bob), state: 'lost', lostTo: bob, lostReason: 'overridden' };
+  expect(viewOf(state, lost, { ...context(carol, ''), fields: ['title', 'status'], value: textsOf(book, ['title', 'status']) }, words).lostDraft).toEqual({
+    status: 'done',
+  });
 });

@@ -1,7 +1,7 @@
 /** How the app reads a schema (src/schemaText.ts): names, labels and the control each JSON Schema calls for. */
 import { expect, test } from '@playwright/test';
 import { Schema, type DeclaredType } from '@baton/client';
-import { controlOf, fieldLabel, fieldOrder, numbering, recordName, valueOf, words } from '../src/schemaText';
+import { controlOf, fieldLabel, fieldOrder, kebab, lowerWords, numbering, recordName, valueOf, words } from '../src/schemaText';
 
 const rules = { lease: null, takeover: 'editor', wait: true };
 const declared = (name: string, parent: string, fields: DeclaredType['fields'], extra: Partial<DeclaredType> = {}): DeclaredType => ({
@@ -13,6 +13,9 @@ const declared = (name: string, parent: string, fields: DeclaredType['fields'], 
   ordered: true,
   movable: false,
   label: null,
+  bodyKey: name.charAt(0).toLowerCase() + name.slice(1),
+  parentKey: parent === 'Case' ? 'caseId' : `${parent.toLowerCase()}Id`,
+  nestKey: `${name.toLowerCase()}s`,
   fields,
   required: [],
   unique: [],
@@ -24,6 +27,10 @@ test('names in words; a field is labelled by its title, else its name in words',
   expect(words('BookComponent')).toBe('Book component');
   expect(words('dueOn')).toBe('Due on');
   expect(words('book_components')).toBe('Book components');
+  expect(words('APIEndpoint')).toBe('API endpoint');
+  expect(lowerWords('APIEndpoint')).toBe('API endpoint');
+  expect(lowerWords('BookComponent')).toBe('book component');
+  expect(kebab('APIEndpoint')).toBe('api-endpoint');
   expect(fieldLabel('dueOn', { type: 'string', format: 'date' })).toBe('Due on');
   expect(fieldLabel('dueOn', { type: 'string', title: 'Deadline' })).toBe('Deadline');
 });
@@ -49,10 +56,17 @@ test('what a save sends for the text of each control', () => {
   expect(valueOf('red', { enum: ['none', 'red'] }, false)).toBe('red');
 });
 
-test('records are named by a unique field, else by their number in the case; the label field comes first', () => {
+test('records are headed by their label, else a unique field, else their number in the case; the label field comes first', () => {
   const note = declared('Edgenote', 'Case', { slug: { type: 'string' }, caption: { type: 'string' } }, { unique: ['slug'], label: 'caption' });
   const base = { type: 'Edgenote', table: 'edgenotes', param: '4', id: 4, caseId: 1, version: 1 };
-  expect(recordName(note, { ...base, slug: 'chart' }, 1)).toBe('Edgenote chart');
+  expect(recordName(note, { ...base, slug: 'chart', caption: 'Harbour chart' }, 1)).toBe('Harbour chart');
+  // no label yet: the unique field names it
+  expect(recordName(note, { ...base, slug: 'chart', caption: '' }, 1)).toBe('Edgenote chart');
+  const recipe = declared('Recipe', 'Case', { title: { type: 'string', maxLength: 120 }, serves: { type: 'integer' } }, { label: 'title' });
+  expect(recordName(recipe, { ...base, type: 'Recipe', title: 'Smoky bean chili' }, 3)).toBe('Smoky bean chili');
+  // a record that is its text alone (the casebook's card) is named by its number, whatever its label
+  const textCard = declared('Card', 'Page', { content: { type: 'string' } }, { label: 'content' });
+  expect(recordName(textCard, { ...base, type: 'Card', content: 'A long text.' }, 2)).toBe('Card 2');
   expect(fieldOrder(note)).toEqual(['caption', 'slug']);
   const column = declared('Column', 'Case', { title: { type: 'string' } });
   const card = declared('Card', 'Column', { content: { type: 'string' } });

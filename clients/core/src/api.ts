@@ -10,7 +10,7 @@ import {
   type RouteData,
 } from './routes.js';
 import type { components } from './generated/openapi.js';
-import { Schema, paramKey } from './schema.js';
+import { Schema } from './schema.js';
 import type {
   AnyRecord,
   Case,
@@ -33,8 +33,6 @@ import type {
   Session,
   User,
 } from './types.js';
-
-export { paramKey };
 
 /**
  * Identifies a lockable: a record, or just its `type` and `param`. A record
@@ -192,9 +190,17 @@ export class Api {
   async read<T extends Identity>(record: RecordRef & { table?: string }): Promise<Reply<T>> {
     return this.transport.request<T>('GET', await this.pathOf(record));
   }
-  /** PATCH a lockable, guarded by `If-Match` and Lock-Token`; the body nests `attrs` under the type's key (`card`). */
+  /** The key a body nests a record of `type` under, from `GET /schema` (`Case` → `case`). */
+  private async bodyKeyOf(type: string): Promise<string> {
+    if (type === 'Case') return 'case';
+    const key = (await this.schema()).bodyKey(type);
+    if (!key) throw new InvalidError('invalid', 0, `baton: ${type} is not a declared type`);
+    return key;
+  }
+
+  /** PATCH a lockable, guarded by `If-Match` and Lock-Token`; the body nests `attrs` under the type's body key (`card`, from `GET /schema`). */
   async update<T extends Identity>(record: RecordRef & { table?: string }, attrs: Fields, opts: SaveOptions = {}): Promise<Reply<T>> {
-    const body = { [paramKey(record.type)]: attrs };
+    const body = { [await this.bodyKeyOf(record.type)]: attrs };
     return this.transport.request<T>('PATCH', await this.pathOf(record), { body, ifMatch: opts.ifMatch, lockToken: opts.lockToken });
   }
   /** DELETE a lockable, guarded like an update. */
@@ -212,7 +218,7 @@ export class Api {
     if (!declared) throw new InvalidError('invalid', 0, `baton: ${type} is not a declared type`);
     const under = parent.type === 'Case' ? recordPath(parent) : await this.pathOf(parent);
     const reply = await this.transport.request<T>('POST', `${under}/${encodeURIComponent(declared.plural)}`, {
-      body: { [paramKey(type)]: fields },
+      body: { [declared.bodyKey]: fields },
     });
     return reply.data;
   }

@@ -1,10 +1,5 @@
 import type { DeclaredType, SchemaDocument } from './types.js';
 
-/** The name requests nest a record's attributes under, and the stem of its parent key: `BookComponent` → `bookComponent`. */
-export function paramKey(type: string): string {
-  return type.charAt(0).toLowerCase() + type.slice(1);
-}
-
 /** What the kit reads of a record to place it: its type, case and fields. */
 type Placed = { type: string; caseId?: unknown } & { [field: string]: unknown };
 
@@ -32,10 +27,23 @@ export class Schema {
     return this.types.filter((t) => t.parent === name);
   }
 
-  /** The key a record names its parent by: `columnId`; null for a type under the case. */
+  /**
+   * The key a request body nests a record of `name` under, as the server
+   * says (`APIEndpoint` → `apiEndpoint`); undefined for an unknown type.
+   */
+  bodyKey(name: string): string | undefined {
+    return this.byName.get(name)?.bodyKey;
+  }
+
+  /** The key `GET /cases/:slug` (and each parent record) nests records of `name` under (`apiEndpoints`). */
+  nestKey(name: string): string | undefined {
+    return this.byName.get(name)?.nestKey;
+  }
+
+  /** The key a record names its parent by, as the server says: `columnId`; null for a type under the case (or unknown). */
   parentKey(name: string): string | null {
-    const parent = this.byName.get(name)?.parent;
-    return parent && parent !== 'Case' ? `${paramKey(parent)}Id` : null;
+    const type = this.byName.get(name);
+    return type && type.parent !== 'Case' ? type.parentKey : null;
   }
 
   /** The key (`Column/3`, `Case/1`) of a record's parent; null for a case or an unknown type. */

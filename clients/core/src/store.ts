@@ -73,14 +73,23 @@ export function recordIn(record: Stored): AnyRecord | null {
 
 const caseIn = (r: Stored): Case | null => (r.type === 'Case' && 'slug' in r && 'title' in r ? (r as Case) : null);
 
-/** Arrays of records in a `GET /cases/:slug` (or a record of it): what is not a list of records is left alone. */
-function recordLists(node: { [key: string]: unknown }): [Stored & { [key: string]: unknown }, Stored[][]] {
+/**
+ * A node of `GET /cases/:slug` (the case or a record of it) split into its
+ * own attributes and its children's lists: the keys `GET /schema` says its
+ * child types nest under (`nestKey`). Without a schema, an array of records
+ * is taken as a list of children.
+ */
+function recordLists(node: { [key: string]: unknown }, schema: Schema | null): [Stored & { [key: string]: unknown }, Stored[][]] {
   const own: { [key: string]: unknown } = {};
   const lists: Stored[][] = [];
+  const type = typeof node.type === 'string' ? node.type : '';
+  const nested = schema ? new Set(schema.childrenOf(type).map((t) => t.nestKey)) : null;
+  const isList = (key: string, value: unknown[]) =>
+    nested ? nested.has(key) : value.every((v) => v && typeof v === 'object' && 'type' in v && 'param' in v);
   for (const [key, value] of Object.entries(node)) {
-    // declared fields are scalars: an array is a list of children
     if (!Array.isArray(value)) own[key] = value;
-    else if (value.every((v) => v && typeof v === 'object' && 'type' in v && 'param' in v)) lists.push(value as Stored[]);
+    // sound: the server nests records of the child type under its nest key
+    else if (isList(key, value)) lists.push(value as Stored[]);
   }
   // sound: a node of the case's tree is a record: `type`, `param` and its fields
   return [own as Stored & { [key: string]: unknown }, lists];
@@ -144,6 +153,14 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     };
   };
 
+  /**
+   * Whether a record of the tree (the case, a record of a declared type)
+   * changed since the last view. When only locks, lines or presence did,
+   * the next view keeps the last one's records and children as they are: in
+   * a case of thousands of records, taking a lock re-sorts nothing.
+   */
+  private treeChanged = true;
+
   private changed(): void {
     this.view = null;
     for (const listener of [...this.listeners]) listener();
@@ -163,6 +180,7 @@ export class CaseStore<R extends RecordMap = RecordMap> {
   setSchema(schema: Schema): void {
     if (this.schema === schema) return;
     this.schema = schema;
+    this.treeChanged = true;
     this.changed();
   }
 
@@ -216,9 +234,10 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     for (const [key, r] of this.records) if (!this.outside(r)) this.records.delete(key);
     // the snapshot is the truth; frames that came meanwhile are applied after it, deletions included
     this.tombstones.clear();
+    this.treeChanged = true;
     const { activeLocks, waiters, onlineUsers, role, ...kase } = detail;
     const walk = (node: { [key: string]: unknown }) => {
-      const [own, lists] = recordLists(node);
+      const [own, lists] = recordLists(node, this.schema);
       this.put(own);
       for (const list of lists) for (const child of list) walk(child);
     };
@@ -302,12 +321,15 @@ export class CaseStore<R extends RecordMap = RecordMap> {
       }
     }
     this.records.set(key, record);
+    if (holdsOn(record) === null) this.treeChanged = true;
     return true;
   }
 
   private drop(key: string, bury = true): boolean {
     if (bury) this.bury(key);
+    const was = this.records.get(key);
     if (!this.records.delete(key)) return false;
+    if (was && holdsOn(was) === null) this.treeChanged = true;
     // what hangs off it goes too: its children (and theirs), its lock and line
     for (const [k, r] of [...this.records]) {
       if (!this.records.has(k)) continue;
@@ -334,20 +356,30 @@ export class CaseStore<R extends RecordMap = RecordMap> {
         if (cover) coverOn[key] = cover;
       }
     }
-    let kase: Case | null = null;
-    for (const record of this.records.values()) kase ??= caseIn(record);
-    const records: { [type: string]: AnyRecord[] } = {};
-    for (const record of this.records.values()) {
-      const r = recordIn(record) ?? this.outside(record);
-      if (r) (records[r.type] ??= []).push(r);
-    }
-    const children: Record<string, { [type: string]: AnyRecord[] }> = {};
-    for (const [type, list] of Object.entries(records)) {
-      list.sort(schema?.type(type)?.ordered ? byPosition : byId);
-      for (const r of list) {
-        // an external type's parent is the case
-        const parent = schema?.parentOf(r) ?? (kase && this.outside(r) ? `Case/${kase.id}` : null);
-        if (parent) ((children[parent] ??= {})[type] ??= []).push(r);
+    const prev = this.previous;
+    const sameTree = !this.treeChanged && prev !== null;
+    this.treeChanged = false;
+    let kase: Case | null = sameTree ? prev.case : null;
+    let records: { [type: string]: AnyRecord[] } = {};
+    let children: Record<string, { [type: string]: AnyRecord[] }> = {};
+    if (sameTree) {
+      // only locks, lines or presence changed: the tree is the last view's
+      // sound: the last view's lists, of the same shapes
+      records = prev.records as { [type: string]: AnyRecord[] };
+      children = prev.children as Record<string, { [type: string]: AnyRecord[] }>;
+    } else {
+      for (const record of this.records.values()) kase ??= caseIn(record);
+      for (const record of this.records.values()) {
+        const r = recordIn(record) ?? this.outside(record);
+        if (r) (records[r.type] ??= []).push(r);
+      }
+      for (const [type, list] of Object.entries(records)) {
+        list.sort(schema?.type(type)?.ordered ? byPosition : byId);
+        for (const r of list) {
+          // an external type's parent is the case
+          const parent = schema?.parentOf(r) ?? (kase && this.outside(r) ? `Case/${kase.id}` : null);
+          if (parent) ((children[parent] ??= {})[type] ??= []).push(r);
+        }
       }
     }
     const waiters = inLine(this.waiterList());
@@ -384,6 +416,7 @@ export class CaseStore<R extends RecordMap = RecordMap> {
   private shared(next: CaseView<R>): CaseView<R> {
     const prev = this.previous;
     if (!prev) return next;
+    const sameTree = next.records === prev.records && next.children === prev.children;
     type Lists = { [type: string]: AnyRecord[] | undefined };
     const lists = (p: Lists | undefined, n: Lists): Lists => {
       const out: Lists = {};
@@ -392,16 +425,18 @@ export class CaseStore<R extends RecordMap = RecordMap> {
       return shareMap(p as Record<string, AnyRecord[]> | undefined, out as Record<string, AnyRecord[]>);
     };
     const children: Record<string, Lists> = {};
-    for (const [parent, byType] of Object.entries(next.children as Record<string, Lists>)) {
-      children[parent] = lists((prev.children as Record<string, Lists>)[parent], byType);
+    if (!sameTree) {
+      for (const [parent, byType] of Object.entries(next.children as Record<string, Lists>)) {
+        children[parent] = lists((prev.children as Record<string, Lists>)[parent], byType);
+      }
     }
     const lines: Record<string, Waiter[]> = {};
     for (const [key, line] of Object.entries(next.lineOn)) lines[key] = share(prev.lineOn[key], line);
     // sound: shared parts are the previous view's, of the same shapes
     return {
       ...next,
-      records: lists(prev.records as Lists, next.records as Lists) as CaseView<R>['records'],
-      children: shareMap(prev.children as Record<string, Lists>, children) as CaseView<R>['children'],
+      records: sameTree ? prev.records : (lists(prev.records as Lists, next.records as Lists) as CaseView<R>['records']),
+      children: sameTree ? prev.children : (shareMap(prev.children as Record<string, Lists>, children) as CaseView<R>['children']),
       locks: share(prev.locks, next.locks),
       lockOn: shareMap(prev.lockOn, next.lockOn),
       coverOn: shareMap(prev.coverOn, next.coverOn),

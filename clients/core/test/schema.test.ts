@@ -141,3 +141,44 @@ describe.each(schemaServers('book'))('the book schema on $backend', (server) => 
     open.close();
   });
 });
+
+describe.each(schemaServers('api'))('a type named with an acronym (examples/schemas/api.toml) on $backend', (server) => {
+  const tab = tabsDisposedAfterEach();
+
+  it('takes bodyKey, parentKey and nestKey from /schema: APIEndpoint is created, saved, nested and moved', async () => {
+    const alice = await person(server, 'Alice');
+    const bob = await person(server, 'Bob');
+    const kase = await board(server, alice, [bob]);
+    const a = tab(server, alice);
+    const b = tab(server, bob);
+
+    const schema = await a.schema();
+    expect(schema.bodyKey('APIEndpoint')).toBe('apiEndpoint');
+    expect(schema.parentKey('APIEndpoint')).toBe('serviceId');
+    expect(schema.nestKey('APIEndpoint')).toBe('apiEndpoints');
+    expect(schema.type('APIEndpoint')?.plural).toBe('api_endpoints');
+
+    const orders = await a.create('Service', kase, { name: 'Orders' });
+    const tides = await a.create('Service', kase, { name: 'Tides' });
+    const endpoint = await a.create('APIEndpoint', orders, { path: '/v1/orders', rateLimit: 60, public: true });
+    expect(endpoint).toMatchObject({ type: 'APIEndpoint', table: 'api_endpoints', serviceId: orders.id, method: 'GET', rateLimit: 60, public: true });
+
+    const open = b.openCase(kase.slug);
+    await open.live.ready();
+    expect(open.live.getState().children[`Service/${orders.id}`]?.APIEndpoint?.map((e) => e.param)).toEqual([endpoint.param]);
+
+    // a save nests the fields under the server's body key (the old derivation, `aPIEndpoint`, was refused with 422)
+    await a.locks.acquire(endpoint);
+    const saved = await a.save(endpoint, { method: 'POST', notes: 'Idempotent.' });
+    expect(saved).toMatchObject({ method: 'POST', notes: 'Idempotent.', version: 2 });
+    const moved = await a.move(saved, { parentId: tides.id });
+    expect(moved).toMatchObject({ serviceId: tides.id });
+    await a.locks.release(endpoint);
+    await vi.waitFor(() => {
+      const state = open.live.getState();
+      expect(state.children[`Service/${tides.id}`]?.APIEndpoint?.map((e) => e.method)).toEqual(['POST']);
+      expect(state.children[`Service/${orders.id}`]?.APIEndpoint ?? []).toEqual([]);
+    });
+    open.close();
+  });
+});

@@ -122,8 +122,12 @@ describe('deep locks in the store', () => {
   const note = { type: 'Edgenote', table: 'edgenotes', param: '4', id: 4, caseId: 5, slug: 'n', caption: 'N', content: 'x', version: 1, createdAt: at, updatedAt: at } as const;
 
   const rules = { lease: null, takeover: 'editor', wait: true };
+  // the keys are the server's (GET /schema): the kit derives none from a name
+  const camel = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
   const declared = (name: string, plural: string, parent: string) => ({
-    name, plural, table: plural, parent, store: 'baton', ordered: true, movable: false, label: null, fields: {}, required: [], unique: [], lock: rules,
+    name, plural, table: plural, parent, store: 'baton', ordered: true, movable: false, label: null,
+    bodyKey: camel(name), parentKey: parent === 'Case' ? 'caseId' : `${camel(parent)}Id`, nestKey: camel(plural),
+    fields: {}, required: [], unique: [], lock: rules,
   });
   // three levels, as in the book: a deep lock covers every level below it
   const schema = new Schema({
@@ -138,6 +142,37 @@ describe('deep locks in the store', () => {
     expect(schema.parentKey('Card')).toBe('pageId');
     expect(schema.parentKey('Page')).toBeNull();
     expect(schema.childrenOf('Page').map((t) => t.name)).toEqual(['Card']);
+  });
+
+  it('keys come from the schema, also for a name with an acronym (APIEndpoint → apiEndpoint, not aPIEndpoint)', () => {
+    const api = new Schema({
+      types: [
+        { ...declared('APIGroup', 'api_groups', 'Case'), bodyKey: 'apiGroup', nestKey: 'apiGroups' },
+        { ...declared('APIEndpoint', 'api_endpoints', 'APIGroup'), bodyKey: 'apiEndpoint', parentKey: 'apiGroupId', nestKey: 'apiEndpoints' },
+      ],
+    });
+    expect(api.bodyKey('APIEndpoint')).toBe('apiEndpoint');
+    expect(api.parentKey('APIEndpoint')).toBe('apiGroupId');
+    expect(api.parentKey('APIGroup')).toBeNull();
+    expect(api.nestKey('APIEndpoint')).toBe('apiEndpoints');
+    expect(api.bodyKey('Nope')).toBeUndefined();
+    const endpoint = { type: 'APIEndpoint', caseId: 5, apiGroupId: 2 };
+    expect(api.parentOf(endpoint)).toBe('APIGroup/2');
+
+    // GET /cases/:slug nests them under the server's nest keys: the store finds them there
+    const store = new CaseStore();
+    store.setSchema(api);
+    store.reset({
+      type: 'Case', table: 'cases', param: '5', id: 5, slug: 's', title: 'S', version: 1, createdAt: at, updatedAt: at,
+      apiGroups: [
+        {
+          type: 'APIGroup', table: 'api_groups', param: '2', id: 2, caseId: 5, position: 0, version: 1, createdAt: at, updatedAt: at,
+          apiEndpoints: [{ type: 'APIEndpoint', table: 'api_endpoints', param: '9', id: 9, caseId: 5, apiGroupId: 2, position: 0, version: 1, createdAt: at, updatedAt: at }],
+        },
+      ],
+      activeLocks: [], waiters: [], onlineUsers: [], role: 'editor',
+    } as unknown as Parameters<CaseStore['reset']>[0]);
+    expect(store.getView().children['APIGroup/2']?.APIEndpoint?.map((r) => r.param)).toEqual(['9']);
   });
 
   it('a card is inside its page and its case; a page or an edgenote inside its case', () => {

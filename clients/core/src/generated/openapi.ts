@@ -4325,7 +4325,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The schema in force: every declared type with its plural, table, parent, store, order, moves, label, fields (JSON Schemas), required and unique fields and lock policy, in declaration order */
+                /** @description The schema in force: every declared type with its plural, table, parent, store, order, moves, label, keys (bodyKey, parentKey, nestKey: clients take these, never derive them), fields (JSON Schemas), required and unique fields and lock policy, in declaration order */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5038,6 +5038,21 @@ export interface components {
             movable: boolean;
             /** @description The string field that names a record to people, if any. */
             label?: string | null;
+            /**
+             * @description The key a request body nests a record under (`apiEndpoint`).
+             * @example ticket
+             */
+            bodyKey: string;
+            /**
+             * @description The key of a record's parent id (`columnId`, or `caseId` under the case).
+             * @example caseId
+             */
+            parentKey: string;
+            /**
+             * @description The key `GET /cases/:slug` (or the parent record) nests the records under (`apiEndpoints`).
+             * @example tickets
+             */
+            nestKey: string;
             /** @description Each field's JSON Schema (2020-12), by name, in declaration order. */
             fields: Record<string, never>;
             /** @description Fields a create must give. */
