@@ -489,45 +489,43 @@ struct Bytes {
 /// vacuum (what the table needs, not what deleted rows left behind).
 async fn measure(state: &AppState) -> Result<Size, BoxError> {
     let url = state.settings.database.database_url.clone();
-    Ok(
-        tokio::task::spawn_blocking(move || -> Result<Size, BoxError> {
-            let mut conn = baton::db::connect(&url)?;
-            let bytes = match &mut conn {
-                DbConn::Postgresql(pg) => {
-                    pg.batch_execute("VACUUM FULL events")?;
-                    diesel::sql_query("SELECT pg_total_relation_size('events')::bigint AS bytes")
-                        .get_result::<Bytes>(pg)?
-                        .bytes
-                }
-                DbConn::Sqlite(sqlite) => {
-                    sqlite.batch_execute("VACUUM")?;
-                    diesel::sql_query(
-                        "SELECT sum(pgsize) AS bytes FROM dbstat \
-                     WHERE name = 'events' OR name LIKE 'index_events%'",
-                    )
-                    .get_result::<Bytes>(sqlite)?
+    tokio::task::spawn_blocking(move || -> Result<Size, BoxError> {
+        let mut conn = baton::db::connect(&url)?;
+        let bytes = match &mut conn {
+            DbConn::Postgresql(pg) => {
+                pg.batch_execute("VACUUM FULL events")?;
+                diesel::sql_query("SELECT pg_total_relation_size('events')::bigint AS bytes")
+                    .get_result::<Bytes>(pg)?
                     .bytes
-                }
             }
-            .unwrap_or(0);
-            let rows = events::table.count().get_result(&mut conn)?;
-            let audit_rows = events::table
-                .filter(events::action.is_not_null())
-                .count()
-                .get_result(&mut conn)?;
-            let with_payload = events::table
-                .filter(events::payload.is_not_null())
-                .count()
-                .get_result(&mut conn)?;
-            Ok(Size {
-                rows,
-                audit_rows,
-                with_payload,
-                bytes,
-            })
+            DbConn::Sqlite(sqlite) => {
+                sqlite.batch_execute("VACUUM")?;
+                diesel::sql_query(
+                    "SELECT sum(pgsize) AS bytes FROM dbstat \
+                     WHERE name = 'events' OR name LIKE 'index_events%'",
+                )
+                .get_result::<Bytes>(sqlite)?
+                .bytes
+            }
+        }
+        .unwrap_or(0);
+        let rows = events::table.count().get_result(&mut conn)?;
+        let audit_rows = events::table
+            .filter(events::action.is_not_null())
+            .count()
+            .get_result(&mut conn)?;
+        let with_payload = events::table
+            .filter(events::payload.is_not_null())
+            .count()
+            .get_result(&mut conn)?;
+        Ok(Size {
+            rows,
+            audit_rows,
+            with_payload,
+            bytes,
         })
-        .await??,
-    )
+    })
+    .await?
 }
 
 /// The heartbeat's prune, run as it would be a minute after the cycles:
