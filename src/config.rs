@@ -14,6 +14,33 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// A duration setting's parser whose refusal names the setting: clap shows
+/// the flag, and an operator who set the variable looks for its name.
+fn named_duration(
+    setting: &'static str,
+    example: &'static str,
+    s: &str,
+) -> Result<Duration, String> {
+    duration(s).map_err(|e| format!("{setting} must be a duration like {example}: {e}"))
+}
+
+fn audit_retention(s: &str) -> Result<Duration, String> {
+    named_duration("BATON_AUDIT_RETENTION", "90d", s)
+}
+
+fn backup_every(s: &str) -> Result<Duration, String> {
+    named_duration("BATON_BACKUP_EVERY", "6h", s)
+}
+
+fn backup_keep(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "BATON_BACKUP_KEEP must be a whole number of backups to keep, 1 or more; got `{s}`"
+        )),
+    }
+}
+
 /// Where the data lives.
 #[derive(Args, Clone, Debug)]
 pub struct DatabaseSettings {
@@ -135,6 +162,24 @@ pub struct Settings {
     #[arg(long, env = "BATON_LOCK_FAST_PATH", default_value_t = true, action = clap::ArgAction::Set)]
     pub lock_fast_path: bool,
 
+    /// Audit rows older than this are deleted by the reaper, a small batch
+    /// each `BATON_REAPER_INTERVAL` (e.g. `90d`). Unset: the trail is kept.
+    #[arg(long, env = "BATON_AUDIT_RETENTION", value_parser = audit_retention)]
+    pub audit_retention: Option<Duration>,
+
+    /// SQLite: take a backup this often (e.g. `6h`). Unset: no scheduled
+    /// backups (`baton backup FILE` still takes one).
+    #[arg(long, env = "BATON_BACKUP_EVERY", value_parser = backup_every)]
+    pub backup_every: Option<Duration>,
+
+    /// Where scheduled backups go (default: `backups/` beside the database).
+    #[arg(long, env = "BATON_BACKUP_DIR")]
+    pub backup_dir: Option<std::path::PathBuf>,
+
+    /// How many scheduled backups are kept, the newest; older ones are deleted.
+    #[arg(long, env = "BATON_BACKUP_KEEP", default_value = "7", value_parser = backup_keep)]
+    pub backup_keep: u32,
+
     /// Serving the `--demo` data: the sign-in page lists its people.
     #[arg(skip)]
     pub demo: bool,
@@ -199,6 +244,10 @@ mod tests {
         assert!(settings.client_ip_header.is_none());
         assert!(settings.metrics_bind.is_none());
         assert!(settings.lock_fast_path);
+        assert!(settings.audit_retention.is_none());
+        assert!(settings.backup_every.is_none());
+        assert!(settings.backup_dir.is_none());
+        assert_eq!(settings.backup_keep, 7);
         assert!(!settings.demo);
     }
 

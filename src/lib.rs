@@ -9,7 +9,8 @@
 //!   OpenAPI document, the embedded web app; `demo` (the `--demo` data) sits
 //!   beside it; `state` is what they share;
 //! - `realtime`: the edits channel, hub, presence, heartbeat and event buses;
-//!   `accounts` (changing and removing users) sits beside it;
+//!   `accounts` (changing and removing users) and `backup` (SQLite copies,
+//!   taken on demand and on a schedule) sit beside it;
 //! - `locks`: the lock engine, the guard, leases and the reaper;
 //! - `auth`: tokens, passwords, the caller, ranks on a case;
 //! - `error`: the error type and its one mapping to HTTP;
@@ -21,6 +22,7 @@
 
 pub mod accounts;
 pub mod auth;
+pub mod backup;
 pub mod clock;
 pub mod config;
 pub mod db;

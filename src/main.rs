@@ -49,6 +49,36 @@ enum Command {
     /// API keys, with which a team's own backend calls baton.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Write a consistent copy of the SQLite database to FILE, while baton
+    /// serves it (PostgreSQL: use pg_dump and continuous archiving).
+    Backup(BackupArgs),
+    /// The audit trail.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+#[derive(Args)]
+struct BackupArgs {
+    /// The new file (it must not exist).
+    file: std::path::PathBuf,
+    #[command(flatten)]
+    database: DatabaseSettings,
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Delete the audit rows older than a date, once; prints how many.
+    Prune(AuditPruneArgs),
+}
+
+#[derive(Args)]
+struct AuditPruneArgs {
+    /// An RFC 3339 date or date-time (`2026-08-01`, `2026-08-01T12:00:00Z`);
+    /// UTC when it has no offset.
+    #[arg(long)]
+    before: String,
+    #[command(flatten)]
+    database: DatabaseSettings,
 }
 
 #[derive(Args)]
@@ -140,7 +170,7 @@ impl From<String> for Failure {
 impl From<StartError> for Failure {
     fn from(e: StartError) -> Failure {
         let status = match e {
-            StartError::Schema(_) => 2,
+            StartError::Schema(_) | StartError::Setting(_) => 2,
             StartError::SchemaMismatch(_) => 3,
             _ => 1,
         };
@@ -271,6 +301,8 @@ fn main() -> ExitCode {
             Some(Command::Key(KeyCommand::Add(args))) => key_add(args).await,
             Some(Command::Key(KeyCommand::List(db))) => key_list(db).await,
             Some(Command::Key(KeyCommand::Revoke(args))) => key_revoke(args).await,
+            Some(Command::Backup(args)) => backup(args),
+            Some(Command::Audit(AuditCommand::Prune(args))) => audit_prune(args).await,
         }
     });
     match result {
@@ -347,6 +379,48 @@ async fn key_revoke(args: KeyRevokeArgs) -> Result<(), Failure> {
         return Err(refused(format!("no live key is named {name}")));
     }
     println!("revoked {name}: it is refused from now on");
+    Ok(())
+}
+
+/// `baton backup FILE`: the copy's path and size. Exit 2 when it cannot be
+/// written there (or the database is PostgreSQL's), with nothing left behind.
+fn backup(args: BackupArgs) -> Result<(), Failure> {
+    use baton::backup::BackupError;
+    let copied =
+        baton::backup::write_copy(&args.database.database_url, &args.file).map_err(|e| {
+            let status = if matches!(e, BackupError::Copy(_)) {
+                1
+            } else {
+                2
+            };
+            Failure {
+                message: e.to_string(),
+                status,
+            }
+        })?;
+    println!(
+        "wrote {}: {} bytes ({:.1} MiB) in {:.2} s",
+        copied.path.display(),
+        copied.bytes,
+        copied.bytes as f64 / (1024.0 * 1024.0),
+        copied.took.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `baton audit prune --before DATE`: how many audit rows it deleted.
+async fn audit_prune(args: AuditPruneArgs) -> Result<(), Failure> {
+    use baton::locks::retention;
+    let before =
+        retention::parse_before(&args.before).map_err(|e| refused(format!("--before: {e}")))?;
+    let db = open(&args.database)?;
+    let deleted = retention::prune_before(&db, before, baton::realtime::pg_bus::OUTBOX_RETENTION)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "deleted {deleted} audit row(s) from before {}",
+        before.and_utc().format("%Y-%m-%dT%H:%M:%SZ")
+    );
     Ok(())
 }
 

@@ -16,6 +16,7 @@ use crate::db::EventBus;
 use crate::db::{Backend, Database, DbError};
 use crate::http::metrics::MetricsSource;
 use crate::http::{errors, observe};
+use crate::locks::retention::AuditRetention;
 use crate::locks::{reaper, LockPolicy};
 use crate::realtime::hub::{Hub, LocalBus};
 use crate::realtime::pg_bus::{self, PgBus};
@@ -26,6 +27,9 @@ use crate::state::AppState;
 pub enum StartError {
     #[error("{0}")]
     Config(String),
+    /// A setting that cannot be right, named in the message (exit status 2).
+    #[error("{0}")]
+    Setting(String),
     /// A schema file that cannot be right (exit status 2).
     #[error(transparent)]
     Schema(#[from] crate::schema::SchemaError),
@@ -210,6 +214,9 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
     if Backend::of_url(url) == Backend::Postgres {
         pg_bus::check_listener_url(url).map_err(StartError::Config)?;
     }
+    // Refused before anything is changed: the directory is made here, the
+    // backups taken once serving.
+    crate::backup::Schedule::from_settings(&settings).map_err(StartError::Setting)?;
     prepare_database(url, &settings.database)?;
     let hub = Arc::new(Hub::default());
     // On PostgreSQL every instance reads every commit from the outbox; on
@@ -308,11 +315,21 @@ pub fn start(state: AppState, listener: TcpListener) -> Result<Server, StartErro
         let metrics = metrics_server(&state, &addr)?;
         actix_web::rt::spawn(metrics);
     }
+    let audit_retention = state.settings.audit_retention.map(|keep| AuditRetention {
+        keep,
+        frames_live: pg_bus::OUTBOX_RETENTION,
+    });
     actix_web::rt::spawn(reaper::run(
         state.db.clone(),
         state.policy,
         state.settings.reaper_interval,
+        audit_retention,
     ));
+    if let Some(schedule) =
+        crate::backup::Schedule::from_settings(&state.settings).map_err(StartError::Setting)?
+    {
+        actix_web::rt::spawn(crate::backup::run(schedule));
+    }
     actix_web::rt::spawn(heartbeat::run(state.realtime.clone()));
     actix_web::rt::spawn(presence::run(state.realtime.clone()));
     if let Some(wakeups) = &state.realtime.bus_wakeups {

@@ -49,7 +49,10 @@ fn cli_commands(backend: Backend) {
     let before = baton(&url, &["migrate", "--status"]);
     assert_eq!(before.status.code(), Some(1), "{before:?}");
     let listed = String::from_utf8_lossy(&before.stdout).into_owned();
-    assert!(listed.contains("pending  2026-11-22-000001_create_baton"), "{listed}");
+    assert!(
+        listed.contains("pending  2026-11-22-000001_create_baton"),
+        "{listed}"
+    );
     assert!(listed.contains("0 applied"), "{listed}");
     assert!(!listed.contains("applied  "), "{listed}");
     assert!(String::from_utf8_lossy(&before.stderr).contains("`baton migrate`"));
@@ -59,7 +62,10 @@ fn cli_commands(backend: Backend) {
     // Migrating twice is harmless.
     stdout(&baton(&url, &["migrate"]));
     let after = stdout(&baton(&url, &["migrate", "--status"]));
-    assert!(after.contains("applied  2026-11-22-000001_create_baton"), "{after}");
+    assert!(
+        after.contains("applied  2026-11-22-000001_create_baton"),
+        "{after}"
+    );
     assert!(after.contains(" applied, 0 pending"), "{after}");
     assert!(!after.contains("pending  "), "{after}");
 

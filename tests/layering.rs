@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["auth"],
     &["locks"],
-    &["realtime", "accounts"],
+    &["realtime", "accounts", "backup"],
     &["state"],
     &["http", "demo"],
     &["server"],

@@ -1008,3 +1008,92 @@ async fn users_keep_their_rows_ids_and_references_when_email_becomes_optional(ba
         .expect("count memberships");
     assert_eq!(members, 1);
 }
+
+on_both_backends!(
+    a_new_database_hands_out_record_ids_from_1,
+    the_first_ids_seeded_from_unused_sequences_are_given_back,
+);
+
+/// Ids of every type start at 1 on a new database: the demo's card 1 is
+/// card 1 on PostgreSQL as on SQLite.
+async fn a_new_database_hands_out_record_ids_from_1(backend: Backend) {
+    let Some(app) = common::TestApp::start(backend).await else {
+        return;
+    };
+    baton::demo::seed(&app.state.db, baton::demo::demo_data(None))
+        .await
+        .expect("seed the demo");
+    let login = app
+        .post("/auth/login")
+        .json(json!({ "email": "alice@example.com", "password": baton::demo::DEMO_PASSWORD }))
+        .send()
+        .await
+        .expect(200);
+    let alice = common::TestUser {
+        token: login.body["token"].as_str().expect("token").to_owned(),
+        id: login.body["user"]["id"].as_i64().expect("user id"),
+        email: "alice@example.com".to_owned(),
+        session: None,
+    };
+    for path in ["/pages/1", "/cards/1", "/edgenotes/1"] {
+        let found = app.get(path).by(&alice).send().await.expect(200);
+        assert_eq!(found.body["id"], 1, "{path}: {}", found.body);
+    }
+    let case = app
+        .get("/cases/sample-case")
+        .by(&alice)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(case.body["pages"][0]["id"], 1, "{}", case.body);
+    assert_eq!(case.body["pages"][0]["cards"][0]["id"], 1, "{}", case.body);
+}
+
+/// A PostgreSQL database migrated by 2026-11-26-000008 on a new database
+/// seeded `record_ids` with 1 for types that never had a record (unused
+/// sequences report 1); 2026-11-30-000014 gives those back, and only those.
+async fn the_first_ids_seeded_from_unused_sequences_are_given_back(backend: Backend) {
+    let Some((_db, url)) = TestDb::create(backend) else {
+        return;
+    };
+    let mut conn = baton::db::connect(&url).expect("connect");
+    migrate_to_before(&mut conn, "record_ids_from_one");
+    let seeded: BTreeMap<String, i64> = record_ids::table
+        .load::<(String, i64)>(&mut conn)
+        .expect("read record_ids")
+        .into_iter()
+        .collect();
+    match backend {
+        // What the issue saw: every casebook type at 1 with no record.
+        Backend::Postgres => assert_eq!(
+            seeded,
+            [("Card", 1), ("Edgenote", 1), ("Page", 1)]
+                .map(|(t, n)| (t.to_owned(), n))
+                .into_iter()
+                .collect()
+        ),
+        Backend::Sqlite => assert!(seeded.is_empty(), "{seeded:?}"),
+    }
+    // A type that did use id 1 keeps it taken: a page 1 that exists.
+    let now = sql_time(chrono::Utc::now().naive_utc());
+    conn.batch_execute(&format!(
+        "INSERT INTO cases (slug, title, version, created_at, updated_at) \
+         VALUES ('c', 'C', 1, '{now}', '{now}');\n\
+         INSERT INTO records (record_type, id, case_id, position, fields, version, created_at, updated_at) \
+         VALUES ('Page', 1, 1, 0, '{{\"title\": \"One\"}}', 1, '{now}', '{now}');\n\
+         DELETE FROM record_ids WHERE record_type = 'Page';\n\
+         INSERT INTO record_ids (record_type, last_id) VALUES ('Page', 1);"
+    ))
+    .expect("a page 1");
+    baton::db::migrate(&mut conn).expect("migrate the rest");
+    let left: BTreeMap<String, i64> = record_ids::table
+        .load::<(String, i64)>(&mut conn)
+        .expect("read record_ids")
+        .into_iter()
+        .collect();
+    assert_eq!(
+        left,
+        [("Page".to_owned(), 1)].into_iter().collect(),
+        "only the used type keeps its last id"
+    );
+}

@@ -26,7 +26,48 @@ on_both_backends!(
     a_malformed_page_id_is_invalid,
     a_reader_cannot_move_a_card,
     a_move_with_content_changes_both_in_one_version,
+    a_null_page_id_is_not_given_as_the_document_says,
 );
+
+/// `{"card": {"pageId": null}}` is "not given", as `null` is for every
+/// field: no move, the rest of the body saved; the guard then answers as
+/// for any save (a stale Lock-Token: 412). The document says the same.
+async fn a_null_page_id_is_not_given_as_the_document_says(backend: Backend) {
+    let Some((app, c)) = TestApp::with_cast(backend).await else {
+        return;
+    };
+    let f = &c.case;
+    let card = format!("/cards/{}", f.card_id);
+    let saved = app
+        .patch(&card)
+        .by(&c.bob)
+        .json(json!({ "card": { "pageId": null, "content": "kept in place" } }))
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(saved.body["pageId"], f.page_id, "{}", saved.body);
+    assert_eq!(saved.body["content"], "kept in place", "{}", saved.body);
+    assert_eq!(saved.body["version"], 2, "{}", saved.body);
+
+    let bob = c.bob.tab("bob-tab");
+    let lock = app.lock(&bob, "Card", f.card_id).await;
+    app.release(&bob, id(&lock)).await;
+    app.patch(&card)
+        .by(&bob)
+        .header("Lock-Token", lock["token"].as_str().unwrap())
+        .json(json!({ "card": { "pageId": null, "content": "too late" } }))
+        .send()
+        .await
+        .expect_error(412, "lock_lost");
+    assert_unmoved(&app, &c, f.card_id, f.page_id, 2).await;
+
+    let document = app.get("/openapi.json").send().await.expect(200).body;
+    let page_id = &document["components"]["schemas"]["CardUpdateFields"]["properties"]["pageId"];
+    let takes_null = page_id["oneOf"]
+        .as_array()
+        .is_some_and(|kinds| kinds.iter().any(|k| k["type"] == "null"));
+    assert!(takes_null, "the document refuses a null pageId: {page_id}");
+}
 
 async fn a_move_with_content_changes_both_in_one_version(backend: Backend) {
     let Some((app, c)) = TestApp::with_cast(backend).await else {

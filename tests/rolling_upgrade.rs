@@ -88,9 +88,17 @@ async fn a_start_makes_its_own_functions_and_leaves_another_releases_alone() {
     let before = functions(&mut conn);
     let ours: Vec<&String> = before
         .keys()
-        .filter(|name| name.len() == "baton_fast_save_".len() + 16 || name.len() == "baton_fast_guard_".len() + 16)
+        .filter(|name| {
+            name.len() == "baton_fast_save_".len() + 16
+                || name.len() == "baton_fast_guard_".len() + 16
+        })
         .collect();
-    assert_eq!(ours.len(), 2, "one hashed function each: {:?}", before.keys());
+    assert_eq!(
+        ours.len(),
+        2,
+        "one hashed function each: {:?}",
+        before.keys()
+    );
 
     // Another instance of this release starts on the same database.
     let other = ServerProcess::spawn(&app.db_url, "another", &[]).await;
@@ -115,9 +123,23 @@ async fn the_previous_release_and_this_one_serve_one_database_through_a_storm() 
 
     // The roll-out's order: the previous release serves, then this one starts.
     let old_port = free_port();
-    let mut old = start(&previous, old_port, &url, "previous", &logs.path().join("old-1.log")).await;
+    let mut old = start(
+        &previous,
+        old_port,
+        &url,
+        "previous",
+        &logs.path().join("old-1.log"),
+    )
+    .await;
     let this = Path::new(env!("CARGO_BIN_EXE_baton"));
-    let new = start(this, free_port(), &url, "this", &logs.path().join("new.log")).await;
+    let new = start(
+        this,
+        free_port(),
+        &url,
+        "this",
+        &logs.path().join("new.log"),
+    )
+    .await;
     let bases = [old.base.clone(), new.base.clone()];
 
     let people = People::sign_in(&new.base).await;
@@ -150,8 +172,18 @@ async fn the_previous_release_and_this_one_serve_one_database_through_a_storm() 
     watchers[1].closing = Some(Instant::now());
     old.terminate();
     let exited = old.exited_within(Duration::from_secs(15)).await;
-    assert!(exited.is_some(), "the previous release did not stop on SIGTERM");
-    old = start(&previous, old_port, &url, "previous", &logs.path().join("old-2.log")).await;
+    assert!(
+        exited.is_some(),
+        "the previous release did not stop on SIGTERM"
+    );
+    old = start(
+        &previous,
+        old_port,
+        &url,
+        "previous",
+        &logs.path().join("old-2.log"),
+    )
+    .await;
     watchers.push(Watcher::open(&old.base, &people.watcher, "watch-old-2").await);
     actix_web::rt::time::sleep(Duration::from_secs(8)).await;
 
@@ -207,11 +239,18 @@ async fn the_previous_release_and_this_one_serve_one_database_through_a_storm() 
             .collect::<Vec<_>>()
             .join("\n")
     };
-    assert!(errors.is_empty(), "unexpected answers: {errors:#?}\n{}", logs_say());
+    assert!(
+        errors.is_empty(),
+        "unexpected answers: {errors:#?}\n{}",
+        logs_say()
+    );
     assert_eq!(server_errors, 0, "5xx answers\n{}", logs_say());
     assert!(missed.is_empty(), "frames missed: {missed:#?}");
     assert!(granted.is_empty(), "double grants: {granted:#?}");
-    assert!(log.saves.load(Ordering::Relaxed) > 50, "too few saves to tell");
+    assert!(
+        log.saves.load(Ordering::Relaxed) > 50,
+        "too few saves to tell"
+    );
     assert!(checked > 100, "too few frames checked to tell");
     drop((old, new));
 }
@@ -362,10 +401,15 @@ impl Client {
         // restart): the tab lets go of everything before going on.
         let mut unsure = false;
         while !stop.load(Ordering::SeqCst) {
-            n = n.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            n = n
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let card = cards[(n >> 33) as usize % cards.len()];
             if unsure {
-                match self.call("DELETE", "/locks?session=mine", None, &[204]).await {
+                match self
+                    .call("DELETE", "/locks?session=mine", None, &[204])
+                    .await
+                {
                     Some(_) => unsure = false,
                     None => continue,
                 }
@@ -387,21 +431,25 @@ impl Client {
         let mut lock = json!({ "lockableType": "Card", "lockableParam": card.to_string() });
         lock.as_object_mut()?.extend(extra.as_object()?.clone());
         let got = self
-            .call("POST", "/locks", Some(json!({ "lock": lock })), &[200, 201, 403, 409])
+            .call(
+                "POST",
+                "/locks",
+                Some(json!({ "lock": lock })),
+                &[200, 201, 403, 409],
+            )
             .await?;
         if got.status == 201 {
             self.promise(&got, Promised::LockCreated(got.body["id"].as_i64()?));
         }
         if got.status == 201 || got.status == 200 {
-            self.save_and_release(card, got.body["id"].as_i64()?).await?;
+            self.save_and_release(card, got.body["id"].as_i64()?)
+                .await?;
         }
         Some(())
     }
 
     async fn save_and_release(&self, card: i64, lock: i64) -> Option<()> {
-        let saved = self
-            .call_with_token(card, lock, &[200, 412, 423])
-            .await?;
+        let saved = self.call_with_token(card, lock, &[200, 412, 423]).await?;
         if saved.status == 200 {
             self.log.saves.fetch_add(1, Ordering::Relaxed);
             let version = saved.body["version"].as_i64()?;
@@ -420,7 +468,9 @@ impl Client {
     /// Join the line; leave it a moment later (or release what it handed over).
     async fn wait_in_line(&self, card: i64, n: u64) -> Option<()> {
         let body = json!({ "lock": { "lockableType": "Card", "lockableParam": card.to_string(), "wait": true } });
-        let got = self.call("POST", "/locks", Some(body), &[200, 201, 202]).await?;
+        let got = self
+            .call("POST", "/locks", Some(body), &[200, 201, 202])
+            .await?;
         match got.status {
             201 | 200 => {
                 if got.status == 201 {
@@ -458,18 +508,32 @@ impl Client {
         self.send(request, "PATCH /cards", allowed).await
     }
 
-    async fn call(&self, method: &str, path: &str, body: Option<Value>, allowed: &[u16]) -> Option<Answer> {
+    async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        allowed: &[u16],
+    ) -> Option<Answer> {
         let method = reqwest::Method::from_bytes(method.as_bytes()).ok()?;
-        let mut request = self.http.request(method.clone(), format!("{}{path}", self.base));
+        let mut request = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.base));
         if let Some(body) = body {
             request = request.json(&body);
         }
-        self.send(request, &format!("{method} {path}"), allowed).await
+        self.send(request, &format!("{method} {path}"), allowed)
+            .await
     }
 
     /// `None` when the instance was unreachable (restarting) or the answer
     /// was not one the step allows (recorded).
-    async fn send(&self, request: reqwest::RequestBuilder, what: &str, allowed: &[u16]) -> Option<Answer> {
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        what: &str,
+        allowed: &[u16],
+    ) -> Option<Answer> {
         let started = Instant::now();
         let sent = request
             .bearer_auth(&self.token)
@@ -496,7 +560,11 @@ impl Client {
                 .push(format!("{what} on {}: {status} {body}", self.base));
             return None;
         }
-        Some(Answer { status, body, started })
+        Some(Answer {
+            status,
+            body,
+            started,
+        })
     }
 }
 
@@ -515,7 +583,9 @@ impl Watcher {
             "{}/cases/{CASE}/edits?token={token}&sessionId={name}",
             base.replacen("http", "ws", 1)
         );
-        let (mut socket, _) = tokio_tungstenite::connect_async(url).await.expect("edits channel");
+        let (mut socket, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("edits channel");
         let welcome = socket.next().await.expect("a frame").expect("welcome");
         let Message::Text(text) = welcome else {
             panic!("{name}: the first frame is not text")
@@ -561,7 +631,9 @@ fn double_grants(frames: &[Value]) -> Vec<String> {
         match frame["type"].as_str() {
             Some("create") => {
                 if let Some(other) = held.insert(record.clone(), lock.clone()) {
-                    found.push(format!("{record}: lock {lock} granted while {other} held it"));
+                    found.push(format!(
+                        "{record}: lock {lock} granted while {other} held it"
+                    ));
                 }
             }
             Some("destroy") => {

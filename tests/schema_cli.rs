@@ -649,6 +649,7 @@ on_both_backends!(
     the_printed_drop_commands_make_kanban_fit,
     a_new_optional_field_fits,
     a_new_required_field_with_a_default_fits,
+    a_field_added_with_a_default_reads_as_it_on_older_records,
     a_new_required_field_without_a_default_is_exit_3,
     a_retyped_field_that_stored_values_break_is_exit_3,
     a_retyped_field_that_stored_values_still_fit_is_exit_0,
@@ -849,6 +850,71 @@ async fn a_new_required_field_with_a_default_fits(backend: Backend) {
     );
     let out = stdout_ok(&baton(Some(&db.url), &["schema", "check", path_str(&file)]));
     assert!(out.contains("status"), "{out}");
+}
+
+/// "The declared fields (defaults filled in)": a field added with a
+/// default reads as that default on the records stored before it, at once
+/// and without rewriting them; a record that sets it keeps its own value.
+async fn a_field_added_with_a_default_reads_as_it_on_older_records(backend: Backend) {
+    let Some(db) = casebook(backend).await else {
+        return;
+    };
+    let stored_before = stored_fields(&db.url, "Page");
+    let file = write(
+        db.dir.path(),
+        "status.toml",
+        &casebook_with(
+            "required = [\"title\"]",
+            "fields.status = { enum = [\"draft\", \"final\"], default = \"draft\" }\n\
+             required = [\"title\"]",
+        ),
+    );
+    let server = ServerProcess::spawn(&db.url, "v2", &[("BATON_SCHEMA", path_str(&file))]).await;
+    let http = reqwest::Client::new();
+    let alice = login(&http, &server.base, "alice@example.com").await;
+    let get = |path: &str| {
+        http.get(format!("{}{path}", server.base))
+            .bearer_auth(&alice)
+            .send()
+    };
+    let case: Value = get("/cases/sample-case")
+        .await
+        .expect("case")
+        .json()
+        .await
+        .expect("JSON");
+    let pages = case["pages"].as_array().expect("pages");
+    assert!(!pages.is_empty(), "{case}");
+    for page in pages {
+        assert_eq!(page["status"], "draft", "{page}");
+        let one: Value = get(&format!("/pages/{}", page["id"]))
+            .await
+            .expect("page")
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(one["status"], "draft", "{one}");
+    }
+    let created = http
+        .post(format!("{}/cases/sample-case/pages", server.base))
+        .bearer_auth(&alice)
+        .json(&json!({ "page": { "title": "Decided", "status": "final" } }))
+        .send()
+        .await
+        .expect("create a page");
+    assert_eq!(created.status().as_u16(), 201);
+    let created: Value = created.json().await.expect("JSON");
+    assert_eq!(created["status"], "final", "{created}");
+    drop(server);
+    // The older records were read with the default, not rewritten with it.
+    let stored_after = stored_fields(&db.url, "Page");
+    for (id, fields) in &stored_before {
+        assert_eq!(
+            stored_after.get(id),
+            Some(fields),
+            "page {id} was rewritten"
+        );
+    }
 }
 
 async fn a_new_required_field_without_a_default_is_exit_3(backend: Backend) {

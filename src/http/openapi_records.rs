@@ -244,12 +244,27 @@ fn fields_schema(ty: &RecordType, creating: bool) -> Schema {
         );
     }
     if !creating && ty.movable {
-        fields = fields.property(
-            &ty.parent_key,
-            <super::locks::RecordParam as utoipa::PartialSchema>::schema(),
-        );
+        fields = fields.property(&ty.parent_key, move_target(ty));
     }
     Schema::Object(fields.build())
+}
+
+/// A movable type's parent key in an update: the new parent's id (digits
+/// or a number, as anywhere an id is sent), or `null`, which is "not
+/// given" (no move) like any field's `null`.
+fn move_target(ty: &RecordType) -> RefOr<Schema> {
+    let parent = ty.parent.as_deref().unwrap_or("parent");
+    field_schema(&serde_json::json!({
+        "oneOf": [
+            { "type": "string", "pattern": "^[0-9]{1,18}$", "examples": ["12"] },
+            { "type": "integer", "format": "int64", "minimum": 0, "maximum": 999_999_999_999_999_999_i64 },
+            { "type": "null" }
+        ],
+        "description": format!(
+            "Moves the record to this {parent} of its case: its id, a string of digits or a \
+             number. `null`, like leaving it out, moves nothing."
+        )
+    }))
 }
 
 /// Gives a field declared by its `enum` alone the `type` its values have.

@@ -1,6 +1,7 @@
 //! The lock engine: which records are lockable, acquiring, renewing,
 //! releasing and overriding locks, the guard every lockable write goes
-//! through, and the reaper that ends expired and idle locks.
+//! through, the reaper that ends expired and idle locks, and the audit
+//! trail's retention.
 //!
 //! Row-lock order (PostgreSQL): a transaction that writes several of these
 //! rows takes them as record (`FOR NO KEY UPDATE`, which lets the foreign-key
@@ -30,6 +31,7 @@ pub mod lockable;
 pub mod naming;
 pub mod reaper;
 pub mod render;
+pub mod retention;
 pub mod sets;
 pub mod subtree;
 

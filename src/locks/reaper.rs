@@ -1,10 +1,12 @@
 //! Ends locks whose lease ran out (`expired`) or that saw no activity for the
 //! idle timeout (`idle`), handing each record to its line, and waiters whose
-//! lease ran out, every `BATON_REAPER_INTERVAL`.
+//! lease ran out, every `BATON_REAPER_INTERVAL`; with
+//! `BATON_AUDIT_RETENTION`, also deletes a batch of audit rows past it.
 
 use std::time::Duration;
 
 use super::holding::{end, overdue, Line};
+use super::retention::{self, AuditRetention};
 use super::LockPolicy;
 use crate::clock;
 use crate::db::{Database, Tx};
@@ -41,8 +43,15 @@ pub fn reap(tx: &mut Tx, policy: &LockPolicy) -> AppResult<usize> {
     Ok(ended)
 }
 
-/// Runs [`reap`] every `interval` until the runtime stops.
-pub async fn run(db: Database, policy: LockPolicy, interval: Duration) {
+/// Runs [`reap`] every `interval` until the runtime stops, and with a
+/// retention one batch of [`retention::prune_due`] after it (in its own
+/// transaction: locks are ended on time whatever the trail's size).
+pub async fn run(
+    db: Database,
+    policy: LockPolicy,
+    interval: Duration,
+    audit_retention: Option<AuditRetention>,
+) {
     let mut ticks = tokio::time::interval(interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -51,6 +60,17 @@ pub async fn run(db: Database, policy: LockPolicy, interval: Duration) {
             Ok(0) => {}
             Ok(n) => tracing::debug!(ended = n, "reaper ended overdue locks"),
             Err(e) => tracing::warn!(error = %e, "reaper pass failed; retrying next tick"),
+        }
+        let Some(retention) = audit_retention else {
+            continue;
+        };
+        match db
+            .write(None, move |tx| retention::prune_due(tx, &retention))
+            .await
+        {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(deleted = n, "audit rows past the retention deleted"),
+            Err(e) => tracing::warn!(error = %e, "audit retention pass failed; retrying next tick"),
         }
     }
 }

@@ -160,6 +160,43 @@ impl LockEvent {
     }
 }
 
+impl LockEvent {
+    /// Deletes audit rows older than `before`, among the `batch` oldest
+    /// audit rows: it reads at most `batch` rows (by the primary key), so a
+    /// trail of millions costs each call the same. Ids grow with time, so
+    /// when none of the oldest `batch` rows is older than `before`, none
+    /// after them is either. A row still carrying a frame that listeners
+    /// may not have read yet (younger than `delivered_before`) stays.
+    /// Returns how many rows it deleted.
+    pub fn delete_oldest_before(
+        conn: &mut DbConn,
+        before: NaiveDateTime,
+        delivered_before: NaiveDateTime,
+        batch: i64,
+    ) -> QueryResult<usize> {
+        let oldest: Vec<i64> = events::table
+            .select(events::id)
+            .filter(events::action.is_not_null())
+            .order(events::id.asc())
+            .limit(batch)
+            .load(conn)?;
+        if oldest.is_empty() {
+            return Ok(0);
+        }
+        diesel::delete(
+            events::table
+                .filter(events::id.eq_any(&oldest))
+                .filter(events::at.lt(before))
+                .filter(
+                    events::payload
+                        .is_null()
+                        .or(events::at.lt(delivered_before)),
+                ),
+        )
+        .execute(conn)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::LockAction;

@@ -34,13 +34,18 @@ pub fn in_force() -> &'static Schema {
 
 impl RecordType {
     /// A stored record's fields as the wire shows them: every declared
-    /// field in declaration order (`null` where none is stored), nothing
-    /// the schema no longer declares.
+    /// field in declaration order (its default, else `null`, where none is
+    /// stored), nothing the schema no longer declares.
     pub fn with_every_field(&self, mut stored: Map<String, Value>) -> Map<String, Value> {
         self.fields
             .iter()
             .map(|field| {
-                let value = stored.remove(&field.name).unwrap_or(Value::Null);
+                // A field added to the schema after the record was stored
+                // reads as its default (a stored null stays null).
+                let value = stored
+                    .remove(&field.name)
+                    .or_else(|| field.default_value().cloned())
+                    .unwrap_or(Value::Null);
                 (field.name.clone(), value)
             })
             .collect()

@@ -4935,8 +4935,8 @@ export interface components {
             content?: string | null;
             /** @description Where it goes among its siblings (one there, and those after it, move up); the end when left out. */
             position?: number | null;
-            /** @description A record's id: a string of digits, or a number. For an external type: what your backend calls the record (1–200 of `A-Za-z0-9._:-`), with `case`. */
-            pageId?: string | number;
+            /** @description Moves the record to this Page of its case: its id, a string of digits or a number. `null`, like leaving it out, moves nothing. */
+            pageId?: string | number | null;
         };
         Case: components["schemas"]["Identity"] & {
             /** @enum {string} */
