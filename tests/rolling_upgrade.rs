@@ -636,10 +636,8 @@ fn double_grants(frames: &[Value]) -> Vec<String> {
                     ));
                 }
             }
-            Some("destroy") => {
-                if held.get(&record) == Some(&lock) {
-                    held.remove(&record);
-                }
+            Some("destroy") if held.get(&record) == Some(&lock) => {
+                held.remove(&record);
             }
             _ => {}
         }
