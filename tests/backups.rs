@@ -6,27 +6,17 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton::models::Role;
-use common::{described, text, Backend, ServerProcess, TestApp, TestDb, TestUser};
+use common::{described, run_baton, text, Backend, ServerProcess, TestApp, TestDb, TestUser};
 use diesel::connection::SimpleConnection;
 use diesel::sql_types::Text;
 use diesel::{Connection, QueryableByName, RunQueryDsl, SqliteConnection};
 use serde_json::{json, Value};
-
-fn baton(db_url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(args)
-        .env("DATABASE_URL", db_url)
-        .env("RUST_LOG", "warn")
-        .env_remove("BATON_SCHEMA")
-        .output()
-        .expect("run baton")
-}
 
 #[derive(QueryableByName)]
 struct Check {
@@ -129,7 +119,7 @@ async fn a_backup_taken_during_a_save_storm_holds_every_save_acknowledged_before
     let output = {
         let (url, copy) = (app.db_url.clone(), copy.clone());
         tokio::task::spawn_blocking(move || {
-            baton(&url, &["backup", copy.to_str().expect("UTF-8 path")])
+            run_baton(&url, &["backup", copy.to_str().expect("UTF-8 path")])
         })
         .await
         .expect("backup thread")
@@ -200,11 +190,11 @@ async fn a_backup_taken_during_a_save_storm_holds_every_save_acknowledged_before
 #[test]
 fn a_backup_never_overwrites_a_file_and_exits_2() {
     let (_db, url) = TestDb::create(Backend::Sqlite).unwrap();
-    assert!(baton(&url, &["migrate"]).status.success());
+    assert!(run_baton(&url, &["migrate"]).status.success());
     let dir = tempfile::tempdir().expect("temp dir");
     let there = dir.path().join("there.sqlite3");
     std::fs::write(&there, "keep me").unwrap();
-    let output = baton(&url, &["backup", there.to_str().unwrap()]);
+    let output = run_baton(&url, &["backup", there.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     let said = text(&output.stderr);
     assert!(
@@ -218,10 +208,10 @@ fn a_backup_never_overwrites_a_file_and_exits_2() {
 #[test]
 fn a_backup_where_no_file_can_be_written_exits_2() {
     let (_db, url) = TestDb::create(Backend::Sqlite).unwrap();
-    assert!(baton(&url, &["migrate"]).status.success());
+    assert!(run_baton(&url, &["migrate"]).status.success());
     let dir = tempfile::tempdir().expect("temp dir");
     let missing = dir.path().join("no-such-dir").join("b.sqlite3");
-    let output = baton(&url, &["backup", missing.to_str().unwrap()]);
+    let output = run_baton(&url, &["backup", missing.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     assert!(
         text(&output.stderr).contains("no-such-dir"),
@@ -232,7 +222,7 @@ fn a_backup_where_no_file_can_be_written_exits_2() {
     // A file where the directory should be.
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
-    let output = baton(&url, &["backup", file.join("b.sqlite3").to_str().unwrap()]);
+    let output = run_baton(&url, &["backup", file.join("b.sqlite3").to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     assert!(
         text(&output.stderr).contains("not a directory"),
@@ -246,7 +236,7 @@ fn a_backup_where_no_file_can_be_written_exits_2() {
 fn a_backup_of_a_database_that_does_not_exist_exits_2() {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = dir.path().join("nothing.sqlite3");
-    let output = baton(
+    let output = run_baton(
         url.to_str().unwrap(),
         &["backup", dir.path().join("b.sqlite3").to_str().unwrap()],
     );
@@ -268,7 +258,7 @@ fn a_backup_on_postgres_exits_2_naming_pg_dump() {
     let (_db, url) = TestDb::create(Backend::Postgres).expect("BATON_TEST_POSTGRES_URL");
     let dir = tempfile::tempdir().expect("temp dir");
     let target = dir.path().join("b.sqlite3");
-    let output = baton(&url, &["backup", target.to_str().unwrap()]);
+    let output = run_baton(&url, &["backup", target.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     let said = text(&output.stderr);
     assert!(

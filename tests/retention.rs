@@ -5,23 +5,12 @@
 
 mod common;
 
-use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use baton::db::schema::events;
 use baton::locks::retention::{self, AuditRetention};
-use common::{described, lock_body, text, Backend, TestApp, TestUser};
+use common::{described, lock_body, run_baton, text, Backend, TestApp, TestUser};
 use diesel::prelude::*;
-
-fn baton(db_url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(args)
-        .env("DATABASE_URL", db_url)
-        .env("RUST_LOG", "warn")
-        .env_remove("BATON_SCHEMA")
-        .output()
-        .expect("run baton")
-}
 
 on_both_backends!(
     audit_prune_deletes_the_rows_before_the_date_and_says_how_many,
@@ -93,7 +82,7 @@ async fn audit_prune_deletes_the_rows_before_the_date_and_says_how_many(backend:
         .format("%Y-%m-%d")
         .to_string();
 
-    let output = baton(&app.db_url, &["audit", "prune", "--before", &before]);
+    let output = run_baton(&app.db_url, &["audit", "prune", "--before", &before]);
     assert!(output.status.success(), "{}", described(&output));
     let said = text(&output.stdout);
     assert!(said.contains("deleted 8 audit row"), "{said}");
@@ -113,7 +102,7 @@ async fn audit_prune_deletes_the_rows_before_the_date_and_says_how_many(backend:
     assert_eq!(shown, 4, "{trail}");
 
     // Again: nothing left to delete.
-    let output = baton(&app.db_url, &["audit", "prune", "--before", &before]);
+    let output = run_baton(&app.db_url, &["audit", "prune", "--before", &before]);
     assert!(
         text(&output.stdout).contains("deleted 0 audit row"),
         "{}",
@@ -122,7 +111,7 @@ async fn audit_prune_deletes_the_rows_before_the_date_and_says_how_many(backend:
 
     // A date that does not parse: exit 2, with an example; nothing deleted.
     for bad in ["yesterday", "2026-02-30", "01/08/2026"] {
-        let output = baton(&app.db_url, &["audit", "prune", "--before", bad]);
+        let output = run_baton(&app.db_url, &["audit", "prune", "--before", bad]);
         assert_eq!(
             output.status.code(),
             Some(2),
@@ -148,7 +137,7 @@ async fn audit_prune_leaves_a_frame_listeners_may_not_have_read(backend: Backend
     lock_cycles(&app, &c.bob, c.case.card_id, 2).await;
     let ids = audit_ids(&app).await;
     let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1)).to_rfc3339();
-    let output = baton(&app.db_url, &["audit", "prune", "--before", &tomorrow]);
+    let output = run_baton(&app.db_url, &["audit", "prune", "--before", &tomorrow]);
     assert!(output.status.success(), "{}", described(&output));
     match backend {
         Backend::Postgres => assert_eq!(audit_ids(&app).await, ids),

@@ -894,6 +894,17 @@ impl Drop for ServerProcess {
     }
 }
 
+/// Runs a `baton` command (not `serve`) on `db_url`, with the built-in schema.
+pub fn run_baton(db_url: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .env("DATABASE_URL", db_url)
+        .env("RUST_LOG", "warn")
+        .env_remove("BATON_SCHEMA")
+        .output()
+        .expect("run baton")
+}
+
 /// A command's output as text.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
