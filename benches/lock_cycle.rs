@@ -191,7 +191,7 @@ impl Target {
                 names.join(", ")
             ));
         };
-        if ty.store != Store::Baton {
+        if ty.store != Store::Stored {
             return Err(format!(
                 "--type {}: its records are stored outside baton (store = \"external\"), \
                  so there is nothing to save",

@@ -4,7 +4,7 @@
 use crate::auth::password;
 use crate::db::{Database, DbError, Tx};
 use crate::error::{AppError, AppResult};
-use crate::models::{Case, CaseId, DeclaredRecord, Membership, Place, Role, User};
+use crate::models::{Case, CaseId, Membership, Place, Role, StoredRecord, User};
 use crate::schema::{self, RecordType, Store};
 use serde_json::{Map, Value};
 
@@ -78,7 +78,7 @@ fn plant(
 ) -> AppResult<()> {
     let schema = schema::in_force();
     for ty in schema.children_of(parent.map(|(p, _)| p.name.as_str())) {
-        if ty.store != Store::Baton {
+        if ty.store != Store::Stored {
             continue;
         }
         let planted = tree
@@ -119,7 +119,7 @@ fn plant(
                 case_id,
                 parent_id: parent.map(|(_, id)| id),
             };
-            let (created, _) = DeclaredRecord::create(tx.conn, ty, place, fields, None, tx.now)?;
+            let (created, _) = StoredRecord::create(tx.conn, ty, place, fields, None, tx.now)?;
             *made += 1;
             plant(
                 tx,

@@ -4,7 +4,8 @@
 //! Layers, top to bottom; each imports only the ones below it (a test,
 //! `tests/layering.rs`, keeps it so):
 //!
-//! - `server`, `main`: putting it together;
+//! - `cli`: the `baton` command (`main` only calls it);
+//! - `server`: putting it together;
 //! - `http`: handlers (parse, authorize, call, render), the extractors, the
 //!   OpenAPI document, the embedded web app; `demo` (the `--demo` data) sits
 //!   beside it; `state` is what they share;
@@ -23,6 +24,7 @@
 pub mod accounts;
 pub mod auth;
 pub mod backup;
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod db;

@@ -82,7 +82,7 @@ fn prepare_database(
     }
     crate::models::stored_types::apply_unique_indexes(&mut conn, schema).map_err(DbError::from)?;
     if let crate::db::DbConn::Postgresql(pg) = &mut conn {
-        crate::models::lock_fast_path::install_fast_save(pg).map_err(DbError::from)?;
+        crate::locks::fast_path::statements::install_fast_save(pg).map_err(DbError::from)?;
     }
     Ok(())
 }

@@ -5,21 +5,20 @@
 mod common;
 
 use baton::models::Role;
-use common::{id, Backend, Cast, Resp, TestApp, TestUser};
+use common::{id, Cast, Resp, TestApp, TestUser};
 use serde_json::{json, Value};
 
-on_both_backends!(
+on_both_backends!(TestApp::start =>
     health_and_unknown_routes,
     creating_users,
     memberships,
     etag_and_if_match,
+);
+on_both_backends!(|backend| TestApp::start_with(backend, |s| s.body_limit = 4096) =>
     bad_input_gets_the_envelope,
 );
 
-async fn health_and_unknown_routes(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn health_and_unknown_routes(app: TestApp) {
     let health = app.get("/healthz").send().await.expect(200);
     assert_eq!(health.body["status"], "ok");
     app.get("/no/such/route")
@@ -36,7 +35,7 @@ async fn health_and_unknown_routes(backend: Backend) {
 
 // ---- Signing in ----
 
-on_both_backends!(
+on_both_backends!(TestApp::start =>
     login_matches_the_email_whatever_its_case,
     login_answers_the_user_without_the_password_hash,
     the_login_token_signs_in_as_the_user,
@@ -69,29 +68,20 @@ async fn assert_me_unauthorized(app: &TestApp, token: &str) {
         .expect_error(401, "unauthorized");
 }
 
-async fn login_matches_the_email_whatever_its_case(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn login_matches_the_email_whatever_its_case(app: TestApp) {
     app.user("Alice").await;
     let login = log_in_alice(&app).await;
     assert_eq!(login.body["user"]["email"], "alice@example.com");
 }
 
-async fn login_answers_the_user_without_the_password_hash(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn login_answers_the_user_without_the_password_hash(app: TestApp) {
     app.user("Alice").await;
     let login = log_in_alice(&app).await;
     assert_eq!(login.body["user"]["type"], "User");
     assert!(login.body["user"].get("passwordHash").is_none());
 }
 
-async fn the_login_token_signs_in_as_the_user(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn the_login_token_signs_in_as_the_user(app: TestApp) {
     let alice = app.user("Alice").await;
     let login = log_in_alice(&app).await;
     let token = login.body["token"].as_str().unwrap();
@@ -106,10 +96,7 @@ async fn the_login_token_signs_in_as_the_user(backend: Backend) {
     assert!(me.body["color"].as_str().unwrap().starts_with('#'));
 }
 
-async fn a_wrong_password_is_unauthorized(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_wrong_password_is_unauthorized(app: TestApp) {
     app.user("Alice").await;
     app.post("/auth/login")
         .json(json!({ "email": "alice@example.com", "password": "wrong" }))
@@ -118,10 +105,7 @@ async fn a_wrong_password_is_unauthorized(backend: Backend) {
         .expect_error(401, "unauthorized");
 }
 
-async fn an_unknown_email_is_unauthorized(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn an_unknown_email_is_unauthorized(app: TestApp) {
     app.user("Alice").await;
     app.post("/auth/login")
         .json(json!({ "email": "nobody@example.com", "password": "password1" }))
@@ -130,10 +114,7 @@ async fn an_unknown_email_is_unauthorized(backend: Backend) {
         .expect_error(401, "unauthorized");
 }
 
-async fn a_login_without_a_password_is_invalid(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_login_without_a_password_is_invalid(app: TestApp) {
     app.user("Alice").await;
     app.post("/auth/login")
         .json(json!({ "email": "alice@example.com" }))
@@ -142,27 +123,18 @@ async fn a_login_without_a_password_is_invalid(backend: Backend) {
         .expect_error(422, "invalid");
 }
 
-async fn a_request_without_a_token_is_unauthorized(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_request_without_a_token_is_unauthorized(app: TestApp) {
     app.get("/me")
         .send()
         .await
         .expect_error(401, "unauthorized");
 }
 
-async fn a_token_that_is_no_jwt_is_unauthorized(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_token_that_is_no_jwt_is_unauthorized(app: TestApp) {
     assert_me_unauthorized(&app, "not-a-jwt").await;
 }
 
-async fn a_token_signed_with_another_secret_is_unauthorized(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_token_signed_with_another_secret_is_unauthorized(app: TestApp) {
     let alice = app.user("Alice").await;
     let other_secret =
         baton::auth::JwtKeys::new(b"another secret", std::time::Duration::from_secs(60));
@@ -176,10 +148,7 @@ async fn a_token_signed_with_another_secret_is_unauthorized(backend: Backend) {
     assert_me_unauthorized(&app, &forged).await;
 }
 
-async fn an_expired_token_is_unauthorized(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn an_expired_token_is_unauthorized(app: TestApp) {
     let alice = app.user("Alice").await;
     let now = chrono::Utc::now().timestamp();
     let expired = jsonwebtoken::encode(
@@ -192,10 +161,7 @@ async fn an_expired_token_is_unauthorized(backend: Backend) {
 }
 
 /// Well signed, but no token row names it.
-async fn a_token_no_token_row_names_is_unauthorized(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_token_no_token_row_names_is_unauthorized(app: TestApp) {
     let alice = app.user("Alice").await;
     let ghost = app
         .state
@@ -211,10 +177,7 @@ async fn a_token_no_token_row_names_is_unauthorized(backend: Backend) {
     assert_me_unauthorized(&app, &ghost).await;
 }
 
-async fn a_malformed_session_id_is_a_bad_request(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_malformed_session_id_is_a_bad_request(app: TestApp) {
     app.user("Alice").await;
     let login = log_in_alice(&app).await;
     let token = login.body["token"].as_str().unwrap();
@@ -226,10 +189,7 @@ async fn a_malformed_session_id_is_a_bad_request(backend: Backend) {
         .expect_error(400, "bad_request");
 }
 
-async fn creating_users(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn creating_users(app: TestApp) {
     let admin = app.admin("Root").await;
     let bob = app.user("Bob").await;
     let body =
@@ -280,7 +240,7 @@ async fn creating_users(backend: Backend) {
 
 // ---- Cases and roles ----
 
-on_both_backends!(
+on_both_backends!(TestApp::start =>
     a_new_case_is_answered_at_version_1,
     a_case_slug_is_taken_once,
     a_malformed_case_slug_is_invalid,
@@ -321,10 +281,7 @@ async fn harbour_with_bob_reading(app: &TestApp) -> (TestUser, TestUser) {
     (alice, bob)
 }
 
-async fn a_new_case_is_answered_at_version_1(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_new_case_is_answered_at_version_1(app: TestApp) {
     let alice = app.user("Alice").await;
     let created = alice_creates_harbour(&app, &alice).await;
     assert_eq!(created.body["type"], "Case");
@@ -333,10 +290,7 @@ async fn a_new_case_is_answered_at_version_1(backend: Backend) {
     assert_eq!(created.etag().as_deref(), Some("\"1\""));
 }
 
-async fn a_case_slug_is_taken_once(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_case_slug_is_taken_once(app: TestApp) {
     let alice = app.user("Alice").await;
     let bob = app.user("Bob").await;
     alice_creates_harbour(&app, &alice).await;
@@ -348,10 +302,7 @@ async fn a_case_slug_is_taken_once(backend: Backend) {
         .expect_error(409, "conflict");
 }
 
-async fn a_malformed_case_slug_is_invalid(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_malformed_case_slug_is_invalid(app: TestApp) {
     let bob = app.user("Bob").await;
     app.post("/cases")
         .by(&bob)
@@ -362,10 +313,7 @@ async fn a_malformed_case_slug_is_invalid(backend: Backend) {
 }
 
 /// The creator is its manager and sees it; others don't.
-async fn a_case_is_listed_for_its_creator_only(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_case_is_listed_for_its_creator_only(app: TestApp) {
     let alice = app.user("Alice").await;
     let bob = app.user("Bob").await;
     alice_creates_harbour(&app, &alice).await;
@@ -375,10 +323,7 @@ async fn a_case_is_listed_for_its_creator_only(backend: Backend) {
     assert_eq!(list.body, json!([]));
 }
 
-async fn a_member_sees_the_case_with_its_contents_and_role(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_member_sees_the_case_with_its_contents_and_role(app: TestApp) {
     let (_alice, bob) = harbour_with_bob_reading(&app).await;
     let shown = app.get(HARBOUR).by(&bob).send().await.expect(200);
     for key in ["pages", "edgenotes", "activeLocks", "onlineUsers"] {
@@ -387,10 +332,7 @@ async fn a_member_sees_the_case_with_its_contents_and_role(backend: Backend) {
     assert_eq!(shown.body["role"], "reader");
 }
 
-async fn a_non_member_cannot_see_a_case(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_non_member_cannot_see_a_case(app: TestApp) {
     harbour_with_bob_reading(&app).await;
     let eve = app.user("Eve").await;
     app.get(HARBOUR)
@@ -400,10 +342,7 @@ async fn a_non_member_cannot_see_a_case(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn an_unknown_case_is_not_found(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn an_unknown_case_is_not_found(app: TestApp) {
     let (alice, _bob) = harbour_with_bob_reading(&app).await;
     app.get("/cases/nowhere")
         .by(&alice)
@@ -412,20 +351,14 @@ async fn an_unknown_case_is_not_found(backend: Backend) {
         .expect_error(404, "not_found");
 }
 
-async fn a_site_admin_acts_as_a_manager_everywhere(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_site_admin_acts_as_a_manager_everywhere(app: TestApp) {
     harbour_with_bob_reading(&app).await;
     let root = app.admin("Root").await;
     let as_admin = app.get(HARBOUR).by(&root).send().await.expect(200);
     assert_eq!(as_admin.body["role"], "site admin");
 }
 
-async fn a_reader_cannot_update_a_case(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_reader_cannot_update_a_case(app: TestApp) {
     let (_alice, bob) = harbour_with_bob_reading(&app).await;
     app.patch(HARBOUR)
         .by(&bob)
@@ -435,10 +368,7 @@ async fn a_reader_cannot_update_a_case(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn the_creator_updates_a_case_to_a_new_version(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn the_creator_updates_a_case_to_a_new_version(app: TestApp) {
     let (alice, _bob) = harbour_with_bob_reading(&app).await;
     let updated = app
         .patch(HARBOUR)
@@ -452,10 +382,7 @@ async fn the_creator_updates_a_case_to_a_new_version(backend: Backend) {
     assert_eq!(updated.etag().as_deref(), Some("\"2\""));
 }
 
-async fn a_reader_cannot_delete_a_case(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_reader_cannot_delete_a_case(app: TestApp) {
     let (_alice, bob) = harbour_with_bob_reading(&app).await;
     app.delete(HARBOUR)
         .by(&bob)
@@ -464,10 +391,7 @@ async fn a_reader_cannot_delete_a_case(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn the_creator_deletes_a_case(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn the_creator_deletes_a_case(app: TestApp) {
     let (alice, _bob) = harbour_with_bob_reading(&app).await;
     app.delete(HARBOUR).by(&alice).send().await.expect(204);
     app.get(HARBOUR)
@@ -477,10 +401,7 @@ async fn the_creator_deletes_a_case(backend: Backend) {
         .expect_error(404, "not_found");
 }
 
-async fn memberships(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn memberships(app: TestApp) {
     let alice = app.user("Alice").await;
     let bob = app.user("Bob").await;
     let f = app
@@ -567,7 +488,7 @@ async fn memberships(backend: Backend) {
 //
 // On the [`Cast`]'s case `c`: Bob edits it, Rita reads it.
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     a_reader_cannot_add_a_page,
     a_new_page_goes_after_the_last,
     an_editor_renames_and_moves_a_page,
@@ -624,10 +545,7 @@ async fn new_edgenote(app: &TestApp, c: &Cast) -> Value {
         .body
 }
 
-async fn a_reader_cannot_add_a_page(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_cannot_add_a_page((app, c): (TestApp, Cast)) {
     app.post("/cases/c/pages")
         .by(&c.rita)
         .json(json!({ "page": { "title": "Findings" } }))
@@ -636,19 +554,13 @@ async fn a_reader_cannot_add_a_page(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn a_new_page_goes_after_the_last(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_new_page_goes_after_the_last((app, c): (TestApp, Cast)) {
     let page = new_page(&app, &c).await;
     assert_eq!(page["type"], "Page");
     assert_eq!(page["position"], 1, "appended after the fixture's page");
 }
 
-async fn an_editor_renames_and_moves_a_page(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_editor_renames_and_moves_a_page((app, c): (TestApp, Cast)) {
     let page_id = id(&new_page(&app, &c).await);
     let renamed = app
         .patch(&format!("/pages/{page_id}"))
@@ -661,10 +573,7 @@ async fn an_editor_renames_and_moves_a_page(backend: Backend) {
     assert_eq!(renamed.body["position"], 5);
 }
 
-async fn a_reader_reads_a_page(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_reads_a_page((app, c): (TestApp, Cast)) {
     let page_id = id(&new_page(&app, &c).await);
     let page = app
         .get(&format!("/pages/{page_id}"))
@@ -675,10 +584,7 @@ async fn a_reader_reads_a_page(backend: Backend) {
     assert_eq!(page.body["title"], "Findings");
 }
 
-async fn a_new_card_goes_first_on_its_page(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_new_card_goes_first_on_its_page((app, c): (TestApp, Cast)) {
     let page_id = id(&new_page(&app, &c).await);
     let card = app
         .post(&format!("/pages/{page_id}/cards"))
@@ -692,10 +598,7 @@ async fn a_new_card_goes_first_on_its_page(backend: Backend) {
     assert_eq!(card.body["position"], 0);
 }
 
-async fn a_reader_cannot_add_a_card(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_cannot_add_a_card((app, c): (TestApp, Cast)) {
     let page_id = id(&new_page(&app, &c).await);
     app.post(&format!("/pages/{page_id}/cards"))
         .by(&c.rita)
@@ -705,10 +608,7 @@ async fn a_reader_cannot_add_a_card(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn a_card_on_a_missing_page_is_not_found(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_card_on_a_missing_page_is_not_found((app, c): (TestApp, Cast)) {
     app.post("/pages/999999/cards")
         .by(&c.bob)
         .json(json!({ "card": { "content": "x" } }))
@@ -717,10 +617,7 @@ async fn a_card_on_a_missing_page_is_not_found(backend: Backend) {
         .expect_error(404, "not_found");
 }
 
-async fn a_card_without_content_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_card_without_content_is_invalid((app, c): (TestApp, Cast)) {
     let page_id = id(&new_page(&app, &c).await);
     app.post(&format!("/pages/{page_id}/cards"))
         .by(&c.bob)
@@ -730,10 +627,7 @@ async fn a_card_without_content_is_invalid(backend: Backend) {
         .expect_error(422, "invalid");
 }
 
-async fn an_edited_card_has_the_new_content_and_version(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_edited_card_has_the_new_content_and_version((app, c): (TestApp, Cast)) {
     let (_, card_id) = page_with_a_card(&app, &c).await;
     let edited = app
         .patch(&format!("/cards/{card_id}"))
@@ -752,10 +646,7 @@ async fn an_edited_card_has_the_new_content_and_version(backend: Backend) {
     assert_eq!(shown.body["content"], "Tides matter most.");
 }
 
-async fn a_reader_cannot_edit_a_card(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_cannot_edit_a_card((app, c): (TestApp, Cast)) {
     let (_, card_id) = page_with_a_card(&app, &c).await;
     app.patch(&format!("/cards/{card_id}"))
         .by(&c.rita)
@@ -765,18 +656,12 @@ async fn a_reader_cannot_edit_a_card(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn an_editor_adds_an_edgenote(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_editor_adds_an_edgenote((app, c): (TestApp, Cast)) {
     let note = new_edgenote(&app, &c).await;
     assert_eq!(note["type"], "Edgenote");
 }
 
-async fn an_edgenote_slug_is_taken_once_per_case(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_edgenote_slug_is_taken_once_per_case((app, c): (TestApp, Cast)) {
     new_edgenote(&app, &c).await;
     app.post("/cases/c/edgenotes")
         .by(&c.bob)
@@ -786,10 +671,7 @@ async fn an_edgenote_slug_is_taken_once_per_case(backend: Backend) {
         .expect_error(409, "conflict");
 }
 
-async fn an_editor_recaptions_an_edgenote(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_editor_recaptions_an_edgenote((app, c): (TestApp, Cast)) {
     let note_id = id(&new_edgenote(&app, &c).await);
     let recaptioned = app
         .patch(&format!("/edgenotes/{note_id}"))
@@ -801,10 +683,7 @@ async fn an_editor_recaptions_an_edgenote(backend: Backend) {
     assert_eq!(recaptioned.body["caption"], "Tides, 1890");
 }
 
-async fn a_case_shows_its_pages_cards_and_edgenotes_in_order(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_case_shows_its_pages_cards_and_edgenotes_in_order((app, c): (TestApp, Cast)) {
     let (page_id, card_id) = page_with_a_card(&app, &c).await;
     app.patch(&format!("/pages/{page_id}"))
         .by(&c.bob)
@@ -823,10 +702,7 @@ async fn a_case_shows_its_pages_cards_and_edgenotes_in_order(backend: Backend) {
     assert_eq!(case.body["edgenotes"].as_array().unwrap().len(), 2);
 }
 
-async fn a_deleted_edgenote_is_gone(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_deleted_edgenote_is_gone((app, c): (TestApp, Cast)) {
     let note_id = id(&new_edgenote(&app, &c).await);
     app.delete(&format!("/edgenotes/{note_id}"))
         .by(&c.bob)
@@ -840,10 +716,7 @@ async fn a_deleted_edgenote_is_gone(backend: Backend) {
         .expect_error(404, "not_found");
 }
 
-async fn a_reader_cannot_delete_a_card(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_cannot_delete_a_card((app, c): (TestApp, Cast)) {
     let (_, card_id) = page_with_a_card(&app, &c).await;
     app.delete(&format!("/cards/{card_id}"))
         .by(&c.rita)
@@ -852,10 +725,7 @@ async fn a_reader_cannot_delete_a_card(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn an_editor_deletes_a_card(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_editor_deletes_a_card((app, c): (TestApp, Cast)) {
     let (_, card_id) = page_with_a_card(&app, &c).await;
     app.delete(&format!("/cards/{card_id}"))
         .by(&c.bob)
@@ -869,10 +739,7 @@ async fn an_editor_deletes_a_card(backend: Backend) {
         .expect_error(404, "not_found");
 }
 
-async fn deleting_a_page_deletes_its_cards(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn deleting_a_page_deletes_its_cards((app, c): (TestApp, Cast)) {
     app.delete(&format!("/pages/{}", c.case.page_id))
         .by(&c.bob)
         .send()
@@ -885,10 +752,7 @@ async fn deleting_a_page_deletes_its_cards(backend: Backend) {
         .expect_error(404, "not_found");
 }
 
-async fn a_non_numeric_id_is_not_found(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_non_numeric_id_is_not_found((app, c): (TestApp, Cast)) {
     app.get("/cards/abc")
         .by(&c.bob)
         .send()
@@ -896,10 +760,7 @@ async fn a_non_numeric_id_is_not_found(backend: Backend) {
         .expect_error(404, "not_found");
 }
 
-async fn etag_and_if_match(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn etag_and_if_match(app: TestApp) {
     let bob = app.user("Bob").await;
     let f = app.case("harbour", &[(&bob, Role::Editor)]).await;
     let path = format!("/cards/{}", f.card_id);
@@ -950,10 +811,7 @@ async fn etag_and_if_match(backend: Backend) {
         .expect(204);
 }
 
-async fn bad_input_gets_the_envelope(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| s.body_limit = 4096).await else {
-        return;
-    };
+async fn bad_input_gets_the_envelope(app: TestApp) {
     let bob = app.user("Bob").await;
     let f = app.case("harbour", &[(&bob, Role::Editor)]).await;
     let path = format!("/cards/{}", f.card_id);
@@ -998,12 +856,17 @@ async fn bad_input_gets_the_envelope(backend: Backend) {
     assert_eq!(unchanged.body["version"], 1, "no failed request may write");
 }
 
-on_both_backends!(demo_seed_is_idempotent, cors_allows_configured_origins);
+on_both_backends!(TestApp::start =>
+    demo_seed_is_idempotent,
+);
+on_both_backends!(
+    |backend| TestApp::start_with(backend, |s| {
+        s.cors_origins = vec!["https://app.example.com".into()];
+    }) =>
+    cors_allows_configured_origins,
+);
 
-async fn demo_seed_is_idempotent(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn demo_seed_is_idempotent(app: TestApp) {
     baton::demo::seed(&app.state.db, baton::demo::demo_data(None))
         .await
         .unwrap();
@@ -1037,14 +900,7 @@ async fn demo_seed_is_idempotent(backend: Backend) {
         .is_empty());
 }
 
-async fn cors_allows_configured_origins(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| {
-        s.cors_origins = vec!["https://app.example.com".into()]
-    })
-    .await
-    else {
-        return;
-    };
+async fn cors_allows_configured_origins(app: TestApp) {
     let preflight = app
         .req(reqwest::Method::OPTIONS, "/cards/1")
         .header("Origin", "https://app.example.com")

@@ -32,10 +32,9 @@ async fn start(backend: Backend) -> Option<(TestApp, tempfile::TempDir)> {
     Some((app, dir))
 }
 
-async fn the_guide_declares_a_type_that_works_end_to_end(backend: Backend) {
-    let Some((app, _dir)) = start(backend).await else {
-        return;
-    };
+async fn the_guide_declares_a_type_that_works_end_to_end(
+    (app, _dir): (TestApp, tempfile::TempDir),
+) {
     let (ann, bob) = (app.user("Ann").await, app.user("Bob").await);
     let case = app
         .case_only("desk", &[(&ann, Role::Manager), (&bob, Role::Editor)])
@@ -110,4 +109,6 @@ async fn the_guide_declares_a_type_that_works_end_to_end(backend: Backend) {
         .contains(&json!("Comment")));
 }
 
-on_both_backends!(the_guide_declares_a_type_that_works_end_to_end);
+on_both_backends!(start =>
+    the_guide_declares_a_type_that_works_end_to_end,
+);

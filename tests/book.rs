@@ -7,73 +7,57 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use baton::models::{DeclaredRecord, Role, User};
-use common::{id, lock_body, Backend, Resp, TestApp, TestUser};
+use baton::models::{StoredRecord, User};
+use common::{id, lock_body, Backend, Resp, Team, TestApp, TestUser};
 use reqwest::Method;
 use serde_json::{json, Value};
 
 const SCHEMA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/schemas/book.toml");
 
-on_both_backends!(
+on_both_backends!(book =>
     divisions_and_components_are_created_with_their_defaults,
-    a_deep_lock_on_a_division_makes_its_components_read_only_for_everyone_else,
     the_deep_holders_tab_locks_and_saves_inside_its_division,
     deleting_a_division_deletes_its_components,
     a_component_moves_between_divisions,
     a_due_date_must_be_a_date_and_a_source_an_address,
     depth_infinity_on_a_book_component_is_invalid,
     the_schema_names_the_book_types,
+);
+on_both_backends!(start =>
     the_demo_book_is_seeded_from_the_file_beside_the_schema,
 );
+on_both_backends!(a_deep_lock_on_a_division_makes_its_components_read_only_for_everyone_else,);
 
-/// The people of a book: Mia manages it, Bob and Carol edit it, Rita reads
-/// it; with its three divisions.
+/// A book `book` on the book schema with its three divisions, and its
+/// people (`common::Team`, which a `Book` derefs to).
 struct Book {
-    app: TestApp,
-    mia: TestUser,
-    bob: TestUser,
-    carol: TestUser,
-    rita: TestUser,
-    slug: String,
+    team: Team,
     front: i64,
     body: i64,
     back: i64,
 }
 
+impl std::ops::Deref for Book {
+    type Target = Team;
+
+    fn deref(&self) -> &Team {
+        &self.team
+    }
+}
+
 async fn start(backend: Backend) -> Option<TestApp> {
-    TestApp::start_with(backend, |s| s.database.schema = Some(PathBuf::from(SCHEMA))).await
+    TestApp::on_schema(backend, SCHEMA).await
 }
 
 /// A server on the book schema with a book `book` of three divisions.
 async fn book(backend: Backend) -> Option<Book> {
-    let app = start(backend).await?;
-    let mia = app.user("Mia").await;
-    let bob = app.user("Bob").await;
-    let carol = app.user("Carol").await;
-    let rita = app.user("Rita").await;
-    let case = app
-        .case_only(
-            "book",
-            &[
-                (&mia, Role::Manager),
-                (&bob, Role::Editor),
-                (&carol, Role::Editor),
-                (&rita, Role::Reader),
-            ],
-        )
-        .await;
-    let front = id(&new_division(&app, &mia, &case.slug, "Front matter", "front").await);
-    let body = id(&new_division(&app, &mia, &case.slug, "Body", "body").await);
-    let back = id(&new_division(&app, &mia, &case.slug, "Back matter", "back").await);
+    let team = Team::start(backend, SCHEMA, "book").await?;
+    let (app, mia, slug) = (&team.app, &team.mia, &team.slug);
+    let front = id(&new_division(app, mia, slug, "Front matter", "front").await);
+    let body = id(&new_division(app, mia, slug, "Body", "body").await);
+    let back = id(&new_division(app, mia, slug, "Back matter", "back").await);
     Some(Book {
-        app,
-        mia,
-        bob,
-        carol,
-        rita,
-        slug: case.slug,
+        team,
         front,
         body,
         back,
@@ -188,10 +172,7 @@ fn assert_locked_by_deep(refused: &Resp, deep: &Value, what: &str) {
     );
 }
 
-async fn divisions_and_components_are_created_with_their_defaults(backend: Backend) {
-    let Some(b) = book(backend).await else {
-        return;
-    };
+async fn divisions_and_components_are_created_with_their_defaults(b: Book) {
     let app = &b.app;
     let plain = app
         .post(&format!("/cases/{}/divisions", b.slug))
@@ -391,10 +372,7 @@ async fn a_deep_lock_on_a_division_makes_its_components_read_only_for_everyone_e
 
 /// Bob's deep lock is no obstacle to Bob's own tab: it locks and saves
 /// inside, and its component lock outlives the deep one.
-async fn the_deep_holders_tab_locks_and_saves_inside_its_division(backend: Backend) {
-    let Some(b) = book(backend).await else {
-        return;
-    };
+async fn the_deep_holders_tab_locks_and_saves_inside_its_division(b: Book) {
     let app = &b.app;
     let chapter = id(&new_component(app, &b.mia, b.body, "Chapter one").await);
     let epilogue = id(&new_component(app, &b.mia, b.body, "Epilogue").await);
@@ -453,10 +431,7 @@ async fn the_deep_holders_tab_locks_and_saves_inside_its_division(backend: Backe
 
 /// A division goes with its components, in one transaction; not while
 /// someone else holds one of them.
-async fn deleting_a_division_deletes_its_components(backend: Backend) {
-    let Some(b) = book(backend).await else {
-        return;
-    };
+async fn deleting_a_division_deletes_its_components(b: Book) {
     let app = &b.app;
     let glossary = id(&new_component(app, &b.mia, b.back, "Glossary").await);
     let index = id(&new_component(app, &b.mia, b.back, "Index").await);
@@ -533,10 +508,7 @@ async fn deleting_a_division_deletes_its_components(backend: Backend) {
 
 /// The index belongs in the back matter: moved there from the body, at the
 /// front of it, broadcast to a watching tab.
-async fn a_component_moves_between_divisions(backend: Backend) {
-    let Some(b) = book(backend).await else {
-        return;
-    };
+async fn a_component_moves_between_divisions(b: Book) {
     let app = &b.app;
     let chapter = id(&new_component(app, &b.mia, b.body, "Chapter one").await);
     let index = id(&new_component(app, &b.mia, b.body, "Index").await);
@@ -594,10 +566,7 @@ async fn a_component_moves_between_divisions(backend: Backend) {
         .expect_error(422, "invalid");
 }
 
-async fn a_due_date_must_be_a_date_and_a_source_an_address(backend: Backend) {
-    let Some(b) = book(backend).await else {
-        return;
-    };
+async fn a_due_date_must_be_a_date_and_a_source_an_address(b: Book) {
     let app = &b.app;
     let bad = create_component(
         app,
@@ -673,10 +642,7 @@ async fn a_due_date_must_be_a_date_and_a_source_an_address(backend: Backend) {
 /// A book component holds nothing: a deep lock on one is invalid, free or
 /// inside someone else's deep lock, and takes nothing; on a division it is
 /// granted.
-async fn depth_infinity_on_a_book_component_is_invalid(backend: Backend) {
-    let Some(b) = book(backend).await else {
-        return;
-    };
+async fn depth_infinity_on_a_book_component_is_invalid(b: Book) {
     let app = &b.app;
     let chapter = id(&new_component(app, &b.mia, b.body, "Chapter one").await);
     let preface = id(&new_component(app, &b.mia, b.front, "Preface").await);
@@ -711,10 +677,7 @@ async fn depth_infinity_on_a_book_component_is_invalid(backend: Backend) {
 /// `GET /schema`: Division then BookComponent, the plural, table and body
 /// key the defaults give, the formats, and the component's 10-minute lease,
 /// which its locks get.
-async fn the_schema_names_the_book_types(backend: Backend) {
-    let Some(b) = book(backend).await else {
-        return;
-    };
+async fn the_schema_names_the_book_types(b: Book) {
     let app = &b.app;
     let schema = app.get("/schema").by(&b.rita).send().await.expect(200).body;
     let types = schema["types"].as_array().expect("types");
@@ -756,10 +719,7 @@ async fn the_schema_names_the_book_types(backend: Backend) {
 
 /// `serve --demo --schema book.toml` plants `book.demo.json`: front, body
 /// and back matter with their components, in order.
-async fn the_demo_book_is_seeded_from_the_file_beside_the_schema(backend: Backend) {
-    let Some(app) = start(backend).await else {
-        return;
-    };
+async fn the_demo_book_is_seeded_from_the_file_beside_the_schema(app: TestApp) {
     let data = baton::demo::demo_data(Some(std::path::Path::new(SCHEMA)));
     assert!(data.is_object(), "book.demo.json beside the schema: {data}");
     baton::demo::seed(&app.state.db, data.clone())
@@ -773,7 +733,7 @@ async fn the_demo_book_is_seeded_from_the_file_beside_the_schema(backend: Backen
         .read(|conn| {
             let case = baton::models::Case::find_by_slug(conn, baton::demo::DEMO_CASE)?
                 .expect("the sample case");
-            DeclaredRecord::of_case(conn, case.id).map_err(baton::error::AppError::from)
+            StoredRecord::of_case(conn, case.id).map_err(baton::error::AppError::from)
         })
         .await
         .expect("the sample case's records");

@@ -9,19 +9,37 @@ use baton::models::Role;
 use common::{lock_body, short_lifetimes, takeover_body, Backend, TestApp};
 use serde_json::{json, Value};
 
-on_both_backends!(
+on_both_backends!(TestApp::start =>
     welcome_and_rejections,
     edits_arrive_tagged_with_the_editor,
     lock_changes_with_reasons,
     presence_on_join_and_leave,
     no_cross_case_leaks,
+    admins_see_and_kick_sessions,
+);
+on_both_backends!(|backend| TestApp::start_with(backend, short_lifetimes) =>
     expiry_without_a_channel,
     pongs_keep_a_lock_past_its_ttl,
     closing_releases_after_the_grace,
+);
+on_both_backends!(
+    |backend| TestApp::start_with(backend, |s| {
+        short_lifetimes(s);
+        s.disconnect_grace = Duration::from_millis(1500);
+        // Eight heartbeats of slack: a loaded machine may delay a beat.
+        s.lock_ttl = Duration::from_secs(2);
+    }) =>
     reconnecting_within_the_grace_keeps_locks,
-    an_unanswering_tab_loses_its_locks,
+);
+on_both_backends!(
+    |backend| TestApp::start_with(backend, |s| {
+        short_lifetimes(s);
+        s.idle_timeout = Duration::from_millis(1500);
+    }) =>
     idle_locks_go_while_the_tab_is_open,
-    admins_see_and_kick_sessions,
+);
+on_both_backends!(
+    an_unanswering_tab_loses_its_locks,
     a_lagging_tab_is_told_to_resync,
 );
 
@@ -31,10 +49,7 @@ fn is_lock_destroy(frame: &Value, lock_id: &Value) -> bool {
         && frame["watchable"]["id"] == *lock_id
 }
 
-async fn welcome_and_rejections(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn welcome_and_rejections(app: TestApp) {
     let bob = app.user("Bob").await;
     let rita = app.user("Rita").await;
     let eve = app.user("Eve").await;
@@ -89,10 +104,7 @@ async fn welcome_and_rejections(backend: Backend) {
     assert_eq!(plain.headers["upgrade"], "websocket");
 }
 
-async fn edits_arrive_tagged_with_the_editor(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn edits_arrive_tagged_with_the_editor(app: TestApp) {
     let bob = app.user("Bob").await.tab("bob-tab");
     let carol = app.user("Carol").await.tab("carol-tab");
     let f = app
@@ -163,10 +175,7 @@ async fn edits_arrive_tagged_with_the_editor(backend: Backend) {
     assert_eq!(next["watchable"]["type"], "Page");
 }
 
-async fn lock_changes_with_reasons(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn lock_changes_with_reasons(app: TestApp) {
     let bob = app.user("Bob").await.tab("bob-tab");
     let carol = app.user("Carol").await.tab("carol-tab");
     let rita = app.user("Rita").await.tab("rita-tab");
@@ -237,10 +246,7 @@ async fn lock_changes_with_reasons(backend: Backend) {
     assert!(released["watchable"].get("overriddenBy").is_none());
 }
 
-async fn presence_on_join_and_leave(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn presence_on_join_and_leave(app: TestApp) {
     let bob = app.user("Bob").await;
     let carol = app.user("Carol").await;
     app.case("c", &[(&bob, Role::Editor), (&carol, Role::Editor)])
@@ -284,10 +290,7 @@ async fn presence_on_join_and_leave(backend: Backend) {
     assert_eq!(case.body["onlineUsers"][0]["user"]["name"], "Bob");
 }
 
-async fn no_cross_case_leaks(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn no_cross_case_leaks(app: TestApp) {
     let bob = app.user("Bob").await;
     let one = app.case("one", &[(&bob, Role::Editor)]).await;
     let two = app.case("two", &[(&bob, Role::Editor)]).await;
@@ -318,10 +321,7 @@ async fn no_cross_case_leaks(backend: Backend) {
     assert_eq!(first["watchable"]["caseId"], two.case_id);
 }
 
-async fn expiry_without_a_channel(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, short_lifetimes).await else {
-        return;
-    };
+async fn expiry_without_a_channel(app: TestApp) {
     let bob = app.user("Bob").await;
     let rita = app.user("Rita").await;
     let f = app
@@ -345,10 +345,7 @@ async fn expiry_without_a_channel(backend: Backend) {
     assert!(gone["editorSessionId"].is_null());
 }
 
-async fn pongs_keep_a_lock_past_its_ttl(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, short_lifetimes).await else {
-        return;
-    };
+async fn pongs_keep_a_lock_past_its_ttl(app: TestApp) {
     let bob = app.user("Bob").await.tab("bob-tab");
     let f = app.case("c", &[(&bob, Role::Editor)]).await;
     let (_tab, _) = app.open_tab("c", &bob).await;
@@ -376,10 +373,7 @@ async fn pongs_keep_a_lock_past_its_ttl(backend: Backend) {
     );
 }
 
-async fn closing_releases_after_the_grace(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, short_lifetimes).await else {
-        return;
-    };
+async fn closing_releases_after_the_grace(app: TestApp) {
     let bob = app.user("Bob").await.tab("bob-tab");
     let rita = app.user("Rita").await.tab("rita-tab");
     let f = app
@@ -410,17 +404,7 @@ async fn closing_releases_after_the_grace(backend: Backend) {
     assert_eq!(audit.last().unwrap().0, "disconnected");
 }
 
-async fn reconnecting_within_the_grace_keeps_locks(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| {
-        short_lifetimes(s);
-        s.disconnect_grace = Duration::from_millis(1500);
-        // Eight heartbeats of slack: a loaded machine may delay a beat.
-        s.lock_ttl = Duration::from_secs(2);
-    })
-    .await
-    else {
-        return;
-    };
+async fn reconnecting_within_the_grace_keeps_locks(app: TestApp) {
     let bob = app.user("Bob").await.tab("bob-tab");
     let f = app.case("c", &[(&bob, Role::Editor)]).await;
     let (tab, _) = app.open_tab("c", &bob).await;
@@ -498,15 +482,7 @@ async fn an_unanswering_tab_loses_its_locks(backend: Backend) {
     drop(silent);
 }
 
-async fn idle_locks_go_while_the_tab_is_open(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| {
-        short_lifetimes(s);
-        s.idle_timeout = Duration::from_millis(1500);
-    })
-    .await
-    else {
-        return;
-    };
+async fn idle_locks_go_while_the_tab_is_open(app: TestApp) {
     let bob = app.user("Bob").await.tab("bob-tab");
     let f = app.case("c", &[(&bob, Role::Editor)]).await;
     let (mut tab, _) = app.open_tab("c", &bob).await;
@@ -530,10 +506,7 @@ async fn idle_locks_go_while_the_tab_is_open(backend: Backend) {
     );
 }
 
-async fn admins_see_and_kick_sessions(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn admins_see_and_kick_sessions(app: TestApp) {
     let root = app.admin("Root").await;
     let bob = app.user("Bob").await.tab("bob-tab");
     let rita = app.user("Rita").await.tab("rita-tab");

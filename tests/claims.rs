@@ -14,10 +14,10 @@ use beyond::{
     cards_as_records, case_locks, claim, claim_body, id_set, ids_of, instant, lockable_key,
     more_cards,
 };
-use common::{id, Backend, TestApp, TestUser};
+use common::{id, Cast, TestApp, TestUser};
 use serde_json::json;
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     a_claim_locks_the_first_candidate,
     a_claim_passes_over_held_candidates,
     every_candidate_held_is_none_free,
@@ -29,16 +29,15 @@ on_both_backends!(
     a_claim_naming_a_record_twice_counts_it_once,
     a_claim_of_an_unknown_record_is_not_found,
     a_reader_or_a_non_member_cannot_claim,
-    concurrent_claimers_each_get_a_different_record,
     a_claim_accepts_snake_case_and_numeric_params,
+);
+on_both_backends!(|backend| TestApp::start_with(backend, |s| s.database.db_pool_size = 16) =>
+    concurrent_claimers_each_get_a_different_record,
 );
 
 /// As `POST /locks` does, a claim takes `lockable_type`/`lockable_param`
 /// and the param as a number.
-async fn a_claim_accepts_snake_case_and_numeric_params(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_claim_accepts_snake_case_and_numeric_params((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let claimed = app
         .post("/locks/claim")
@@ -52,10 +51,7 @@ async fn a_claim_accepts_snake_case_and_numeric_params(backend: Backend) {
     assert_eq!(lockable_key(&claimed.body), format!("Card/{}", f.card_id));
 }
 
-async fn a_claim_locks_the_first_candidate(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_claim_locks_the_first_candidate((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let cards = more_cards(&app, f, 2).await;
     let bob = c.bob.tab("bob-tab");
@@ -80,10 +76,7 @@ async fn a_claim_locks_the_first_candidate(backend: Backend) {
     assert_eq!(ids_of(&listed), BTreeSet::from([id(lock)]));
 }
 
-async fn a_claim_passes_over_held_candidates(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_claim_passes_over_held_candidates((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let cards = more_cards(&app, f, 3).await;
     let carol = c.carol.tab("carol-tab");
@@ -109,10 +102,7 @@ async fn a_claim_passes_over_held_candidates(backend: Backend) {
 
 /// Every candidate held by someone else: 409 `none_free` naming them all,
 /// and nothing taken.
-async fn every_candidate_held_is_none_free(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn every_candidate_held_is_none_free((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let carols = app.lock(&c.carol.tab("carol-tab"), "Card", f.card_id).await;
     let mias = app
@@ -141,10 +131,7 @@ async fn every_candidate_held_is_none_free(backend: Backend) {
 
 /// The same tab claiming again gets the same record (200, lease renewed),
 /// nothing new taken.
-async fn a_retried_claim_gets_the_same_record(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_retried_claim_gets_the_same_record((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let cards = more_cards(&app, f, 2).await;
     let bob = c.bob.tab("bob-tab");
@@ -166,10 +153,7 @@ async fn a_retried_claim_gets_the_same_record(backend: Backend) {
 
 /// A tab holding some of the candidates already (by plain locks) gets the
 /// first of them in the order given: 200, nothing new taken.
-async fn a_tab_holding_a_candidate_gets_the_first_it_holds(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_tab_holding_a_candidate_gets_the_first_it_holds((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let cards = more_cards(&app, f, 3).await;
     let bob = c.bob.tab("bob-tab");
@@ -191,10 +175,7 @@ async fn a_tab_holding_a_candidate_gets_the_first_it_holds(backend: Backend) {
     assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 2);
 }
 
-async fn another_tab_claims_another_record(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn another_tab_claims_another_record((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let cards = more_cards(&app, f, 1).await;
     let candidates = [("Card", f.card_id), ("Card", cards[0])];
@@ -211,10 +192,7 @@ async fn another_tab_claims_another_record(backend: Backend) {
         .expect_error(409, "none_free");
 }
 
-async fn a_claim_of_no_candidates_or_of_more_than_a_hundred_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_claim_of_no_candidates_or_of_more_than_a_hundred_is_invalid((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     claim(&app, &bob, &[]).await.expect_error(422, "invalid");
@@ -231,10 +209,7 @@ async fn a_claim_of_no_candidates_or_of_more_than_a_hundred_is_invalid(backend: 
     assert_eq!(lockable_key(&got.body), format!("Card/{}", f.card_id));
 }
 
-async fn a_claim_over_two_cases_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_claim_over_two_cases_is_invalid((app, c): (TestApp, Cast)) {
     let other = app
         .case("other", &[(&c.bob, Role::Editor), (&c.rita, Role::Reader)])
         .await;
@@ -249,10 +224,7 @@ async fn a_claim_over_two_cases_is_invalid(backend: Backend) {
     assert!(case_locks(&app, &c.rita, &other.slug).await.is_empty());
 }
 
-async fn a_claim_naming_a_record_twice_counts_it_once(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_claim_naming_a_record_twice_counts_it_once((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let lock = claim(
@@ -287,10 +259,7 @@ async fn a_claim_naming_a_record_twice_counts_it_once(backend: Backend) {
     assert_eq!(locks[0]["token"], lock["token"]);
 }
 
-async fn a_claim_of_an_unknown_record_is_not_found(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_claim_of_an_unknown_record_is_not_found((app, c): (TestApp, Cast)) {
     let f = &c.case;
     claim(
         &app,
@@ -302,10 +271,7 @@ async fn a_claim_of_an_unknown_record_is_not_found(backend: Backend) {
     assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
 }
 
-async fn a_reader_or_a_non_member_cannot_claim(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_or_a_non_member_cannot_claim((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let candidates = [("Card", f.card_id)];
     claim(&app, &c.rita.tab("rita-tab"), &candidates)
@@ -330,10 +296,7 @@ const CLAIM_ROUNDS: usize = 10;
 /// Each round, 16 tabs claim one of 16 cards at once, every one with the
 /// candidates in the same order (the worst case: all want the first). Each
 /// gets a lock (201) on a different card with its single request.
-async fn concurrent_claimers_each_get_a_different_record(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
-        return;
-    };
+async fn concurrent_claimers_each_get_a_different_record(app: TestApp) {
     let app = Arc::new(app);
     let mia = app.user("Mia").await;
     let mut users = Vec::new();

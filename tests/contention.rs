@@ -19,28 +19,26 @@ use common::{lock_body, takeover_body, Backend, Fixture, TestApp, TestUser};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-on_both_backends!(
+on_both_backends!(|backend| TestApp::start_with(backend, |s| s.database.db_pool_size = 16) =>
     racing_clients_never_share_a_record,
     concurrent_takeovers_leave_one_lock,
+);
+on_both_backends!(|backend| LineRace::start(backend, "crosswise") =>
+    tabs_waiting_crosswise_leave_everything_at_once,
+);
+on_both_backends!(
     waiting_clients_take_turns_once_each_in_join_order,
     a_released_record_goes_to_its_waiter_before_any_racer,
     a_waiter_leaving_as_it_is_granted_is_told_which_happened,
     a_waiter_refreshing_as_it_is_granted_is_told_which_happened,
-    tabs_waiting_crosswise_leave_everything_at_once
 );
 
-async fn racing_clients_never_share_a_record(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
-        return;
-    };
+async fn racing_clients_never_share_a_record(app: TestApp) {
     let storm = Storm::seed(&app, "race", 3).await;
     storm.run(Arc::new(app)).await;
 }
 
-async fn concurrent_takeovers_leave_one_lock(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
-        return;
-    };
+async fn concurrent_takeovers_leave_one_lock(app: TestApp) {
     let app = Arc::new(app);
     let mut users = Vec::new();
     for i in 0..8 {
@@ -773,10 +771,7 @@ const CROSSWISE_ROUNDS: usize = 30;
 /// leaving. On PostgreSQL the two transactions take the same rows in
 /// opposite orders; whichever way it goes, both answer 204 and nothing is
 /// left held or waiting.
-async fn tabs_waiting_crosswise_leave_everything_at_once(backend: Backend) {
-    let Some(race) = LineRace::start(backend, "crosswise").await else {
-        return;
-    };
+async fn tabs_waiting_crosswise_leave_everything_at_once(race: LineRace) {
     let (app, hal, wes) = (&race.app, &race.hal, &race.wes);
     let (one, two) = (race.f.card_id, app.card(&race.f, "the second card").await);
     for round in 0..CROSSWISE_ROUNDS {

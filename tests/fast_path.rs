@@ -1,7 +1,7 @@
 //! The lock fast path (PostgreSQL) against the general path: the same
 //! requests with `lock_fast_path` on and off must answer, broadcast and
 //! audit the same. The fast path restates the holder, in-force and
-//! live-token rules in SQL (`baton::models::lock_sql`); this is what keeps
+//! live-token rules in SQL (`baton::locks::fast_path::sql`); this is what keeps
 //! the two statements of each rule in step.
 
 mod common;

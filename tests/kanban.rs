@@ -6,15 +6,13 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use baton::models::{Role, User};
-use common::{id, takeover_body, Backend, Resp, TestApp, TestUser};
+use common::{id, takeover_body, Backend, Resp, Team, TestApp, TestUser};
 use serde_json::{json, Value};
 
 const SCHEMA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/schemas/kanban.toml");
 
-on_both_backends!(
+on_both_backends!(board =>
     columns_and_cards_are_created_with_their_defaults,
     a_card_dragged_to_another_column_reaches_a_watching_tab,
     a_card_moved_to_position_zero_pushes_the_cards_there_up,
@@ -25,50 +23,21 @@ on_both_backends!(
     a_held_card_is_locked_to_others_and_bad_fields_are_named,
     deleting_a_column_deletes_its_cards,
     the_schema_lists_column_then_card_with_every_key,
+);
+on_both_backends!(start =>
     the_demo_board_is_seeded_from_the_file_beside_the_schema,
 );
 
-/// The people of a board: Mia manages it, Bob and Carol edit it, Rita
-/// reads it.
-struct Board {
-    app: TestApp,
-    mia: TestUser,
-    bob: TestUser,
-    carol: TestUser,
-    rita: TestUser,
-    slug: String,
-}
+/// A board `board` on the kanban schema, and its people (`common::Team`).
+type Board = Team;
 
 async fn start(backend: Backend) -> Option<TestApp> {
-    TestApp::start_with(backend, |s| s.database.schema = Some(PathBuf::from(SCHEMA))).await
+    TestApp::on_schema(backend, SCHEMA).await
 }
 
 /// A server on the kanban schema with an empty board `board`.
 async fn board(backend: Backend) -> Option<Board> {
-    let app = start(backend).await?;
-    let mia = app.user("Mia").await;
-    let bob = app.user("Bob").await;
-    let carol = app.user("Carol").await;
-    let rita = app.user("Rita").await;
-    let case = app
-        .case_only(
-            "board",
-            &[
-                (&mia, Role::Manager),
-                (&bob, Role::Editor),
-                (&carol, Role::Editor),
-                (&rita, Role::Reader),
-            ],
-        )
-        .await;
-    Some(Board {
-        app,
-        mia,
-        bob,
-        carol,
-        rita,
-        slug: case.slug,
-    })
+    Team::start(backend, SCHEMA, "board").await
 }
 
 /// `POST /cases/:slug/columns` as `user` (201); the column.
@@ -165,10 +134,7 @@ fn millis_between(from: &Value, to: &Value) -> i64 {
     (at(to) - at(from)).num_milliseconds()
 }
 
-async fn columns_and_cards_are_created_with_their_defaults(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn columns_and_cards_are_created_with_their_defaults(b: Board) {
     let app = &b.app;
     let todo = new_column(app, &b.mia, &b.slug, "To do").await;
     assert_eq!(todo["type"], "Column", "{todo}");
@@ -262,10 +228,7 @@ async fn columns_and_cards_are_created_with_their_defaults(backend: Backend) {
 
 /// Bob drags a card to another column while Carol has the board open: her
 /// tab is told, with the card's new column, and the board shows it there.
-async fn a_card_dragged_to_another_column_reaches_a_watching_tab(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn a_card_dragged_to_another_column_reaches_a_watching_tab(b: Board) {
     let app = &b.app;
     let todo = id(&new_column(app, &b.mia, &b.slug, "To do").await);
     let done = id(&new_column(app, &b.mia, &b.slug, "Done").await);
@@ -312,10 +275,7 @@ async fn a_card_dragged_to_another_column_reaches_a_watching_tab(backend: Backen
 
 /// Siblings never share a position: a card moved (or created) at a taken
 /// position pushes the card there, and the ones after it, up by one.
-async fn a_card_moved_to_position_zero_pushes_the_cards_there_up(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn a_card_moved_to_position_zero_pushes_the_cards_there_up(b: Board) {
     let app = &b.app;
     let todo = id(&new_column(app, &b.mia, &b.slug, "To do").await);
     let doing = id(&new_column(app, &b.mia, &b.slug, "Doing").await);
@@ -353,10 +313,7 @@ async fn a_card_moved_to_position_zero_pushes_the_cards_there_up(backend: Backen
     assert_eq!(now, vec![(y, 0), (a, 1), (z, 2), (x, 3)]);
 }
 
-async fn a_card_cannot_move_to_another_boards_column_or_an_unknown_one(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn a_card_cannot_move_to_another_boards_column_or_an_unknown_one(b: Board) {
     let app = &b.app;
     let todo = id(&new_column(app, &b.mia, &b.slug, "To do").await);
     let card = id(&new_card(app, &b.bob, todo, json!({ "content": "stay" })).await);
@@ -383,10 +340,7 @@ async fn a_card_cannot_move_to_another_boards_column_or_an_unknown_one(backend: 
 /// `lock.takeover = "manager"` on Card: an editor may neither take over
 /// nor break someone else's card lock, a manager may. Columns keep the
 /// default (editors may).
-async fn only_a_manager_may_take_over_or_break_a_card_lock(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn only_a_manager_may_take_over_or_break_a_card_lock(b: Board) {
     let app = &b.app;
     let todo = id(&new_column(app, &b.mia, &b.slug, "To do").await);
     let card = id(&new_card(app, &b.mia, todo, json!({ "content": "contested" })).await);
@@ -451,10 +405,7 @@ async fn only_a_manager_may_take_over_or_break_a_card_lock(backend: Backend) {
 
 /// `lock.wait = false` on Card: `wait: true` is 422 whether the card is
 /// free or held, and takes nothing; a Column (default) still lines up.
-async fn waiting_for_a_card_is_invalid_free_or_held(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn waiting_for_a_card_is_invalid_free_or_held(b: Board) {
     let app = &b.app;
     let todo = id(&new_column(app, &b.mia, &b.slug, "To do").await);
     let free = id(&new_card(app, &b.mia, todo, json!({ "content": "free" })).await);
@@ -518,10 +469,7 @@ async fn waiting_for_a_card_is_invalid_free_or_held(backend: Backend) {
 /// `lock.lease = "2m"` on Card: its locks last two minutes from every
 /// renewal (acquire, refresh, the holder's save); a Column's last the
 /// server's lease (30 s in the test settings).
-async fn a_card_lock_has_the_cards_lease_and_a_column_lock_the_servers(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn a_card_lock_has_the_cards_lease_and_a_column_lock_the_servers(b: Board) {
     let app = &b.app;
     let server_lease = app.state.settings.lock_ttl.as_millis() as i64;
     assert_eq!(server_lease, 30_000, "the test settings' lease");
@@ -601,10 +549,7 @@ async fn a_card_lock_has_the_cards_lease_and_a_column_lock_the_servers(backend: 
     );
 }
 
-async fn a_held_card_is_locked_to_others_and_bad_fields_are_named(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn a_held_card_is_locked_to_others_and_bad_fields_are_named(b: Board) {
     let app = &b.app;
     let todo = id(&new_column(app, &b.mia, &b.slug, "To do").await);
     let card = id(&new_card(app, &b.mia, todo, json!({ "content": "draft" })).await);
@@ -714,10 +659,7 @@ async fn a_held_card_is_locked_to_others_and_bad_fields_are_named(backend: Backe
 }
 
 /// A column goes with its cards; not while someone else holds one of them.
-async fn deleting_a_column_deletes_its_cards(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn deleting_a_column_deletes_its_cards(b: Board) {
     let app = &b.app;
     let todo = id(&new_column(app, &b.mia, &b.slug, "To do").await);
     let cards = [
@@ -769,10 +711,7 @@ async fn deleting_a_column_deletes_its_cards(backend: Backend) {
     assert!(columns_of(app, &b.rita, &b.slug).await.is_empty());
 }
 
-async fn the_schema_lists_column_then_card_with_every_key(backend: Backend) {
-    let Some(b) = board(backend).await else {
-        return;
-    };
+async fn the_schema_lists_column_then_card_with_every_key(b: Board) {
     let app = &b.app;
     app.get("/schema")
         .send()
@@ -852,10 +791,7 @@ async fn the_schema_lists_column_then_card_with_every_key(backend: Backend) {
 
 /// `serve --demo --schema kanban.toml` plants `kanban.demo.json`: three
 /// columns with their cards, in order, once.
-async fn the_demo_board_is_seeded_from_the_file_beside_the_schema(backend: Backend) {
-    let Some(app) = start(backend).await else {
-        return;
-    };
+async fn the_demo_board_is_seeded_from_the_file_beside_the_schema(app: TestApp) {
     let data = baton::demo::demo_data(Some(std::path::Path::new(SCHEMA)));
     assert!(
         data.is_object(),

@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["state"],
     &["http", "demo"],
     &["server"],
+    &["cli"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -15,10 +15,10 @@ use beyond::{
     assert_held_by, cards_as_records, case_locks, changes_until_marker, created_locks, edit,
     id_set, ids_of, instant, lock_set, lockable_key, marker, more_cards, record,
 };
-use common::{id, lock_body, takeover_body, Backend, TestApp, TestUser};
+use common::{id, lock_body, takeover_body, Backend, Cast, TestApp, TestUser};
 use serde_json::{json, Value};
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     a_set_is_granted_in_the_order_asked,
     a_set_with_a_record_held_by_someone_else_takes_nothing,
     a_set_names_every_lock_in_its_way,
@@ -32,16 +32,15 @@ on_both_backends!(
     a_set_with_an_unknown_type_is_invalid,
     a_reader_or_a_non_member_cannot_lock_a_set,
     a_sets_locks_are_ordinary_locks,
-    opposite_order_sets_never_deadlock_or_win_in_part,
-    overlapping_sets_in_opposite_orders_are_whole_or_absent,
     a_set_without_a_tab_is_held_by_the_user,
     a_set_accepts_snake_case_and_numeric_params,
 );
+on_both_backends!(
+    opposite_order_sets_never_deadlock_or_win_in_part,
+    overlapping_sets_in_opposite_orders_are_whole_or_absent,
+);
 
-async fn a_set_is_granted_in_the_order_asked(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_is_granted_in_the_order_asked((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let cards = more_cards(&app, f, 3).await;
     let bob = c.bob.tab("bob-tab");
@@ -95,10 +94,7 @@ async fn a_set_is_granted_in_the_order_asked(backend: Backend) {
 
 /// Carol holds one card of Bob's set: 409 naming her lock, and none of the
 /// other records was taken, nor broadcast as taken.
-async fn a_set_with_a_record_held_by_someone_else_takes_nothing(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_with_a_record_held_by_someone_else_takes_nothing((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let cards = more_cards(&app, f, 3).await;
     let (mut watcher, _) = app.open_tab(&f.slug, &c.rita.tab("watcher")).await;
@@ -155,10 +151,7 @@ async fn a_set_with_a_record_held_by_someone_else_takes_nothing(backend: Backend
 }
 
 /// Two people hold records of Bob's set: `locks` names both, `lock` one of them.
-async fn a_set_names_every_lock_in_its_way(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_names_every_lock_in_its_way((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let cards = more_cards(&app, f, 2).await;
     let carols = app.lock(&c.carol.tab("carol-tab"), "Card", cards[0]).await;
@@ -183,10 +176,7 @@ async fn a_set_names_every_lock_in_its_way(backend: Backend) {
 
 /// A record the asking tab holds already is renewed (same lock, later
 /// lease) and included in its place.
-async fn records_the_tab_holds_are_renewed_and_included(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn records_the_tab_holds_are_renewed_and_included((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let cards = more_cards(&app, f, 2).await;
     let bob = c.bob.tab("bob-tab");
@@ -216,10 +206,7 @@ async fn records_the_tab_holds_are_renewed_and_included(backend: Backend) {
 }
 
 /// Bob's other tab holds a record of the set: someone else, so 409.
-async fn another_tab_of_the_same_user_is_in_the_way(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn another_tab_of_the_same_user_is_in_the_way((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let other_tab = app.lock(&c.bob.tab("bob-1"), "Card", f.card_id).await;
     let refused = lock_set(
@@ -232,19 +219,13 @@ async fn another_tab_of_the_same_user_is_in_the_way(backend: Backend) {
     assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 1);
 }
 
-async fn a_set_of_no_records_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_of_no_records_is_invalid((app, c): (TestApp, Cast)) {
     lock_set(&app, &c.bob.tab("bob-tab"), &[])
         .await
         .expect_error(422, "invalid");
 }
 
-async fn a_set_of_fifty_records_is_granted_and_of_fifty_one_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_of_fifty_records_is_granted_and_of_fifty_one_invalid((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let mut cards = vec![f.card_id];
     cards.extend(more_cards(&app, f, 50).await);
@@ -262,10 +243,7 @@ async fn a_set_of_fifty_records_is_granted_and_of_fifty_one_invalid(backend: Bac
     assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 50);
 }
 
-async fn a_set_over_two_cases_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_over_two_cases_is_invalid((app, c): (TestApp, Cast)) {
     let other = app
         .case("other", &[(&c.bob, Role::Editor), (&c.rita, Role::Reader)])
         .await;
@@ -280,10 +258,7 @@ async fn a_set_over_two_cases_is_invalid(backend: Backend) {
     assert!(case_locks(&app, &c.rita, &other.slug).await.is_empty());
 }
 
-async fn a_set_naming_a_record_twice_locks_it_once(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_naming_a_record_twice_locks_it_once((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let set = lock_set(
@@ -325,10 +300,7 @@ async fn a_set_naming_a_record_twice_locks_it_once(backend: Backend) {
     assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 2);
 }
 
-async fn a_set_with_an_unknown_record_is_not_found(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_with_an_unknown_record_is_not_found((app, c): (TestApp, Cast)) {
     let f = &c.case;
     lock_set(
         &app,
@@ -340,10 +312,7 @@ async fn a_set_with_an_unknown_record_is_not_found(backend: Backend) {
     assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
 }
 
-async fn a_set_with_an_unknown_type_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_with_an_unknown_type_is_invalid((app, c): (TestApp, Cast)) {
     let f = &c.case;
     lock_set(
         &app,
@@ -355,10 +324,7 @@ async fn a_set_with_an_unknown_type_is_invalid(backend: Backend) {
     assert!(case_locks(&app, &c.rita, &f.slug).await.is_empty());
 }
 
-async fn a_reader_or_a_non_member_cannot_lock_a_set(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_or_a_non_member_cannot_lock_a_set((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let asked = [("Card", f.card_id), ("Page", f.page_id)];
     lock_set(&app, &c.rita.tab("rita-tab"), &asked)
@@ -377,10 +343,7 @@ async fn a_reader_or_a_non_member_cannot_lock_a_set(backend: Backend) {
 
 /// After a set: each lock refreshes, writes, guards and ends on its own,
 /// and can be taken over like any lock.
-async fn a_sets_locks_are_ordinary_locks(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_sets_locks_are_ordinary_locks((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let second = app.card(f, "second").await;
     let bob = c.bob.tab("bob-tab");
@@ -622,10 +585,7 @@ async fn opposite_order_sets_never_deadlock_or_win_in_part(backend: Backend) {
 
 /// Without `X-Session-ID` the user as a whole holds the set's locks, and
 /// asking again renews them.
-async fn a_set_without_a_tab_is_held_by_the_user(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_without_a_tab_is_held_by_the_user((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let asked = [("Card", f.card_id), ("Edgenote", f.edgenote_id)];
     let first = lock_set(&app, &c.carol, &asked).await.expect(201);
@@ -646,10 +606,7 @@ async fn a_set_without_a_tab_is_held_by_the_user(backend: Backend) {
 
 /// As `POST /locks` does (the Gala seed's own request), a set takes
 /// `lockable_type`/`lockable_param` and the param as a number.
-async fn a_set_accepts_snake_case_and_numeric_params(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_set_accepts_snake_case_and_numeric_params((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let granted = app
         .post("/locks/batch")

@@ -45,7 +45,7 @@ type AuditEntry = (String, i64, Option<i64>, i64);
 
 // ---- Acquiring ----
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     a_lock_names_its_record_holder_and_tab,
     locking_again_from_the_holding_tab_renews_the_same_lock,
     another_tab_of_the_holder_gets_lock_held,
@@ -55,10 +55,7 @@ on_both_backends!(
     a_negative_or_fractional_lockable_param_is_invalid,
 );
 
-async fn a_lock_names_its_record_holder_and_tab(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_lock_names_its_record_holder_and_tab((app, c): (TestApp, Cast)) {
     let lock = app
         .lock(&c.bob.tab("bob-tab-1"), "Card", c.case.card_id)
         .await;
@@ -73,10 +70,7 @@ async fn a_lock_names_its_record_holder_and_tab(backend: Backend) {
     assert_eq!(lock["token"], lock["param"]);
 }
 
-async fn locking_again_from_the_holding_tab_renews_the_same_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn locking_again_from_the_holding_tab_renews_the_same_lock((app, c): (TestApp, Cast)) {
     let bob_tab = c.bob.tab("bob-tab-1");
     let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -90,10 +84,7 @@ async fn locking_again_from_the_holding_tab_renews_the_same_lock(backend: Backen
     );
 }
 
-async fn another_tab_of_the_holder_gets_lock_held(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn another_tab_of_the_holder_gets_lock_held((app, c): (TestApp, Cast)) {
     let lock = app
         .lock(&c.bob.tab("bob-tab-1"), "Card", c.case.card_id)
         .await;
@@ -108,10 +99,7 @@ async fn another_tab_of_the_holder_gets_lock_held(backend: Backend) {
     assert_eq!(other_tab.body["error"]["lock"]["id"], lock["id"]);
 }
 
-async fn another_user_gets_lock_held_naming_the_holder(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn another_user_gets_lock_held_naming_the_holder((app, c): (TestApp, Cast)) {
     let lock = app
         .lock(&c.bob.tab("bob-tab-1"), "Card", c.case.card_id)
         .await;
@@ -131,10 +119,7 @@ async fn another_user_gets_lock_held_naming_the_holder(backend: Backend) {
         .contains("Bob"));
 }
 
-async fn without_a_session_id_the_user_as_a_whole_holds_the_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn without_a_session_id_the_user_as_a_whole_holds_the_lock((app, c): (TestApp, Cast)) {
     let by_user = app.lock(&c.carol, "Edgenote", c.case.edgenote_id).await;
     assert!(by_user["sessionId"].is_null());
     let again = app
@@ -143,10 +128,7 @@ async fn without_a_session_id_the_user_as_a_whole_holds_the_lock(backend: Backen
     assert_eq!(again.body["id"], by_user["id"]);
 }
 
-async fn the_gala_seeds_request_with_a_numeric_param_is_accepted(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_gala_seeds_request_with_a_numeric_param_is_accepted((app, c): (TestApp, Cast)) {
     // The Gala seed's own request: snake_case fields, the param a number.
     let page_id = c.case.page_id;
     let seed = app
@@ -176,10 +158,7 @@ async fn the_gala_seeds_request_with_a_numeric_param_is_accepted(backend: Backen
     assert_eq!(as_float.body["id"], seed.body["id"]);
 }
 
-async fn a_negative_or_fractional_lockable_param_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_negative_or_fractional_lockable_param_is_invalid((app, c): (TestApp, Cast)) {
     for param in [
         json!(-1),
         json!(1.5),
@@ -200,7 +179,7 @@ async fn a_negative_or_fractional_lockable_param_is_invalid(backend: Backend) {
 
 // ---- What may be locked, and by whom ----
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     an_unknown_lockable_type_is_invalid,
     a_lock_without_a_lockable_type_is_invalid,
     a_lock_on_a_missing_record_is_not_found,
@@ -212,18 +191,12 @@ on_both_backends!(
     a_case_is_lockable,
 );
 
-async fn an_unknown_lockable_type_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_unknown_lockable_type_is_invalid((app, c): (TestApp, Cast)) {
     app.lock_error(&c.bob, lock_body("Comment", 1), 422, "invalid")
         .await;
 }
 
-async fn a_lock_without_a_lockable_type_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_lock_without_a_lockable_type_is_invalid((app, c): (TestApp, Cast)) {
     app.lock_error(
         &c.bob,
         json!({ "lock": { "lockableParam": "1" } }),
@@ -233,18 +206,12 @@ async fn a_lock_without_a_lockable_type_is_invalid(backend: Backend) {
     .await;
 }
 
-async fn a_lock_on_a_missing_record_is_not_found(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_lock_on_a_missing_record_is_not_found((app, c): (TestApp, Cast)) {
     app.lock_error(&c.bob, lock_body("Card", 999_999), 404, "not_found")
         .await;
 }
 
-async fn a_non_numeric_lockable_param_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_non_numeric_lockable_param_is_invalid((app, c): (TestApp, Cast)) {
     app.lock_error(
         &c.bob,
         json!({ "lock": { "lockableType": "Card", "lockableParam": "abc" } }),
@@ -254,10 +221,7 @@ async fn a_non_numeric_lockable_param_is_invalid(backend: Backend) {
     .await;
 }
 
-async fn a_table_name_is_not_a_lockable_type(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_table_name_is_not_a_lockable_type((app, c): (TestApp, Cast)) {
     app.lock_error(
         &c.bob,
         json!({ "lock": { "lockableType": "cards", "lockableParam": "1" } }),
@@ -267,26 +231,17 @@ async fn a_table_name_is_not_a_lockable_type(backend: Backend) {
     .await;
 }
 
-async fn a_reader_cannot_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_cannot_lock((app, c): (TestApp, Cast)) {
     app.lock_error(&c.rita, lock_body("Card", c.case.card_id), 403, "forbidden")
         .await;
 }
 
-async fn a_non_member_cannot_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_non_member_cannot_lock((app, c): (TestApp, Cast)) {
     app.lock_error(&c.eve, lock_body("Card", c.case.card_id), 403, "forbidden")
         .await;
 }
 
-async fn locking_needs_a_signed_in_user(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn locking_needs_a_signed_in_user((app, c): (TestApp, Cast)) {
     app.post("/locks")
         .json(lock_body("Card", c.case.card_id))
         .send()
@@ -294,10 +249,7 @@ async fn locking_needs_a_signed_in_user(backend: Backend) {
         .expect_error(401, "unauthorized");
 }
 
-async fn a_case_is_lockable(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_case_is_lockable((app, c): (TestApp, Cast)) {
     let lock = app.lock(&c.bob, "Case", c.case.case_id).await;
     assert_eq!(lock["lockable"]["type"], "Case");
 }
@@ -307,7 +259,7 @@ async fn a_case_is_lockable(backend: Backend) {
 // Every takeover is audited as `overridden` (actor = taker, holder = former)
 // then `acquired`; a refused one leaves no trace.
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     takeover_of_an_unlocked_record_is_a_plain_acquire,
     takeover_from_the_holding_tab_is_re_entrant,
     takeover_by_an_equal_rank_grants_a_new_lock,
@@ -317,10 +269,7 @@ on_both_backends!(
     a_site_admin_outranks_every_case_role,
 );
 
-async fn takeover_of_an_unlocked_record_is_a_plain_acquire(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn takeover_of_an_unlocked_record_is_a_plain_acquire((app, c): (TestApp, Cast)) {
     let bobs = app
         .takeover(&c.bob.tab("bob-1"), "Card", c.case.card_id)
         .await;
@@ -330,10 +279,7 @@ async fn takeover_of_an_unlocked_record_is_a_plain_acquire(backend: Backend) {
     );
 }
 
-async fn takeover_from_the_holding_tab_is_re_entrant(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn takeover_from_the_holding_tab_is_re_entrant((app, c): (TestApp, Cast)) {
     let bob_tab = c.bob.tab("bob-1");
     let bobs = app.takeover(&bob_tab, "Card", c.case.card_id).await;
     let same = app
@@ -346,10 +292,7 @@ async fn takeover_from_the_holding_tab_is_re_entrant(backend: Backend) {
     );
 }
 
-async fn takeover_by_an_equal_rank_grants_a_new_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn takeover_by_an_equal_rank_grants_a_new_lock((app, c): (TestApp, Cast)) {
     let bobs = app
         .takeover(&c.bob.tab("bob-1"), "Card", c.case.card_id)
         .await;
@@ -369,10 +312,7 @@ async fn takeover_by_an_equal_rank_grants_a_new_lock(backend: Backend) {
     );
 }
 
-async fn another_tab_of_the_same_user_may_take_over(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn another_tab_of_the_same_user_may_take_over((app, c): (TestApp, Cast)) {
     let carols = app
         .takeover(&c.carol.tab("carol-1"), "Card", c.case.card_id)
         .await;
@@ -390,10 +330,7 @@ async fn another_tab_of_the_same_user_may_take_over(backend: Backend) {
     );
 }
 
-async fn a_manager_takes_over_from_an_editor(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_manager_takes_over_from_an_editor((app, c): (TestApp, Cast)) {
     let carol2 = app
         .takeover(&c.carol.tab("carol-2"), "Card", c.case.card_id)
         .await;
@@ -410,10 +347,7 @@ async fn a_manager_takes_over_from_an_editor(backend: Backend) {
     );
 }
 
-async fn takeover_by_a_lower_rank_is_outranked(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn takeover_by_a_lower_rank_is_outranked((app, c): (TestApp, Cast)) {
     let mias = app
         .takeover(&c.mia.tab("mia-1"), "Card", c.case.card_id)
         .await;
@@ -432,10 +366,7 @@ async fn takeover_by_a_lower_rank_is_outranked(backend: Backend) {
     );
 }
 
-async fn a_site_admin_outranks_every_case_role(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_site_admin_outranks_every_case_role((app, c): (TestApp, Cast)) {
     let mia_tab = c.mia.tab("mia-1");
     let mias = app.takeover(&mia_tab, "Card", c.case.card_id).await;
     // Root is no member of the case.
@@ -461,7 +392,7 @@ async fn a_site_admin_outranks_every_case_role(backend: Backend) {
 
 // ---- Reading locks ----
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     the_status_of_an_unlocked_record_is_unlocked,
     the_status_is_owned_for_the_holding_tab,
     the_status_is_locked_for_other_users_and_tabs,
@@ -483,10 +414,7 @@ fn status_path(c: &Cast) -> String {
     )
 }
 
-async fn the_status_of_an_unlocked_record_is_unlocked(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_status_of_an_unlocked_record_is_unlocked((app, c): (TestApp, Cast)) {
     let unlocked = app
         .get(&status_path(&c))
         .by(&c.rita)
@@ -496,10 +424,7 @@ async fn the_status_of_an_unlocked_record_is_unlocked(backend: Backend) {
     assert_eq!(unlocked.body, json!({ "state": "unlocked", "waiters": [] }));
 }
 
-async fn the_status_is_owned_for_the_holding_tab(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_status_is_owned_for_the_holding_tab((app, c): (TestApp, Cast)) {
     let bob_tab = c.bob.tab("bob-1");
     let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
     let owned = app
@@ -512,10 +437,7 @@ async fn the_status_is_owned_for_the_holding_tab(backend: Backend) {
     assert_eq!(owned.body["lock"]["id"], lock["id"]);
 }
 
-async fn the_status_is_locked_for_other_users_and_tabs(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_status_is_locked_for_other_users_and_tabs((app, c): (TestApp, Cast)) {
     app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     let locked = app
         .get(&status_path(&c))
@@ -533,10 +455,7 @@ async fn the_status_is_locked_for_other_users_and_tabs(backend: Backend) {
     assert_eq!(other_tab.body["state"], "locked");
 }
 
-async fn the_status_takes_snake_case_params(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_status_takes_snake_case_params((app, c): (TestApp, Cast)) {
     app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     let snake = app
         .get(&format!(
@@ -550,10 +469,7 @@ async fn the_status_takes_snake_case_params(backend: Backend) {
     assert_eq!(snake.body["state"], "locked");
 }
 
-async fn the_status_of_an_unknown_type_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_status_of_an_unknown_type_is_invalid((app, c): (TestApp, Cast)) {
     app.get("/locks/status?lockableType=Nope&lockableParam=1")
         .by(&c.rita)
         .send()
@@ -561,10 +477,7 @@ async fn the_status_of_an_unknown_type_is_invalid(backend: Backend) {
         .expect_error(422, "invalid");
 }
 
-async fn a_non_member_cannot_read_a_status(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_non_member_cannot_read_a_status((app, c): (TestApp, Cast)) {
     app.get(&status_path(&c))
         .by(&c.eve)
         .send()
@@ -572,10 +485,7 @@ async fn a_non_member_cannot_read_a_status(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn a_member_reads_a_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_member_reads_a_lock((app, c): (TestApp, Cast)) {
     let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     let shown = app
         .get(&format!("/locks/{}", id(&lock)))
@@ -586,10 +496,7 @@ async fn a_member_reads_a_lock(backend: Backend) {
     assert_eq!(shown.body, lock);
 }
 
-async fn a_non_member_cannot_read_a_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_non_member_cannot_read_a_lock((app, c): (TestApp, Cast)) {
     let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     app.get(&format!("/locks/{}", id(&lock)))
         .by(&c.eve)
@@ -598,10 +505,7 @@ async fn a_non_member_cannot_read_a_lock(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn an_unknown_lock_is_not_found(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_unknown_lock_is_not_found((app, c): (TestApp, Cast)) {
     app.get("/locks/999999")
         .by(&c.rita)
         .send()
@@ -609,10 +513,7 @@ async fn an_unknown_lock_is_not_found(backend: Backend) {
         .expect_error(404, "not_found");
 }
 
-async fn members_list_a_cases_locks(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn members_list_a_cases_locks((app, c): (TestApp, Cast)) {
     let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     let list = app
         .get("/locks?case=c")
@@ -626,10 +527,7 @@ async fn members_list_a_cases_locks(backend: Backend) {
     assert_eq!(case.body["activeLocks"][0]["id"], lock["id"]);
 }
 
-async fn listing_locks_needs_a_case(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn listing_locks_needs_a_case((app, c): (TestApp, Cast)) {
     app.get("/locks")
         .by(&c.rita)
         .send()
@@ -637,10 +535,7 @@ async fn listing_locks_needs_a_case(backend: Backend) {
         .expect_error(422, "invalid");
 }
 
-async fn a_non_member_cannot_list_a_cases_locks(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_non_member_cannot_list_a_cases_locks((app, c): (TestApp, Cast)) {
     app.get("/locks?case=c")
         .by(&c.eve)
         .send()
@@ -650,7 +545,7 @@ async fn a_non_member_cannot_list_a_cases_locks(backend: Backend) {
 
 // ---- Refresh, release and break ----
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     a_refresh_renews_the_lease_and_the_activity,
     only_the_holding_tab_refreshes_a_lock,
     a_reader_cannot_break_a_lock,
@@ -661,10 +556,7 @@ on_both_backends!(
     releasing_a_whole_tab_ends_that_tabs_locks_only,
 );
 
-async fn a_refresh_renews_the_lease_and_the_activity(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_refresh_renews_the_lease_and_the_activity((app, c): (TestApp, Cast)) {
     let bob_tab = c.bob.tab("bob-1");
     let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -678,10 +570,7 @@ async fn a_refresh_renews_the_lease_and_the_activity(backend: Backend) {
     assert!(refreshed.body["lastActivityAt"].as_str() > lock["lastActivityAt"].as_str());
 }
 
-async fn only_the_holding_tab_refreshes_a_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn only_the_holding_tab_refreshes_a_lock((app, c): (TestApp, Cast)) {
     let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     let refresh = format!("/locks/{}/refresh", id(&lock));
     app.post(&refresh)
@@ -696,10 +585,7 @@ async fn only_the_holding_tab_refreshes_a_lock(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn a_reader_cannot_break_a_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_cannot_break_a_lock((app, c): (TestApp, Cast)) {
     let lock = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     app.delete(&format!("/locks/{}", id(&lock)))
         .by(&c.rita)
@@ -708,10 +594,7 @@ async fn a_reader_cannot_break_a_lock(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-async fn the_holder_releases_its_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_holder_releases_its_lock((app, c): (TestApp, Cast)) {
     let bob_tab = c.bob.tab("bob-1");
     let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
     app.release(&bob_tab, id(&lock)).await;
@@ -735,10 +618,7 @@ async fn the_holder_releases_its_lock(backend: Backend) {
     );
 }
 
-async fn an_editor_breaks_an_editors_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_editor_breaks_an_editors_lock((app, c): (TestApp, Cast)) {
     let bobs = app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     app.release(&c.carol, id(&bobs)).await;
     app.assert_lock_gone(&c.bob, id(&bobs)).await;
@@ -751,10 +631,7 @@ async fn an_editor_breaks_an_editors_lock(backend: Backend) {
     );
 }
 
-async fn an_editor_cannot_break_a_managers_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_editor_cannot_break_a_managers_lock((app, c): (TestApp, Cast)) {
     let mias = app.lock(&c.mia, "Card", c.case.card_id).await;
     let refused = app
         .delete(&format!("/locks/{}", id(&mias)))
@@ -770,10 +647,7 @@ async fn an_editor_cannot_break_a_managers_lock(backend: Backend) {
 }
 
 /// `DELETE /locks?session=mine` is the only form, and needs a tab.
-async fn releasing_a_whole_tab_needs_session_mine_from_a_tab(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn releasing_a_whole_tab_needs_session_mine_from_a_tab((app, c): (TestApp, Cast)) {
     let tab1 = c.bob.tab("tab-1");
     app.lock(&tab1, "Card", c.case.card_id).await;
     app.delete("/locks?session=mine")
@@ -788,10 +662,7 @@ async fn releasing_a_whole_tab_needs_session_mine_from_a_tab(backend: Backend) {
         .expect_error(422, "invalid");
 }
 
-async fn releasing_a_whole_tab_ends_that_tabs_locks_only(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn releasing_a_whole_tab_ends_that_tabs_locks_only((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let tab1 = c.bob.tab("tab-1");
     let tab2 = c.bob.tab("tab-2");
@@ -813,7 +684,7 @@ async fn releasing_a_whole_tab_ends_that_tabs_locks_only(backend: Backend) {
 
 // ---- The guard on writes ----
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     anyone_with_the_role_writes_an_unlocked_record,
     someone_elses_write_is_locked_out_with_the_lock_and_the_record,
     another_tab_of_the_holder_is_locked_out,
@@ -830,10 +701,7 @@ fn edit(text: &str) -> Value {
     json!({ "card": { "content": text } })
 }
 
-async fn anyone_with_the_role_writes_an_unlocked_record(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn anyone_with_the_role_writes_an_unlocked_record((app, c): (TestApp, Cast)) {
     let written = app
         .patch(&format!("/cards/{}", c.case.card_id))
         .by(&c.carol)
@@ -844,10 +712,7 @@ async fn anyone_with_the_role_writes_an_unlocked_record(backend: Backend) {
     assert_eq!(written.body["content"], "carol, unlocked");
 }
 
-async fn someone_elses_write_is_locked_out_with_the_lock_and_the_record(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn someone_elses_write_is_locked_out_with_the_lock_and_the_record((app, c): (TestApp, Cast)) {
     let card = format!("/cards/{}", c.case.card_id);
     app.patch(&card)
         .by(&c.carol)
@@ -871,10 +736,7 @@ async fn someone_elses_write_is_locked_out_with_the_lock_and_the_record(backend:
 }
 
 /// The same user in another tab is someone else too.
-async fn another_tab_of_the_holder_is_locked_out(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn another_tab_of_the_holder_is_locked_out((app, c): (TestApp, Cast)) {
     app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     app.patch(&format!("/cards/{}", c.case.card_id))
         .by(&c.bob.tab("bob-2"))
@@ -884,10 +746,7 @@ async fn another_tab_of_the_holder_is_locked_out(backend: Backend) {
         .expect_error(423, "locked");
 }
 
-async fn someone_elses_delete_is_locked_out(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn someone_elses_delete_is_locked_out((app, c): (TestApp, Cast)) {
     app.lock(&c.bob.tab("bob-1"), "Card", c.case.card_id).await;
     app.delete(&format!("/cards/{}", c.case.card_id))
         .by(&c.carol)
@@ -896,10 +755,7 @@ async fn someone_elses_delete_is_locked_out(backend: Backend) {
         .expect_error(423, "locked");
 }
 
-async fn the_holder_writes_with_or_without_its_token(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_holder_writes_with_or_without_its_token((app, c): (TestApp, Cast)) {
     let card = format!("/cards/{}", c.case.card_id);
     let bob_tab = c.bob.tab("bob-1");
     let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
@@ -919,10 +775,7 @@ async fn the_holder_writes_with_or_without_its_token(backend: Backend) {
         .expect(200);
 }
 
-async fn the_holders_write_renews_the_locks_activity(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_holders_write_renews_the_locks_activity((app, c): (TestApp, Cast)) {
     let bob_tab = c.bob.tab("bob-1");
     let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
     let token = lock["token"].as_str().unwrap();
@@ -944,10 +797,7 @@ async fn the_holders_write_renews_the_locks_activity(backend: Backend) {
 }
 
 /// Even for the holder.
-async fn a_token_that_is_not_the_current_lock_is_lock_lost(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_token_that_is_not_the_current_lock_is_lock_lost((app, c): (TestApp, Cast)) {
     let bob_tab = c.bob.tab("bob-1");
     app.lock(&bob_tab, "Card", c.case.card_id).await;
     app.patch(&format!("/cards/{}", c.case.card_id))
@@ -959,10 +809,7 @@ async fn a_token_that_is_not_the_current_lock_is_lock_lost(backend: Backend) {
         .expect_error(412, "lock_lost");
 }
 
-async fn a_malformed_lock_token_is_a_bad_request(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_malformed_lock_token_is_a_bad_request((app, c): (TestApp, Cast)) {
     let bob_tab = c.bob.tab("bob-1");
     app.lock(&bob_tab, "Card", c.case.card_id).await;
     app.patch(&format!("/cards/{}", c.case.card_id))
@@ -976,10 +823,7 @@ async fn a_malformed_lock_token_is_a_bad_request(backend: Backend) {
 
 /// After release nobody holds the record, yet the old token still gets 412
 /// (with the current record), for writes and deletes alike.
-async fn a_released_locks_token_is_lock_lost_and_changes_nothing(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_released_locks_token_is_lock_lost_and_changes_nothing((app, c): (TestApp, Cast)) {
     let card = format!("/cards/{}", c.case.card_id);
     let bob_tab = c.bob.tab("bob-1");
     let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
@@ -1016,10 +860,7 @@ async fn a_released_locks_token_is_lock_lost_and_changes_nothing(backend: Backen
     assert_eq!(now.body["version"], 2);
 }
 
-async fn the_holder_deleting_its_record_ends_its_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_holder_deleting_its_record_ends_its_lock((app, c): (TestApp, Cast)) {
     let bob_tab = c.bob.tab("bob-1");
     let lock = app.lock(&bob_tab, "Card", c.case.card_id).await;
     app.delete(&format!("/cards/{}", c.case.card_id))
@@ -1034,17 +875,16 @@ async fn the_holder_deleting_its_record_ends_its_lock(backend: Backend) {
 
 // ---- Deletes, and two takeover stories ----
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     deletes_respect_child_locks,
     a_manager_deletes_the_case_while_holding_locks_in_it,
+);
+on_both_backends!(TestApp::start =>
     takeover_story_lock_token,
     takeover_story_if_match,
 );
 
-async fn deletes_respect_child_locks(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn deletes_respect_child_locks((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bobs = app.lock(&c.bob, "Card", f.card_id).await;
     let refused = app
@@ -1077,10 +917,7 @@ async fn deletes_respect_child_locks(backend: Backend) {
 
 /// The manager's own locks in the case end with it (announced to its tabs),
 /// and the case goes whole, its audit trail with it.
-async fn a_manager_deletes_the_case_while_holding_locks_in_it(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_manager_deletes_the_case_while_holding_locks_in_it((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let mias = app.lock(&c.mia, "Card", f.card_id).await;
     app.lock(&c.mia, "Page", f.page_id).await;
@@ -1103,10 +940,7 @@ async fn a_manager_deletes_the_case_while_holding_locks_in_it(backend: Backend) 
 
 /// A locks and edits, B takes over, B saves, B releases, A saves with its
 /// Lock-Token → 412 lock_lost, and B's content survives.
-async fn takeover_story_lock_token(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn takeover_story_lock_token(app: TestApp) {
     let a = app.user("Ann").await.tab("ann-tab");
     let b = app.user("Ben").await.tab("ben-tab");
     let f = app
@@ -1153,10 +987,7 @@ async fn takeover_story_lock_token(backend: Backend) {
 }
 
 /// The same story when A only sends a stale If-Match.
-async fn takeover_story_if_match(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn takeover_story_if_match(app: TestApp) {
     let a = app.user("Ann").await.tab("ann-tab");
     let b = app.user("Ben").await.tab("ben-tab");
     let f = app
@@ -1199,7 +1030,7 @@ async fn takeover_story_if_match(backend: Backend) {
 
 // ---- The reaper ----
 
-on_both_backends!(
+on_both_backends!(with_a_quick_reaper =>
     a_lock_whose_lease_runs_out_is_expired,
     a_lock_without_activity_is_ended_as_idle_though_its_lease_is_renewed,
 );
@@ -1248,10 +1079,7 @@ async fn lock_destroys_until(rx: &mut Receiver<Arc<Frame>>, lock_id: i64) -> Vec
 }
 
 /// No refresh, so the lease runs out; the record is free again.
-async fn a_lock_whose_lease_runs_out_is_expired(backend: Backend) {
-    let Some((app, c)) = with_a_quick_reaper(backend).await else {
-        return;
-    };
+async fn a_lock_whose_lease_runs_out_is_expired((app, c): (TestApp, Cast)) {
     let mut events = app.state.realtime.hub.subscribe(CaseId(c.case.case_id));
     let lock = app.lock(&c.bob, "Card", c.case.card_id).await;
     let lock_id = id(&lock);
@@ -1279,10 +1107,9 @@ async fn a_lock_whose_lease_runs_out_is_expired(backend: Backend) {
 /// Refresh is activity, so the lease is kept alive without activity by
 /// renewing only `expires_at` (what a pong does), and the idle timeout ends
 /// the lock.
-async fn a_lock_without_activity_is_ended_as_idle_though_its_lease_is_renewed(backend: Backend) {
-    let Some((app, c)) = with_a_quick_reaper(backend).await else {
-        return;
-    };
+async fn a_lock_without_activity_is_ended_as_idle_though_its_lease_is_renewed(
+    (app, c): (TestApp, Cast),
+) {
     let mut events = app.state.realtime.hub.subscribe(CaseId(c.case.case_id));
     let idle = app.lock(&c.bob, "Page", c.case.page_id).await;
     let idle_id = id(&idle);
@@ -1315,7 +1142,7 @@ async fn a_lock_without_activity_is_ended_as_idle_though_its_lease_is_renewed(ba
 
 // ---- Events for the realtime layer ----
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     changes_are_broadcast_after_commit_in_commit_order,
     refused_writes_and_locks_broadcast_nothing,
     a_cases_events_reach_only_its_own_subscribers,
@@ -1343,10 +1170,7 @@ fn summaries(frames: &[Value]) -> Vec<(String, String, Option<String>)> {
 /// Bob locks and writes, Carol is refused a write and a lock, then takes
 /// the card over and releases it: each committed change is one frame, in
 /// commit order, naming the tab that made it.
-async fn changes_are_broadcast_after_commit_in_commit_order(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn changes_are_broadcast_after_commit_in_commit_order((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let carol = c.carol.tab("carol-tab");
@@ -1391,10 +1215,7 @@ async fn changes_are_broadcast_after_commit_in_commit_order(backend: Backend) {
 
 /// Between Bob's lock and its release, Carol's refused write, delete and
 /// lock leave no frame.
-async fn refused_writes_and_locks_broadcast_nothing(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn refused_writes_and_locks_broadcast_nothing((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let carol = c.carol.tab("carol-tab");
@@ -1427,10 +1248,7 @@ async fn refused_writes_and_locks_broadcast_nothing(backend: Backend) {
     );
 }
 
-async fn a_cases_events_reach_only_its_own_subscribers(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_cases_events_reach_only_its_own_subscribers((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let other = app.case("other", &[(&bob, Role::Editor)]).await;
@@ -1450,10 +1268,7 @@ async fn a_cases_events_reach_only_its_own_subscribers(backend: Backend) {
     assert!(other_events.try_recv().is_err(), "no cross-case events");
 }
 
-async fn an_overridden_locks_destroy_says_why_and_by_whom(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn an_overridden_locks_destroy_says_why_and_by_whom((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let mut events = app.state.realtime.hub.subscribe(CaseId(f.case_id));
     let bobs = app.lock(&c.bob.tab("bob-tab"), "Card", f.card_id).await;
@@ -1472,12 +1287,11 @@ async fn an_overridden_locks_destroy_says_why_and_by_whom(backend: Backend) {
 
 // ---- The audit trail route ----
 
-on_both_backends!(audit_trail_route);
+on_both_backends!(TestApp::with_cast =>
+    audit_trail_route,
+);
 
-async fn audit_trail_route(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn audit_trail_route((app, c): (TestApp, Cast)) {
     let lock = app.lock(&c.bob, "Card", c.case.card_id).await;
     app.release(&c.bob, id(&lock)).await;
 
@@ -1520,7 +1334,7 @@ async fn audit_trail_route(backend: Backend) {
         .expect_error(403, "forbidden");
 }
 
-on_both_backends!(a_lock_change_is_one_row_of_the_event_stream);
+on_both_backends!(a_lock_change_is_one_row_of_the_event_stream,);
 
 /// The audit trail and the broadcasts are one stream: each lock change
 /// (a grant, a takeover's end and grant, a release) writes one row, its

@@ -541,12 +541,16 @@ type RecordRow = (
     NaiveDateTime,
 );
 
-on_both_backends!(
-    old_pages_cards_and_edgenotes_become_records_with_ids_versions_and_fields,
+on_both_backends!(|backend| async move { old_casebook(backend) } =>
     record_ids_hold_the_last_id_ever_used_of_each_type,
     locks_lines_and_audit_are_untouched_by_the_move,
-    the_server_serves_and_guards_a_carried_over_card,
+);
+on_both_backends!(|backend| async move { old_casebook_with_slugs(backend, "map", "map") } =>
     the_same_edgenote_slug_in_two_old_cases_still_starts,
+);
+on_both_backends!(
+    old_pages_cards_and_edgenotes_become_records_with_ids_versions_and_fields,
+    the_server_serves_and_guards_a_carried_over_card,
 );
 
 async fn old_pages_cards_and_edgenotes_become_records_with_ids_versions_and_fields(
@@ -611,10 +615,7 @@ async fn old_pages_cards_and_edgenotes_become_records_with_ids_versions_and_fiel
     }
 }
 
-async fn record_ids_hold_the_last_id_ever_used_of_each_type(backend: Backend) {
-    let Some(old) = old_casebook(backend) else {
-        return;
-    };
+async fn record_ids_hold_the_last_id_ever_used_of_each_type(old: OldCasebook) {
     let mut conn = baton::db::connect(&old.url).expect("connect");
     let ids: BTreeMap<String, i64> = record_ids::table
         .load::<(String, i64)>(&mut conn)
@@ -631,10 +632,7 @@ async fn record_ids_hold_the_last_id_ever_used_of_each_type(backend: Backend) {
     assert_eq!(ids, want);
 }
 
-async fn locks_lines_and_audit_are_untouched_by_the_move(backend: Backend) {
-    let Some(old) = old_casebook(backend) else {
-        return;
-    };
+async fn locks_lines_and_audit_are_untouched_by_the_move(old: OldCasebook) {
     let mut conn = baton::db::connect(&old.url).expect("connect");
     assert_eq!(lock_state(&mut conn), old.locks);
 }
@@ -851,10 +849,7 @@ async fn the_server_serves_and_guards_a_carried_over_card(backend: Backend) {
 
 /// Slugs are unique per case: an old database where two cases each have an
 /// edgenote `map` is a valid casebook and must still start.
-async fn the_same_edgenote_slug_in_two_old_cases_still_starts(backend: Backend) {
-    let Some(old) = old_casebook_with_slugs(backend, "map", "map") else {
-        return;
-    };
+async fn the_same_edgenote_slug_in_two_old_cases_still_starts(old: OldCasebook) {
     let served = Served::start(&old.url).await;
     let alice = served.token(1).await;
     let (status, _, note) = served
@@ -864,15 +859,14 @@ async fn the_same_edgenote_slug_in_two_old_cases_still_starts(backend: Backend) 
     assert_eq!(note["slug"], "map");
 }
 
-on_both_backends!(the_event_stream_never_reuses_an_audit_id);
+on_both_backends!(|backend| async move { TestDb::create(backend) } =>
+    the_event_stream_never_reuses_an_audit_id,
+);
 
 /// The audit trail moves into the event stream with its ids, and the next
 /// event's id is above every id the old table ever handed out, the ids of
 /// deleted rows included.
-async fn the_event_stream_never_reuses_an_audit_id(backend: Backend) {
-    let Some((_db, url)) = TestDb::create(backend) else {
-        return;
-    };
+async fn the_event_stream_never_reuses_an_audit_id((_db, url): (TestDb, String)) {
     let mut conn = baton::db::connect(&url).expect("connect");
     migrate_to_before(&mut conn, "one_event_stream");
     let now = sql_time(chrono::Utc::now().naive_utc());
@@ -912,15 +906,16 @@ async fn the_event_stream_never_reuses_an_audit_id(backend: Backend) {
     assert!(next > 4, "a new event reused id {next}");
 }
 
-on_both_backends!(users_keep_their_rows_ids_and_references_when_email_becomes_optional);
+on_both_backends!(|backend| async move { TestDb::create(backend) } =>
+    users_keep_their_rows_ids_and_references_when_email_becomes_optional,
+);
 
 /// Migration 000011 lets a user have no email (SQLite rebuilds the table):
 /// every user keeps its row and id, what refers to users still refers to
 /// them (and still cascades), and ids go on above every id handed out.
-async fn users_keep_their_rows_ids_and_references_when_email_becomes_optional(backend: Backend) {
-    let Some((_db, url)) = TestDb::create(backend) else {
-        return;
-    };
+async fn users_keep_their_rows_ids_and_references_when_email_becomes_optional(
+    (_db, url): (TestDb, String),
+) {
     let mut conn = baton::db::connect(&url).expect("connect");
     migrate_to_before(&mut conn, "external_users");
     let now = sql_time(chrono::Utc::now().naive_utc());
@@ -1009,17 +1004,14 @@ async fn users_keep_their_rows_ids_and_references_when_email_becomes_optional(ba
     assert_eq!(members, 1);
 }
 
-on_both_backends!(
+on_both_backends!(common::TestApp::start =>
     a_new_database_hands_out_record_ids_from_1,
-    the_first_ids_seeded_from_unused_sequences_are_given_back,
 );
+on_both_backends!(the_first_ids_seeded_from_unused_sequences_are_given_back,);
 
 /// Ids of every type start at 1 on a new database: the demo's card 1 is
 /// card 1 on PostgreSQL as on SQLite.
-async fn a_new_database_hands_out_record_ids_from_1(backend: Backend) {
-    let Some(app) = common::TestApp::start(backend).await else {
-        return;
-    };
+async fn a_new_database_hands_out_record_ids_from_1(app: common::TestApp) {
     baton::demo::seed(&app.state.db, baton::demo::demo_data(None))
         .await
         .expect("seed the demo");

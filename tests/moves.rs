@@ -8,10 +8,10 @@ mod common;
 
 use baton::models::Role;
 use beyond::{deep_lock, new_card, new_page};
-use common::{id, Backend, Cast, Resp, TestApp, TestUser};
+use common::{id, Cast, Resp, TestApp, TestUser};
 use serde_json::{json, Value};
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     a_moved_card_has_its_new_page_and_version_and_is_broadcast,
     a_move_without_a_position_puts_the_card_last,
     a_move_with_a_position_sorts_the_card_there,
@@ -32,10 +32,7 @@ on_both_backends!(
 /// `{"card": {"pageId": null}}` is "not given", as `null` is for every
 /// field: no move, the rest of the body saved; the guard then answers as
 /// for any save (a stale Lock-Token: 412). The document says the same.
-async fn a_null_page_id_is_not_given_as_the_document_says(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_null_page_id_is_not_given_as_the_document_says((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let card = format!("/cards/{}", f.card_id);
     let saved = app
@@ -69,10 +66,7 @@ async fn a_null_page_id_is_not_given_as_the_document_says(backend: Backend) {
     assert!(takes_null, "the document refuses a null pageId: {page_id}");
 }
 
-async fn a_move_with_content_changes_both_in_one_version(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_move_with_content_changes_both_in_one_version((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, _) = with_second_page(&app, &c).await;
     let moved = app
@@ -138,10 +132,7 @@ async fn assert_unmoved(app: &TestApp, c: &Cast, card: i64, page: i64, version: 
     assert_eq!(now["version"], version, "the card is unchanged: {now}");
 }
 
-async fn a_moved_card_has_its_new_page_and_version_and_is_broadcast(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_moved_card_has_its_new_page_and_version_and_is_broadcast((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, _) = with_second_page(&app, &c).await;
     let (mut watcher, _) = app.open_tab(&f.slug, &c.rita.tab("watcher")).await;
@@ -191,10 +182,7 @@ async fn a_moved_card_has_its_new_page_and_version_and_is_broadcast(backend: Bac
     assert_eq!(update["watchable"]["pageId"], f.page_id, "{update}");
 }
 
-async fn a_move_without_a_position_puts_the_card_last(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_move_without_a_position_puts_the_card_last((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, cards) = with_second_page(&app, &c).await;
     move_card(&app, &c.bob, f.card_id, page_two)
@@ -212,10 +200,7 @@ async fn a_move_without_a_position_puts_the_card_last(backend: Backend) {
 /// Moved to the first card's position, the card comes first there: the
 /// card at that position, and the ones after it, move up by one (siblings
 /// never share a position), keeping their versions.
-async fn a_move_with_a_position_sorts_the_card_there(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_move_with_a_position_sorts_the_card_there((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, cards) = with_second_page(&app, &c).await;
     let first_position = card_now(&app, &c.rita, cards[0]).await["position"].clone();
@@ -239,10 +224,7 @@ async fn a_move_with_a_position_sorts_the_card_there(backend: Backend) {
     assert_eq!(card_now(&app, &c.rita, cards[0]).await["version"], 1);
 }
 
-async fn a_move_of_a_card_someone_else_holds_is_locked(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_move_of_a_card_someone_else_holds_is_locked((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, _) = with_second_page(&app, &c).await;
     let carol = c.carol.tab("carol-tab");
@@ -270,10 +252,7 @@ async fn a_move_of_a_card_someone_else_holds_is_locked(backend: Backend) {
     assert_eq!(moved.body["pageId"], page_two);
 }
 
-async fn a_move_with_a_stale_version_or_a_lost_lock_is_refused(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_move_with_a_stale_version_or_a_lost_lock_is_refused((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, _) = with_second_page(&app, &c).await;
     let card = format!("/cards/{}", f.card_id);
@@ -348,10 +327,7 @@ fn assert_locked_by(refused: &Resp, deep: &Value) {
     );
 }
 
-async fn a_move_out_of_someone_elses_deep_locked_page_is_locked(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_move_out_of_someone_elses_deep_locked_page_is_locked((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, _) = with_second_page(&app, &c).await;
     let carol = c.carol.tab("carol-tab");
@@ -367,10 +343,7 @@ async fn a_move_out_of_someone_elses_deep_locked_page_is_locked(backend: Backend
         .expect(200);
 }
 
-async fn a_move_into_someone_elses_deep_locked_page_is_locked(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_move_into_someone_elses_deep_locked_page_is_locked((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, _) = with_second_page(&app, &c).await;
     let carol = c.carol.tab("carol-tab");
@@ -394,10 +367,7 @@ async fn a_move_into_someone_elses_deep_locked_page_is_locked(backend: Backend) 
         .expect(200);
 }
 
-async fn a_move_inside_someone_elses_deep_locked_case_is_locked(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_move_inside_someone_elses_deep_locked_case_is_locked((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, _) = with_second_page(&app, &c).await;
     let deep = deep_lock(&app, &c.carol.tab("carol-tab"), "Case", f.case_id).await;
@@ -408,10 +378,7 @@ async fn a_move_inside_someone_elses_deep_locked_case_is_locked(backend: Backend
 
 /// A depth-0 lock on a page is a lock on the page's own fields, not on its
 /// cards: it stops no move.
-async fn shallow_page_locks_do_not_stop_a_move(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn shallow_page_locks_do_not_stop_a_move((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, _) = with_second_page(&app, &c).await;
     let carol = c.carol.tab("carol-tab");
@@ -423,10 +390,7 @@ async fn shallow_page_locks_do_not_stop_a_move(backend: Backend) {
     assert_eq!(moved.body["pageId"], page_two);
 }
 
-async fn a_card_cannot_move_to_another_cases_page(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_card_cannot_move_to_another_cases_page((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let other = app
         .case("other", &[(&c.bob, Role::Editor), (&c.rita, Role::Reader)])
@@ -441,10 +405,7 @@ async fn a_card_cannot_move_to_another_cases_page(backend: Backend) {
         .all(|card| *card != f.card_id));
 }
 
-async fn a_card_cannot_move_to_an_unknown_page(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_card_cannot_move_to_an_unknown_page((app, c): (TestApp, Cast)) {
     let f = &c.case;
     move_card(&app, &c.bob.tab("bob-tab"), f.card_id, 999_999)
         .await
@@ -452,10 +413,7 @@ async fn a_card_cannot_move_to_an_unknown_page(backend: Backend) {
     assert_unmoved(&app, &c, f.card_id, f.page_id, 1).await;
 }
 
-async fn a_malformed_page_id_is_invalid(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_malformed_page_id_is_invalid((app, c): (TestApp, Cast)) {
     let f = &c.case;
     for page_id in [json!("abc"), json!(-1), json!(1.5)] {
         app.patch(&format!("/cards/{}", f.card_id))
@@ -468,10 +426,7 @@ async fn a_malformed_page_id_is_invalid(backend: Backend) {
     assert_unmoved(&app, &c, f.card_id, f.page_id, 1).await;
 }
 
-async fn a_reader_cannot_move_a_card(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_reader_cannot_move_a_card((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (page_two, _) = with_second_page(&app, &c).await;
     move_card(&app, &c.rita.tab("rita-tab"), f.card_id, page_two)

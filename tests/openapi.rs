@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{Backend, TestApp};
+use common::TestApp;
 use reqwest::Method;
 use serde_json::Value;
 
@@ -100,10 +100,7 @@ fn concrete(path: &str) -> String {
         .replace("{sessionId}", "no-such-tab")
 }
 
-async fn served_as_documented(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn served_as_documented(app: TestApp) {
     for (path, method) in documented(&document()) {
         let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
         let res = app.req(method.clone(), &concrete(&path)).send().await;
@@ -120,10 +117,7 @@ async fn served_as_documented(backend: Backend) {
     assert_eq!(res.body["error"]["code"], "method_not_allowed");
 }
 
-async fn document_and_docs_are_served(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn document_and_docs_are_served(app: TestApp) {
     let served = app.get("/openapi.json").send().await.expect(200);
     assert_eq!(served.body, document());
     let docs = app
@@ -147,7 +141,10 @@ async fn document_and_docs_are_served(backend: Backend) {
     assert_eq!(script.status(), 200, "the UI's assets are built in");
 }
 
-on_both_backends!(served_as_documented, document_and_docs_are_served);
+on_both_backends!(TestApp::start =>
+    served_as_documented,
+    document_and_docs_are_served,
+);
 
 #[test]
 fn operation_ids_are_unique() {

@@ -9,15 +9,21 @@ use std::time::{Duration, Instant};
 
 use baton::db::schema::events;
 use baton::locks::retention::{self, AuditRetention};
-use common::{described, lock_body, run_baton, text, Backend, TestApp, TestUser};
+use common::{described, lock_body, run_baton, text, Backend, Cast, TestApp, TestUser};
 use diesel::prelude::*;
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     audit_prune_deletes_the_rows_before_the_date_and_says_how_many,
-    audit_prune_leaves_a_frame_listeners_may_not_have_read,
-    the_reaper_deletes_audit_rows_past_the_retention,
     each_retention_pass_deletes_a_bounded_batch,
 );
+on_both_backends!(
+    |backend| TestApp::start_with(backend, |s| {
+        s.audit_retention = Some(Duration::from_secs(90 * 24 * 3600));
+        s.reaper_interval = Duration::from_millis(50);
+    }) =>
+    the_reaper_deletes_audit_rows_past_the_retention,
+);
+on_both_backends!(audit_prune_leaves_a_frame_listeners_may_not_have_read,);
 
 /// `cycles` lock cycles (acquire, release) on the fixture's card: two
 /// audit rows each.
@@ -70,10 +76,7 @@ async fn date_back(app: &TestApp, last: i64, days: i64) {
         .expect("date rows back");
 }
 
-async fn audit_prune_deletes_the_rows_before_the_date_and_says_how_many(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn audit_prune_deletes_the_rows_before_the_date_and_says_how_many((app, c): (TestApp, Cast)) {
     lock_cycles(&app, &c.bob, c.case.card_id, 6).await;
     let ids = audit_ids(&app).await;
     assert_eq!(ids.len(), 12);
@@ -145,15 +148,7 @@ async fn audit_prune_leaves_a_frame_listeners_may_not_have_read(backend: Backend
     }
 }
 
-async fn the_reaper_deletes_audit_rows_past_the_retention(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| {
-        s.audit_retention = Some(Duration::from_secs(90 * 24 * 3600));
-        s.reaper_interval = Duration::from_millis(50);
-    })
-    .await
-    else {
-        return;
-    };
+async fn the_reaper_deletes_audit_rows_past_the_retention(app: TestApp) {
     let c = app.cast().await;
     lock_cycles(&app, &c.bob, c.case.card_id, 5).await;
     let ids = audit_ids(&app).await;
@@ -177,10 +172,7 @@ async fn the_reaper_deletes_audit_rows_past_the_retention(backend: Backend) {
 
 /// A pass looks at no more than a batch of rows, so it holds no long lock
 /// however long the trail: 600 rows past the retention take two passes.
-async fn each_retention_pass_deletes_a_bounded_batch(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn each_retention_pass_deletes_a_bounded_batch((app, c): (TestApp, Cast)) {
     lock_cycles(&app, &c.bob, c.case.card_id, 300).await;
     let ids = audit_ids(&app).await;
     assert_eq!(ids.len(), 600);

@@ -642,8 +642,10 @@ fn reserved_field_names_are_exit_2() {
 
 // ---- The schema against the stored records ----
 
-on_both_backends!(
+on_both_backends!(|backend| async move { TestDb::create(backend) } =>
     check_of_kanban_on_a_fresh_database_is_exit_0,
+);
+on_both_backends!(casebook =>
     serve_of_kanban_on_a_casebook_exits_3_before_listening,
     check_of_kanban_on_a_casebook_is_exit_3_with_drop_commands,
     the_printed_drop_commands_make_kanban_fit,
@@ -655,16 +657,15 @@ on_both_backends!(
     a_retyped_field_that_stored_values_still_fit_is_exit_0,
     a_removed_field_with_values_is_exit_3_until_dropped,
     a_type_declared_external_with_stored_records_is_exit_3,
-    a_new_unique_field_with_repeated_values_is_exit_3_naming_the_records,
-    the_same_unique_value_in_two_cases_fits,
     serve_demo_of_kanban_on_a_casebook_exits_3_and_seeds_nothing,
     the_printed_drop_commands_act_on_the_database_check_was_given_by_flag,
 );
+on_both_backends!(casebook_running =>
+    a_new_unique_field_with_repeated_values_is_exit_3_naming_the_records,
+    the_same_unique_value_in_two_cases_fits,
+);
 
-async fn check_of_kanban_on_a_fresh_database_is_exit_0(backend: Backend) {
-    let Some((_db, url)) = TestDb::create(backend) else {
-        return;
-    };
+async fn check_of_kanban_on_a_fresh_database_is_exit_0((_db, url): (TestDb, String)) {
     let out = stdout_ok(&baton(
         Some(&url),
         &["schema", "check", path_str(&example("kanban.toml"))],
@@ -685,10 +686,7 @@ async fn check_of_kanban_on_a_fresh_database_is_exit_0(backend: Backend) {
     );
 }
 
-async fn serve_of_kanban_on_a_casebook_exits_3_before_listening(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn serve_of_kanban_on_a_casebook_exits_3_before_listening(db: Casebook) {
     let before = counts(&db.url);
     let (status, stderr) = serve_refusal(&db.url, &example("kanban.toml"));
     assert_eq!(status.code(), Some(3), "{stderr}");
@@ -707,10 +705,7 @@ async fn serve_of_kanban_on_a_casebook_exits_3_before_listening(backend: Backend
     assert_eq!(counts(&db.url), before, "serve deleted something");
 }
 
-async fn check_of_kanban_on_a_casebook_is_exit_3_with_drop_commands(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn check_of_kanban_on_a_casebook_is_exit_3_with_drop_commands(db: Casebook) {
     let kanban = example("kanban.toml");
     let before = counts(&db.url);
     let check = baton(Some(&db.url), &["schema", "check", path_str(&kanban)]);
@@ -748,10 +743,7 @@ async fn check_of_kanban_on_a_casebook_is_exit_3_with_drop_commands(backend: Bac
     assert_eq!(text(&again.stderr), message);
 }
 
-async fn the_printed_drop_commands_make_kanban_fit(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn the_printed_drop_commands_make_kanban_fit(db: Casebook) {
     let kanban = example("kanban.toml");
     let before = counts(&db.url);
     let last_card = *stored_fields(&db.url, "Card").keys().max().unwrap();
@@ -812,10 +804,7 @@ async fn the_printed_drop_commands_make_kanban_fit(backend: Backend) {
     );
 }
 
-async fn a_new_optional_field_fits(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn a_new_optional_field_fits(db: Casebook) {
     let before = counts(&db.url);
     let file = write(
         db.dir.path(),
@@ -835,10 +824,7 @@ async fn a_new_optional_field_fits(backend: Backend) {
     assert_eq!(counts(&db.url), before);
 }
 
-async fn a_new_required_field_with_a_default_fits(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn a_new_required_field_with_a_default_fits(db: Casebook) {
     let file = write(
         db.dir.path(),
         "status.toml",
@@ -855,10 +841,7 @@ async fn a_new_required_field_with_a_default_fits(backend: Backend) {
 /// "The declared fields (defaults filled in)": a field added with a
 /// default reads as that default on the records stored before it, at once
 /// and without rewriting them; a record that sets it keeps its own value.
-async fn a_field_added_with_a_default_reads_as_it_on_older_records(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn a_field_added_with_a_default_reads_as_it_on_older_records(db: Casebook) {
     let stored_before = stored_fields(&db.url, "Page");
     let file = write(
         db.dir.path(),
@@ -917,10 +900,7 @@ async fn a_field_added_with_a_default_reads_as_it_on_older_records(backend: Back
     }
 }
 
-async fn a_new_required_field_without_a_default_is_exit_3(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn a_new_required_field_without_a_default_is_exit_3(db: Casebook) {
     let before = counts(&db.url);
     let file = write(
         db.dir.path(),
@@ -947,10 +927,7 @@ async fn a_new_required_field_without_a_default_is_exit_3(backend: Backend) {
 
 /// Card.content at most 45 characters: the demo's longer cards no longer
 /// fit it.
-async fn a_retyped_field_that_stored_values_break_is_exit_3(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn a_retyped_field_that_stored_values_break_is_exit_3(db: Casebook) {
     let before = counts(&db.url);
     let cards = stored_fields(&db.url, "Card");
     let too_long = cards
@@ -992,10 +969,7 @@ async fn a_retyped_field_that_stored_values_break_is_exit_3(backend: Backend) {
     assert_eq!(stored_fields(&db.url, "Card"), cards, "a card was changed");
 }
 
-async fn a_retyped_field_that_stored_values_still_fit_is_exit_0(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn a_retyped_field_that_stored_values_still_fit_is_exit_0(db: Casebook) {
     let file = write(
         db.dir.path(),
         "shorter-cards.toml",
@@ -1025,10 +999,7 @@ async fn a_retyped_field_that_stored_values_still_fit_is_exit_0(backend: Backend
     );
 }
 
-async fn a_removed_field_with_values_is_exit_3_until_dropped(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn a_removed_field_with_values_is_exit_3_until_dropped(db: Casebook) {
     let before = counts(&db.url);
     let notes = stored_fields(&db.url, "Edgenote");
     let file = write(
@@ -1076,10 +1047,7 @@ async fn a_removed_field_with_values_is_exit_3_until_dropped(backend: Backend) {
 /// `unique` holds among a type's records in one case: two cases may each
 /// have an edgenote `gull-rock-map`, and the database still fits the
 /// casebook.
-async fn the_same_unique_value_in_two_cases_fits(backend: Backend) {
-    let Some((db, demo)) = casebook_running(backend).await else {
-        return;
-    };
+async fn the_same_unique_value_in_two_cases_fits((db, demo): (Casebook, Demo)) {
     let (status, case) = demo
         .send(
             reqwest::Method::POST,
@@ -1113,10 +1081,7 @@ async fn the_same_unique_value_in_two_cases_fits(backend: Backend) {
     let _server = ServerProcess::spawn(&db.url, "again", &[]).await;
 }
 
-async fn a_type_declared_external_with_stored_records_is_exit_3(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn a_type_declared_external_with_stored_records_is_exit_3(db: Casebook) {
     let before = counts(&db.url);
     let casebook = std::fs::read_to_string(example("casebook.toml")).unwrap();
     let (pages_and_cards, _) = casebook
@@ -1144,10 +1109,9 @@ async fn a_type_declared_external_with_stored_records_is_exit_3(backend: Backend
 /// Two cards of one case with the same content, then `unique = ["content"]`:
 /// the refusal names the type, the field and the records that share a
 /// value.
-async fn a_new_unique_field_with_repeated_values_is_exit_3_naming_the_records(backend: Backend) {
-    let Some((db, demo)) = casebook_running(backend).await else {
-        return;
-    };
+async fn a_new_unique_field_with_repeated_values_is_exit_3_naming_the_records(
+    (db, demo): (Casebook, Demo),
+) {
     let (_, case) = demo
         .send(
             reqwest::Method::GET,
@@ -1192,10 +1156,7 @@ async fn a_new_unique_field_with_repeated_values_is_exit_3_naming_the_records(ba
     assert_eq!(counts(&db.url), before);
 }
 
-async fn serve_demo_of_kanban_on_a_casebook_exits_3_and_seeds_nothing(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn serve_demo_of_kanban_on_a_casebook_exits_3_and_seeds_nothing(db: Casebook) {
     let before = counts(&db.url);
     let (status, stderr) = serve_refusal_with(&db.url, &example("kanban.toml"), &["--demo"]);
     assert_eq!(status.code(), Some(3), "{stderr}");
@@ -1205,10 +1166,7 @@ async fn serve_demo_of_kanban_on_a_casebook_exits_3_and_seeds_nothing(backend: B
 /// `baton schema check FILE --database-url URL`: the commands it prints,
 /// run as printed from the same place, act on that database (and open no
 /// other).
-async fn the_printed_drop_commands_act_on_the_database_check_was_given_by_flag(backend: Backend) {
-    let Some(db) = casebook(backend).await else {
-        return;
-    };
+async fn the_printed_drop_commands_act_on_the_database_check_was_given_by_flag(db: Casebook) {
     let cwd = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_baton"))

@@ -101,7 +101,7 @@ fn casebook_derives_names_labels_and_keys() {
     assert_eq!(note.unique, ["slug"]);
     assert_eq!(note.required, ["slug", "caption"]);
     assert_eq!(note.lock, LockRules::default());
-    assert_eq!(note.store, Store::Baton);
+    assert_eq!(note.store, Store::Stored);
 }
 
 #[test]

@@ -15,11 +15,11 @@ use beyond::{
     ids_of, lock_set, lockable_key, new_card, new_page,
 };
 use common::line::wait_body;
-use common::{id, lock_body, takeover_body, Backend, Resp, ServerProcess, TestApp};
+use common::{id, lock_body, takeover_body, Backend, Cast, Resp, ServerProcess, TestApp};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     every_lock_carries_its_depth,
     a_deep_lock_is_refused_while_someone_holds_the_record_itself,
     a_deep_page_lock_is_refused_while_someone_holds_a_card_on_it,
@@ -44,9 +44,9 @@ on_both_backends!(
     a_deep_case_takeover_ends_deep_page_locks_and_everything_else,
     the_deep_holder_deletes_its_page_and_its_lock_ends,
     the_status_of_a_card_inside_a_deep_lock_is_locked,
-    deep_and_shallow_lockers_racing_never_overlap,
     a_deep_lock_ends_the_lines_inside_it,
 );
+on_both_backends!(deep_and_shallow_lockers_racing_never_overlap,);
 
 /// `user` writes `path` (`{card: {content}}` and friends): the response.
 async fn write(
@@ -109,10 +109,7 @@ fn assert_inside(refused: &Resp, deep: &Value, what: &str) {
     );
 }
 
-async fn every_lock_carries_its_depth(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn every_lock_carries_its_depth((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (mut watcher, _) = app.open_tab(&f.slug, &c.rita.tab("watcher")).await;
     let bob = c.bob.tab("bob-tab");
@@ -186,10 +183,7 @@ async fn every_lock_carries_its_depth(backend: Backend) {
     assert_eq!(refused.body["error"]["lock"]["depth"], "infinity");
 }
 
-async fn a_deep_lock_is_refused_while_someone_holds_the_record_itself(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_deep_lock_is_refused_while_someone_holds_the_record_itself((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let carols_page = app.lock(&c.carol.tab("carol-tab"), "Page", f.page_id).await;
@@ -218,10 +212,7 @@ async fn a_deep_lock_is_refused_while_someone_holds_the_record_itself(backend: B
 /// Cards on the page held by others (another user, another tab of the
 /// same user): the deep page lock is refused naming all of them. A card on
 /// another page is not in the way.
-async fn a_deep_page_lock_is_refused_while_someone_holds_a_card_on_it(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_deep_page_lock_is_refused_while_someone_holds_a_card_on_it((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let second = app.card(f, "second").await;
     let other_page = new_page(&app, &c.mia, &f.slug, "Page two").await;
@@ -248,10 +239,7 @@ async fn a_deep_page_lock_is_refused_while_someone_holds_a_card_on_it(backend: B
     assert_eq!(ids_of(&listed), ids_of([&deep, &carols_elsewhere]));
 }
 
-async fn a_lock_inside_a_deep_page_lock_is_refused_naming_it(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_lock_inside_a_deep_page_lock_is_refused_naming_it((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let carol = c.carol.tab("carol-tab");
     let deep = deep_lock(&app, &c.bob.tab("bob-tab"), "Page", f.page_id).await;
@@ -290,10 +278,9 @@ async fn a_lock_inside_a_deep_page_lock_is_refused_naming_it(backend: Backend) {
     assert_eq!(listed.len(), 2, "{listed:?}");
 }
 
-async fn a_deep_case_lock_is_refused_while_someone_holds_anything_in_the_case(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_deep_case_lock_is_refused_while_someone_holds_anything_in_the_case(
+    (app, c): (TestApp, Cast),
+) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let carol = c.carol.tab("carol-tab");
@@ -325,10 +312,7 @@ async fn a_deep_case_lock_is_refused_while_someone_holds_anything_in_the_case(ba
     assert_eq!(case_locks(&app, &c.rita, &f.slug).await.len(), 3);
 }
 
-async fn nothing_in_a_deep_locked_case_can_be_locked_by_someone_else(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn nothing_in_a_deep_locked_case_can_be_locked_by_someone_else((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let carol = c.carol.tab("carol-tab");
     let deep = deep_lock(&app, &c.bob.tab("bob-tab"), "Case", f.case_id).await;
@@ -346,10 +330,7 @@ async fn nothing_in_a_deep_locked_case_can_be_locked_by_someone_else(backend: Ba
     assert_eq!(ids_of(&listed), BTreeSet::from([id(&deep)]));
 }
 
-async fn deep_locks_on_nested_records_exclude_each_other(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn deep_locks_on_nested_records_exclude_each_other((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let carol = c.carol.tab("carol-tab");
@@ -404,10 +385,7 @@ async fn deep_locks_on_nested_records_exclude_each_other(backend: Backend) {
 }
 
 /// A deep lock covers what is created in it later, by its holder.
-async fn records_created_later_are_covered(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn records_created_later_are_covered((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let carol = c.carol.tab("carol-tab");
@@ -464,10 +442,7 @@ async fn records_created_later_are_covered(backend: Backend) {
     assert_locked_by_deep(&refused, &on_case, "PATCH of a page created later");
 }
 
-async fn the_guard_answers_423_inside_a_deep_page_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_guard_answers_423_inside_a_deep_page_lock((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let carol = c.carol.tab("carol-tab");
     let card = format!("/cards/{}", f.card_id);
@@ -530,10 +505,7 @@ async fn the_guard_answers_423_inside_a_deep_page_lock(backend: Backend) {
         .expect(200);
 }
 
-async fn the_guard_answers_423_inside_a_deep_case_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_guard_answers_423_inside_a_deep_case_lock((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let carol = c.carol.tab("carol-tab");
     let mia = c.mia.tab("mia-tab");
@@ -614,10 +586,7 @@ async fn the_guard_answers_423_inside_a_deep_case_lock(backend: Backend) {
 
 /// The deep lock's own tab locks and writes inside it; its user's other
 /// tab is someone else.
-async fn the_deep_holders_tab_locks_and_writes_inside(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_deep_holders_tab_locks_and_writes_inside((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let card = format!("/cards/{}", f.card_id);
@@ -666,10 +635,7 @@ async fn the_deep_holders_tab_locks_and_writes_inside(backend: Backend) {
     assert_eq!(refused.body["error"]["lock"]["depth"], "0");
 }
 
-async fn a_tab_deepens_its_own_lock_and_a_shallow_ask_renews_a_deep_one(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_tab_deepens_its_own_lock_and_a_shallow_ask_renews_a_deep_one((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let shallow = app.lock(&bob, "Page", f.page_id).await;
@@ -730,10 +696,7 @@ async fn a_tab_deepens_its_own_lock_and_a_shallow_ask_renews_a_deep_one(backend:
 /// Mia (manager) takes the page over deeply: every lock of others inside
 /// and on it ends `overridden` (each its own destroy, before her lock's
 /// create); a lock outside the page stays.
-async fn a_deep_takeover_ends_every_conflicting_lock_inside(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_deep_takeover_ends_every_conflicting_lock_inside((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let second = app.card(f, "second").await;
     let carol = c.carol.tab("carol-tab");
@@ -799,10 +762,7 @@ async fn a_deep_takeover_ends_every_conflicting_lock_inside(backend: Backend) {
 
 /// "Edit anyway" on a record inside someone's deep lock is refused naming
 /// it; taking the deep lock itself over works.
-async fn a_takeover_does_not_get_past_a_deep_lock_on_an_ancestor(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_takeover_does_not_get_past_a_deep_lock_on_an_ancestor((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let mia = c.mia.tab("mia-tab");
     let deep = deep_lock(&app, &c.bob.tab("bob-tab"), "Page", f.page_id).await;
@@ -845,10 +805,7 @@ async fn a_takeover_does_not_get_past_a_deep_lock_on_an_ancestor(backend: Backen
 /// `depth: "infinity"` on a card is invalid, whatever holds the card: the
 /// request is refused for what it asks (422), also inside someone's deep
 /// lock and with `takeover`.
-async fn depth_infinity_on_a_card_is_invalid_also_inside_a_deep_lock(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn depth_infinity_on_a_card_is_invalid_also_inside_a_deep_lock((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let mia = c.mia.tab("mia-tab");
     let deep = deep_lock(&app, &c.bob.tab("bob-tab"), "Page", f.page_id).await;
@@ -875,10 +832,9 @@ async fn depth_infinity_on_a_card_is_invalid_also_inside_a_deep_lock(backend: Ba
     assert_eq!(ids_of(&listed), ids_of([&deep, &carols]));
 }
 
-async fn a_deep_takeover_is_outranked_when_anyone_inside_outranks_the_caller(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_deep_takeover_is_outranked_when_anyone_inside_outranks_the_caller(
+    (app, c): (TestApp, Cast),
+) {
     let f = &c.case;
     let second = app.card(f, "second").await;
     let carols = app.lock(&c.carol.tab("carol-tab"), "Card", f.card_id).await;
@@ -930,10 +886,7 @@ async fn a_deep_takeover_is_outranked_when_anyone_inside_outranks_the_caller(bac
     assert_eq!(destroyed.len(), 1, "only the marker ended: {frames:?}");
 }
 
-async fn depth_infinity_is_for_pages_and_cases_and_never_waits(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn depth_infinity_is_for_pages_and_cases_and_never_waits((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     app.lock_error(&bob, deep_body("Card", f.card_id), 422, "invalid")
@@ -963,10 +916,7 @@ async fn depth_infinity_is_for_pages_and_cases_and_never_waits(backend: Backend)
 }
 
 /// A set or a claim over records inside someone else's deep lock.
-async fn sets_and_claims_respect_deep_locks(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn sets_and_claims_respect_deep_locks((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let deep = deep_lock(&app, &c.carol.tab("carol-tab"), "Page", f.page_id).await;
@@ -1007,10 +957,7 @@ async fn sets_and_claims_respect_deep_locks(backend: Backend) {
 }
 
 /// A 409 of a plain `POST /locks` carries `locks` too: `[lock]`.
-async fn a_plain_refusal_names_its_lock_in_locks_too(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_plain_refusal_names_its_lock_in_locks_too((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bobs = app.lock(&c.bob.tab("bob-tab"), "Card", f.card_id).await;
     let refused = app
@@ -1024,10 +971,7 @@ async fn a_plain_refusal_names_its_lock_in_locks_too(backend: Backend) {
 
 /// The tab's own locks inside a page are not in the way of its deep lock
 /// on the page; they stay its own.
-async fn a_tab_locks_deeply_over_its_own_locks_inside(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_tab_locks_deeply_over_its_own_locks_inside((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let card_lock = app.lock(&bob, "Card", f.card_id).await;
@@ -1046,10 +990,7 @@ async fn a_tab_locks_deeply_over_its_own_locks_inside(backend: Backend) {
 /// Bob writes a card inside his deep page lock with the deep lock's token;
 /// Mia takes the page over deeply; Bob's stale tab is locked out (423), and
 /// after Mia releases, its token is lost (412) and her edit survives.
-async fn the_deep_lock_token_story(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_deep_lock_token_story((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let mia = c.mia.tab("mia-tab");
@@ -1097,10 +1038,7 @@ async fn the_deep_lock_token_story(backend: Backend) {
 
 /// Mia takes the case over deeply from Bob's deep page lock, Carol's
 /// edgenote lock and Bob's other tab's case lock: all end `overridden`.
-async fn a_deep_case_takeover_ends_deep_page_locks_and_everything_else(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_deep_case_takeover_ends_deep_page_locks_and_everything_else((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let (mut watcher, _) = app.open_tab(&f.slug, &c.rita.tab("watcher")).await;
     let page = deep_lock(&app, &c.bob.tab("bob-tab"), "Page", f.page_id).await;
@@ -1141,10 +1079,7 @@ async fn a_deep_case_takeover_ends_deep_page_locks_and_everything_else(backend: 
 /// The deep lock's holder deletes the page with its cards (204): the
 /// deep lock ends with it, and someone else's card lock on the page would
 /// have stopped it.
-async fn the_deep_holder_deletes_its_page_and_its_lock_ends(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_deep_holder_deletes_its_page_and_its_lock_ends((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let deep = deep_lock(&app, &bob, "Page", f.page_id).await;
@@ -1165,10 +1100,7 @@ async fn the_deep_holder_deletes_its_page_and_its_lock_ends(backend: Backend) {
 /// `GET /locks/status` of a card inside someone else's deep lock: locked,
 /// by the deep lock (a polling client must not believe it may edit); for
 /// the deep holder's tab, owned.
-async fn the_status_of_a_card_inside_a_deep_lock_is_locked(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_status_of_a_card_inside_a_deep_lock_is_locked((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let bob = c.bob.tab("bob-tab");
     let deep = deep_lock(&app, &bob, "Page", f.page_id).await;
@@ -1411,10 +1343,7 @@ async fn a_deep_lock_through_one_instance_holds_on_the_other() {
 /// ends the lines inside (`left`) — here the line of a card whose lock the
 /// deep takeover ended — and releasing the deep lock leaves the card free.
 /// The deep-locked page's own line stays.
-async fn a_deep_lock_ends_the_lines_inside_it(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_deep_lock_ends_the_lines_inside_it((app, c): (TestApp, Cast)) {
     let f = &c.case;
     let carol = c.carol.tab("carol-tab");
     let bob = c.bob.tab("bob-tab");

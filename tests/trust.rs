@@ -22,19 +22,23 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-on_both_backends!(
-    her_session_id_on_his_channel_starts_no_grace_on_her_lock,
-    her_session_id_on_his_channel_does_not_renew_her_lock,
-    her_session_id_on_a_save_is_tagged_with_his_user_and_refused_on_her_record,
-    her_session_id_on_an_acquire_or_a_release_leaves_hers_hers_and_his_his,
+on_both_backends!(start =>
     an_admin_kick_with_a_user_closes_only_that_users_tab,
     a_removed_member_loses_locks_line_and_channel_at_once,
     a_demoted_member_loses_locks_and_line_but_keeps_watching,
     a_signed_out_persons_channel_is_told_and_closed,
     a_non_member_probing_locks_waiters_and_records_learns_nothing,
+);
+on_both_backends!(host =>
+    a_host_frame_for_a_record_baton_stores_is_422,
+);
+on_both_backends!(
+    her_session_id_on_his_channel_starts_no_grace_on_her_lock,
+    her_session_id_on_his_channel_does_not_renew_her_lock,
+    her_session_id_on_a_save_is_tagged_with_his_user_and_refused_on_her_record,
+    her_session_id_on_an_acquire_or_a_release_leaves_hers_hers_and_his_his,
     nul_in_any_string_is_refused_and_never_500,
     oversized_sign_ins_are_422_and_do_not_count,
-    a_host_frame_for_a_record_baton_stores_is_422,
 );
 
 // ---- one schema for the whole module ----
@@ -612,10 +616,7 @@ async fn her_session_id_on_an_acquire_or_a_release_leaves_hers_hers_and_his_his(
 
 /// Alice's and Bob's tabs share a session id; the admin kicks Bob's with
 /// `?user=`: Bob's tab is told and closed, Alice's stays open with her lock.
-async fn an_admin_kick_with_a_user_closes_only_that_users_tab(backend: Backend) {
-    let Some(app) = start(backend).await else {
-        return;
-    };
+async fn an_admin_kick_with_a_user_closes_only_that_users_tab(app: TestApp) {
     let p = people(&app).await;
     let (mut her_tab, _) = channel(&app, SLUG, &p.alice).await;
     let (mut his_tab, _) = channel(&app, SLUG, &p.bob).await;
@@ -709,10 +710,7 @@ async fn bob_holding(app: &TestApp, p: &People, base: &str) -> Holding {
 /// The manager removes Bob from the case. In the same transaction his lock
 /// ends (`kicked`) and his place in line goes; his channel is told
 /// `access_removed` and closed with 1008.
-async fn a_removed_member_loses_locks_line_and_channel_at_once(backend: Backend) {
-    let Some(app) = start(backend).await else {
-        return;
-    };
+async fn a_removed_member_loses_locks_line_and_channel_at_once(app: TestApp) {
     let p = people(&app).await;
     let mut bob = bob_holding(&app, &p, &app.base).await;
     let membership = p.membership_of(&app, &p.bob).await;
@@ -748,10 +746,7 @@ async fn a_removed_member_loses_locks_line_and_channel_at_once(backend: Backend)
 /// The manager lowers Bob to reader. His lock and place in line end in the
 /// same transaction (`kicked`); his channel stays open (readers watch); he
 /// can no longer renew what was his.
-async fn a_demoted_member_loses_locks_and_line_but_keeps_watching(backend: Backend) {
-    let Some(app) = start(backend).await else {
-        return;
-    };
+async fn a_demoted_member_loses_locks_and_line_but_keeps_watching(app: TestApp) {
     let p = people(&app).await;
     let mut bob = bob_holding(&app, &p, &app.base).await;
     let carols = app.lock(&p.carol, "Card", p.other_card).await;
@@ -822,10 +817,7 @@ async fn a_demoted_member_loses_locks_and_line_but_keeps_watching(backend: Backe
 
 /// Bob signs out with the token his channel was opened with: REST with it
 /// is 401 at once, and the channel is told `signed_out` and closed (1008).
-async fn a_signed_out_persons_channel_is_told_and_closed(backend: Backend) {
-    let Some(app) = start(backend).await else {
-        return;
-    };
+async fn a_signed_out_persons_channel_is_told_and_closed(app: TestApp) {
     let p = people(&app).await;
     let mut bob = bob_holding(&app, &p, &app.base).await;
     let bob_tab = p.bob.tab("bob-tab");
@@ -946,10 +938,7 @@ fn leaks(body: &str, secrets: &[&str]) -> Vec<String> {
 /// target or the case's slug (unless she sent it). Nothing she asks
 /// changes anything, and asking about a record of an external type makes
 /// no row for it.
-async fn a_non_member_probing_locks_waiters_and_records_learns_nothing(backend: Backend) {
-    let Some(app) = start(backend).await else {
-        return;
-    };
+async fn a_non_member_probing_locks_waiters_and_records_learns_nothing(app: TestApp) {
     let p = people(&app).await;
     let hers = app.lock(&p.alice, "Card", p.case.card_id).await;
     let place = app
@@ -1639,10 +1628,7 @@ async fn oversized_sign_ins_are_422_and_do_not_count(backend: Backend) {
 /// types only: a frame for a record baton stores (a card, with a version no
 /// save made), a lock, a waiter or another of baton's own is 422, and no
 /// tab hears it.
-async fn a_host_frame_for_a_record_baton_stores_is_422(backend: Backend) {
-    let Some(h) = host(backend).await else {
-        return;
-    };
+async fn a_host_frame_for_a_record_baton_stores_is_422(h: Host) {
     let app = &h.app;
     let ann = app.user("Ann").await.tab("ann-tab");
     app.case_only("acme", &[(&ann, Role::Editor)]).await;

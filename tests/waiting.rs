@@ -8,29 +8,45 @@ mod common;
 use std::time::Duration;
 
 use common::line::wait_body;
-use common::{id, lock_body, short_lifetimes, Backend, Cast, Tab, TestApp, TestUser};
+use common::{id, lock_body, short_lifetimes, Cast, Tab, TestApp, TestUser};
 use serde_json::{json, Value};
 
-on_both_backends!(
+on_both_backends!(TestApp::with_cast =>
     waiting_answers_202_with_a_waiter_and_200_when_asked_again,
     waiting_needs_a_tab_and_an_editor,
     the_line_is_in_the_case_the_welcome_and_the_status,
     grants_go_in_join_order_with_the_frames_in_order,
-    an_expired_lock_is_handed_over,
-    an_idle_lock_is_handed_over,
-    a_closed_holders_lock_is_handed_over_after_the_grace,
     a_kicked_holders_lock_is_handed_over,
     a_broken_lock_is_handed_over,
     a_removed_users_lock_is_handed_over_and_their_waiters_leave,
     a_takeover_skips_the_line_and_leaves_it_as_it_was,
-    a_waiter_whose_tab_closes_leaves_after_the_grace_and_is_skipped,
-    an_expired_waiter_is_skipped,
     a_waiter_leaves_the_line,
     a_waiter_refreshes_its_place,
     deleting_the_record_empties_its_line,
+    another_users_tab_with_the_same_session_id_waits_in_its_own_place,
+);
+on_both_backends!(|backend| TestApp::start_with(backend, lifetimes) =>
+    an_expired_lock_is_handed_over,
+    a_closed_holders_lock_is_handed_over_after_the_grace,
+    an_expired_waiter_is_skipped,
+);
+on_both_backends!(
+    |backend| TestApp::start_with(backend, |s| {
+        lifetimes(s);
+        s.idle_timeout = Duration::from_millis(1500);
+    }) =>
+    an_idle_lock_is_handed_over,
+);
+on_both_backends!(
+    |backend| TestApp::start_with(backend, |s| {
+        lifetimes(s);
+        s.lock_ttl = Duration::from_secs(30);
+    }) =>
+    a_waiter_whose_tab_closes_leaves_after_the_grace_and_is_skipped,
+);
+on_both_backends!(|backend| TestApp::start_with(backend, lifetimes_without_reaper) =>
     a_takeover_of_an_overdue_lock_skips_the_line_too,
     deleting_a_page_ends_the_line_of_an_overdue_card_lock,
-    another_users_tab_with_the_same_session_id_waits_in_its_own_place,
 );
 
 /// Short lifetimes, with a lease of 2 s renewed every 500 ms: a waiter's or
@@ -102,10 +118,7 @@ async fn line_of(app: &TestApp, c: &Cast) -> Vec<i64> {
     waiters.iter().map(id).collect()
 }
 
-async fn waiting_answers_202_with_a_waiter_and_200_when_asked_again(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn waiting_answers_202_with_a_waiter_and_200_when_asked_again((app, c): (TestApp, Cast)) {
     let card = c.case.card_id;
     let bob = c.bob.tab("bob-tab");
     let carol = c.carol.tab("carol-tab");
@@ -153,10 +166,7 @@ async fn waiting_answers_202_with_a_waiter_and_200_when_asked_again(backend: Bac
     assert_eq!(queued[1].2, Some(c.mia.id));
 }
 
-async fn waiting_needs_a_tab_and_an_editor(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn waiting_needs_a_tab_and_an_editor((app, c): (TestApp, Cast)) {
     let card = c.case.card_id;
     app.lock(&c.bob.tab("bob-tab"), "Card", card).await;
     // The line is kept per tab: no X-Session-ID, no place.
@@ -202,10 +212,7 @@ async fn waiting_needs_a_tab_and_an_editor(backend: Backend) {
     assert_eq!(free.body["type"], "Lock");
 }
 
-async fn the_line_is_in_the_case_the_welcome_and_the_status(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn the_line_is_in_the_case_the_welcome_and_the_status((app, c): (TestApp, Cast)) {
     let card = c.case.card_id;
     app.lock(&c.bob.tab("bob-tab"), "Card", card).await;
     let carol = wait(&app, &c.carol.tab("carol-tab"), card).await;
@@ -241,10 +248,7 @@ async fn the_line_is_in_the_case_the_welcome_and_the_status(backend: Backend) {
     assert_eq!(other.body["waiters"], json!([]));
 }
 
-async fn grants_go_in_join_order_with_the_frames_in_order(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn grants_go_in_join_order_with_the_frames_in_order((app, c): (TestApp, Cast)) {
     let card = c.case.card_id;
     let (mut watcher, _) = app.open_tab("c", &c.rita.tab("rita-tab")).await;
     let bob = c.bob.tab("bob-tab");
@@ -317,10 +321,7 @@ async fn bob_holds_carol_waits(app: &TestApp, c: &Cast, bob: &TestUser) -> (Tab,
     (watcher, held, waiter)
 }
 
-async fn an_expired_lock_is_handed_over(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, lifetimes).await else {
-        return;
-    };
+async fn an_expired_lock_is_handed_over(app: TestApp) {
     let c = app.cast().await;
     let (mut carol, held, waiter) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
     let lock = expect_hand_off(&mut carol, &held, "expired", &waiter).await;
@@ -333,15 +334,7 @@ async fn an_expired_lock_is_handed_over(backend: Backend) {
         .expect(200);
 }
 
-async fn an_idle_lock_is_handed_over(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| {
-        lifetimes(s);
-        s.idle_timeout = Duration::from_millis(1500);
-    })
-    .await
-    else {
-        return;
-    };
+async fn an_idle_lock_is_handed_over(app: TestApp) {
     let c = app.cast().await;
     let bob = c.bob.tab("bob-tab");
     // Bob's tab is open: his lease is renewed, only idleness ends it.
@@ -350,10 +343,7 @@ async fn an_idle_lock_is_handed_over(backend: Backend) {
     expect_hand_off(&mut carol, &held, "idle", &waiter).await;
 }
 
-async fn a_closed_holders_lock_is_handed_over_after_the_grace(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, lifetimes).await else {
-        return;
-    };
+async fn a_closed_holders_lock_is_handed_over_after_the_grace(app: TestApp) {
     let c = app.cast().await;
     let bob = c.bob.tab("bob-tab");
     let (bob_tab, _) = app.open_tab("c", &bob).await;
@@ -367,10 +357,7 @@ async fn a_closed_holders_lock_is_handed_over_after_the_grace(backend: Backend) 
     );
 }
 
-async fn a_kicked_holders_lock_is_handed_over(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_kicked_holders_lock_is_handed_over((app, c): (TestApp, Cast)) {
     let (mut carol, held, waiter) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
     app.delete("/admin/sessions/bob-tab")
         .by(&c.root)
@@ -380,10 +367,7 @@ async fn a_kicked_holders_lock_is_handed_over(backend: Backend) {
     expect_hand_off(&mut carol, &held, "kicked", &waiter).await;
 }
 
-async fn a_broken_lock_is_handed_over(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_broken_lock_is_handed_over((app, c): (TestApp, Cast)) {
     let (mut carol, held, waiter) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
     // Mia (manager) breaks Bob's lock: not a takeover, so the line is served.
     app.delete(&format!("/locks/{}", held["id"]))
@@ -394,10 +378,7 @@ async fn a_broken_lock_is_handed_over(backend: Backend) {
     expect_hand_off(&mut carol, &held, "overridden", &waiter).await;
 }
 
-async fn a_removed_users_lock_is_handed_over_and_their_waiters_leave(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_removed_users_lock_is_handed_over_and_their_waiters_leave((app, c): (TestApp, Cast)) {
     let (mut carol, held, waiter) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
     // Bob also waits for the page Mia holds.
     let page_lock = app
@@ -432,10 +413,7 @@ async fn a_removed_users_lock_is_handed_over_and_their_waiters_leave(backend: Ba
         .expect(200);
 }
 
-async fn a_takeover_skips_the_line_and_leaves_it_as_it_was(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_takeover_skips_the_line_and_leaves_it_as_it_was((app, c): (TestApp, Cast)) {
     let card = c.case.card_id;
     let (mut carol, held, waiter) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
     // Mia waits too, then takes it over: her own place ends, Carol's stays.
@@ -472,15 +450,7 @@ async fn a_takeover_skips_the_line_and_leaves_it_as_it_was(backend: Backend) {
     assert_eq!(*actions.last().unwrap(), "handed_off", "{actions:?}");
 }
 
-async fn a_waiter_whose_tab_closes_leaves_after_the_grace_and_is_skipped(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| {
-        lifetimes(s);
-        s.lock_ttl = Duration::from_secs(30);
-    })
-    .await
-    else {
-        return;
-    };
+async fn a_waiter_whose_tab_closes_leaves_after_the_grace_and_is_skipped(app: TestApp) {
     let c = app.cast().await;
     let card = c.case.card_id;
     let (mut watcher, _) = app.open_tab("c", &c.rita.tab("rita-tab")).await;
@@ -506,10 +476,7 @@ async fn a_waiter_whose_tab_closes_leaves_after_the_grace_and_is_skipped(backend
     expect_hand_off(&mut watcher, &held, "released", &mias_place).await;
 }
 
-async fn an_expired_waiter_is_skipped(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, lifetimes).await else {
-        return;
-    };
+async fn an_expired_waiter_is_skipped(app: TestApp) {
     let c = app.cast().await;
     let card = c.case.card_id;
     let bob = c.bob.tab("bob-tab");
@@ -530,10 +497,7 @@ async fn an_expired_waiter_is_skipped(backend: Backend) {
     expect_hand_off(&mut bob_tab, &held, "released", &mias_place).await;
 }
 
-async fn a_waiter_leaves_the_line(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_waiter_leaves_the_line((app, c): (TestApp, Cast)) {
     let card = c.case.card_id;
     let (mut watcher, _) = app.open_tab("c", &c.rita.tab("rita-tab")).await;
     let bob = c.bob.tab("bob-tab");
@@ -592,10 +556,7 @@ async fn a_waiter_leaves_the_line(backend: Backend) {
     app.lock(&c.carol.tab("carol-tab"), "Card", card).await;
 }
 
-async fn a_waiter_refreshes_its_place(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn a_waiter_refreshes_its_place((app, c): (TestApp, Cast)) {
     let card = c.case.card_id;
     app.lock(&c.bob.tab("bob-tab"), "Card", card).await;
     let carol = c.carol.tab("carol-tab");
@@ -629,10 +590,7 @@ async fn a_waiter_refreshes_its_place(backend: Backend) {
         .expect_error(404, "not_found");
 }
 
-async fn deleting_the_record_empties_its_line(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn deleting_the_record_empties_its_line((app, c): (TestApp, Cast)) {
     let card = c.case.card_id;
     let (mut watcher, _) = app.open_tab("c", &c.rita.tab("rita-tab")).await;
     let bob = c.bob.tab("bob-tab");
@@ -672,10 +630,7 @@ fn lifetimes_without_reaper(s: &mut baton::config::Settings) {
 /// Bob's lock (no tab renews it) is past its lease, not yet reaped, and
 /// Carol waits. Mia's "Edit anyway" skips the line: Carol is not handed the
 /// record only to be overridden at once; she keeps her place.
-async fn a_takeover_of_an_overdue_lock_skips_the_line_too(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, lifetimes_without_reaper).await else {
-        return;
-    };
+async fn a_takeover_of_an_overdue_lock_skips_the_line_too(app: TestApp) {
     let c = app.cast().await;
     let card = c.case.card_id;
     let (mut carol, held, waiter) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
@@ -706,10 +661,7 @@ async fn a_takeover_of_an_overdue_lock_skips_the_line_too(backend: Backend) {
 
 /// A page is deleted while a card on it has an overdue lock with a line:
 /// the lock ends with its line, and nobody is handed a card that is going.
-async fn deleting_a_page_ends_the_line_of_an_overdue_card_lock(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, lifetimes_without_reaper).await else {
-        return;
-    };
+async fn deleting_a_page_ends_the_line_of_an_overdue_card_lock(app: TestApp) {
     let c = app.cast().await;
     let (mut carol, _held, waiter) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
     tokio::time::sleep(Duration::from_millis(2500)).await;
@@ -732,10 +684,9 @@ async fn deleting_a_page_ends_the_line_of_an_overdue_card_lock(backend: Backend)
 /// Session ids are not secret (every lock and waiter shows its tab's). A tab
 /// is a user and a session id: Mia sending Carol's session id waits in a
 /// place of her own, and Carol's stays hers.
-async fn another_users_tab_with_the_same_session_id_waits_in_its_own_place(backend: Backend) {
-    let Some((app, c)) = TestApp::with_cast(backend).await else {
-        return;
-    };
+async fn another_users_tab_with_the_same_session_id_waits_in_its_own_place(
+    (app, c): (TestApp, Cast),
+) {
     let card = c.case.card_id;
     let (_carol_tab, _held, carols) = bob_holds_carol_waits(&app, &c, &c.bob.tab("bob-tab")).await;
     let mias = app

@@ -98,6 +98,6 @@ pub fn plant(
         .map_err(|_| diesel::result::Error::NotFound)?;
     let place = baton::models::Place { case_id, parent_id };
     let (record, _) =
-        baton::models::DeclaredRecord::create(tx.conn, ty, place, fields, position, tx.now)?;
+        baton::models::StoredRecord::create(tx.conn, ty, place, fields, position, tx.now)?;
     Ok(record.id.get())
 }

@@ -7,7 +7,7 @@ use super::{AuthError, JwtKeys, TokenClaims};
 use crate::clock;
 use crate::db::{DbConn, Editor};
 use crate::error::AppError;
-use crate::models::lock_fast_path::TokenHolder;
+use crate::models::TokenHolder;
 use crate::models::{Case, CaseId, Role, Tab, User};
 
 /// Who is making the request: the signed-in user and, when the browser tab

@@ -3,7 +3,7 @@
 //! and plan the hot path's statements on every request. A [`Prepared`]
 //! statement is prepared once per connection, keyed by its text. Its text is
 //! `&'static str` and, by rule, a constant (`concat!` of fragments, as in
-//! `crate::models::lock_sql`): requests only ever supply binds.
+//! `crate::locks::fast_path::sql`): requests only ever supply binds.
 
 use diesel::backend::Backend;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId, SqlQuery};

@@ -16,7 +16,7 @@ use crate::locks::line::waiters_of_case;
 use crate::locks::render::{lock_views, waiter_views};
 use crate::locks::Written;
 use crate::models::case::CaseChanges;
-use crate::models::{Case, CaseId, DeclaredRecord, Lock, Membership, Role};
+use crate::models::{Case, CaseId, Lock, Membership, Role, StoredRecord};
 use crate::realtime::presence::online_users;
 use crate::state::AppState;
 use crate::views::{record_tree, CaseDetailView, CaseView};
@@ -125,7 +125,7 @@ pub async fn show(
         .read(move |conn| {
             let case = case_by_slug(conn, &slug)?;
             let rank = authorize(conn, &actor.user, &case, Role::Reader)?;
-            let records = DeclaredRecord::of_case(conn, case.id)?;
+            let records = StoredRecord::of_case(conn, case.id)?;
             let now = crate::db::now(conn)?;
             Ok::<_, AppError>(CaseDetailView {
                 case: CaseView::from(&case),

@@ -9,7 +9,8 @@ use actix_web::HttpResponse;
 use crate::auth::{Actor, Caller};
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
-use crate::locks::guard::{guarded_write, Preconditions, WriteContext};
+use crate::locks::engine;
+use crate::locks::guard::{Preconditions, WriteContext};
 use crate::locks::{Lockable, Written};
 use crate::models::{Case, CaseId, Role};
 use crate::state::AppState;
@@ -37,15 +38,7 @@ pub fn case_of(conn: &mut crate::db::DbConn, case_id: CaseId) -> AppResult<Case>
         .ok_or_else(|| AppError::not_found(format!("Case {case_id} does not exist.")))
 }
 
-/// The case with this slug, or 404.
-pub fn case_by_slug(conn: &mut crate::db::DbConn, slug: &str) -> AppResult<Case> {
-    Case::find_by_slug(conn, slug)?
-        .ok_or_else(|| AppError::not_found(format!("There is no case '{slug}'.")))
-}
-
-fn missing(key: impl std::fmt::Display) -> AppError {
-    AppError::not_found(format!("{key} does not exist (it may have been deleted)."))
-}
+pub use crate::locks::naming::case_by_slug;
 
 /// `GET` of one lockable: reader+ of its case.
 pub async fn show_lockable<L: Lockable>(
@@ -56,7 +49,7 @@ pub async fn show_lockable<L: Lockable>(
     let record = state
         .db
         .read(move |conn| {
-            let record = L::find(conn, key)?.ok_or_else(|| missing(key))?;
+            let record = L::find(conn, key)?.ok_or_else(|| engine::missing(key))?;
             let case = case_of(conn, record.case_id())?;
             crate::auth::access::authorize(conn, &actor.user, &case, Role::Reader)?;
             Ok::<_, AppError>(record)
@@ -93,9 +86,8 @@ where
 }
 
 /// [`guarded`], with a step between the role check and the guard:
-/// `prepare` reads the request against the record (a body that cannot be
-/// right is 400 or 422, never 412 or 423: RFC 9110 §13.2.1), and `write`
-/// gets what it made.
+/// `prepare` reads the request against the record (see
+/// `locks::engine::write`), and `write` gets what it made.
 pub async fn guarded_after<L, T, P, F>(
     state: &AppState,
     caller: Caller,
@@ -111,35 +103,11 @@ where
     F: FnOnce(&mut Tx, &WriteContext, L, T) -> AppResult<Written<L>> + Send + 'static,
     T: Send + 'static,
 {
-    let policy = state.policy;
-    let written = state
-        .db
-        .write(caller.editor(), move |tx| {
-            // The record, then caller, case and role in one query, before
-            // anything is locked; then the record's row locked (it orders
-            // this write with others of the same record) and read again.
-            let Some(record) = L::find(tx.conn, key)? else {
-                caller.load(tx.conn)?; // 401 comes before 404
-                return Err(missing(key));
-            };
-            let (actor, case, rank) = caller.load_on_case(tx.conn, record.case_id())?;
-            crate::auth::access::require(rank, &case, min_role)?;
-            let record = if tx.conn.locks_rows() {
-                L::find_for_update(tx.conn, key)?.ok_or_else(|| missing(key))?
-            } else {
-                record
-            };
-            let prepared = prepare(tx, &actor, &record)?;
-            let ctx = WriteContext {
-                actor: &actor,
-                preconditions,
-                policy: &policy,
-                tab_required: false,
-            };
-            guarded_write(tx, &ctx, record, |tx, record| {
-                write(tx, &ctx, record, prepared)
-            })
-        })
-        .await?;
+    let guarded = engine::Guarded {
+        caller,
+        preconditions,
+        min_role,
+    };
+    let written = engine::write(&state.db, guarded, key, &state.policy, prepare, write).await?;
     Ok(written_response(written))
 }

@@ -19,7 +19,7 @@ use utoipa::openapi::{
 use utoipa::{Modify, OpenApi};
 
 use super::locks;
-use crate::models::{Lock, LockEvent, Membership, Record, User, Waiter};
+use crate::models::{Lock, LockEvent, Membership, User, Waiter, WireType};
 use crate::views::{ErrorBody, ServerFrame};
 
 #[derive(OpenApi)]
@@ -64,7 +64,7 @@ pub fn document() -> Document {
 /// Gives each record schema (`Ticket`, `Lock`, …) its `type` and `table` as
 /// literals, beside the shared `Identity`, so generated clients get tagged
 /// unions: a `Watchable` narrows on `type`. The names come from the lockable
-/// registry and the models' [`Record`] constants; a test checks that every
+/// registry and the models' [`WireType`] constants; a test checks that every
 /// schema built on `Identity` is tagged.
 fn tag_records(doc: &mut Document) {
     // The lockable types from the registry, and the other records.

@@ -24,7 +24,7 @@ use crate::schema::{self, RecordType, Store};
 pub fn add_declared_types(doc: &mut Document) {
     let schema = schema::in_force();
     let components = doc.components.get_or_insert_with(Default::default);
-    for ty in schema.types().iter().filter(|t| t.store == Store::Baton) {
+    for ty in schema.types().iter().filter(|t| t.store == Store::Stored) {
         components
             .schemas
             .insert(ty.name.clone(), record_schema(ty).into());
@@ -61,7 +61,7 @@ pub fn add_declared_types(doc: &mut Document) {
                 schema
                     .types()
                     .iter()
-                    .filter(|t| t.store == Store::Baton)
+                    .filter(|t| t.store == Store::Stored)
                     .map(|t| reference(&t.name)),
             )
             .chain(
@@ -91,7 +91,7 @@ pub fn add_declared_types(doc: &mut Document) {
         });
         let mut top = ObjectBuilder::new().schema_type(Type::Object);
         for ty in schema.children_of(None) {
-            if ty.store == Store::Baton {
+            if ty.store == Store::Stored {
                 top = top
                     .property(&ty.nest_key, ArrayBuilder::new().items(nested_ref(ty)))
                     .required(&ty.nest_key);
@@ -99,7 +99,7 @@ pub fn add_declared_types(doc: &mut Document) {
         }
         detail.items.push(RefOr::T(Schema::Object(top.build())));
     }
-    for ty in schema.types().iter().filter(|t| t.store == Store::Baton) {
+    for ty in schema.types().iter().filter(|t| t.store == Store::Stored) {
         add_paths(doc, ty);
     }
 }
@@ -319,7 +319,7 @@ fn nested_name(ty: &RecordType) -> Option<String> {
     let children: Vec<String> = schema::in_force()
         .children_of(Some(&ty.name))
         .iter()
-        .filter(|c| c.store == Store::Baton)
+        .filter(|c| c.store == Store::Stored)
         .map(|c| capitalized(&c.nest_key))
         .collect();
     (!children.is_empty()).then(|| format!("{}With{}", ty.name, children.join("And")))
@@ -332,7 +332,7 @@ fn nested_ref(ty: &RecordType) -> RefOr<Schema> {
 fn nested_schema(ty: &RecordType) -> Schema {
     let mut children = ObjectBuilder::new().schema_type(Type::Object);
     for child in schema::in_force().children_of(Some(&ty.name)) {
-        if child.store == Store::Baton {
+        if child.store == Store::Stored {
             children = children
                 .property(
                     &child.nest_key,

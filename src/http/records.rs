@@ -9,15 +9,15 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use serde_json::{Map, Value};
 
-use super::{case_by_slug, case_of, errors, guarded_after, lockable_response, show_lockable};
+use super::{case_by_slug, case_of, errors, lockable_response, show_lockable};
 use crate::auth::access::authorize;
 use crate::auth::{Actor, Caller};
 use crate::db::Tx;
 use crate::error::{AppError, AppResult, FieldProblem};
 use crate::locks::guard::{clear_child_locks, Preconditions};
-use crate::locks::{fast_path, subtree, Lockable, Written};
+use crate::locks::{engine, fast_path, subtree, Lockable, Written};
 use crate::models::record::MAX_POSITION;
-use crate::models::{DeclaredRecord, Lock, Place, RecordChanges, RecordId, RecordKey, Role};
+use crate::models::{Lock, Place, RecordChanges, RecordId, Role, StoredKey, StoredRecord};
 use crate::schema::{self, FieldError, RecordType, Store};
 use crate::state::AppState;
 use crate::views::{Change, Identity, Watchable};
@@ -44,7 +44,7 @@ fn stored_types() -> impl Iterator<Item = &'static RecordType> {
     schema::in_force()
         .types()
         .iter()
-        .filter(|ty| ty.store == Store::Baton)
+        .filter(|ty| ty.store == Store::Stored)
 }
 
 /// Every declared route as `(path, method)`, as [`routes`] registers them.
@@ -82,8 +82,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     }
 }
 
-fn key(ty: &'static RecordType, id: i64) -> RecordKey {
-    RecordKey {
+fn key(ty: &'static RecordType, id: i64) -> StoredKey {
+    StoredKey {
         ty,
         id: RecordId(id),
     }
@@ -270,7 +270,7 @@ fn ensure_unique(
         let Some(value) = fields.get(name).filter(|v| !v.is_null()) else {
             continue;
         };
-        if DeclaredRecord::value_taken(tx.conn, ty, case_id, name, value, except)? {
+        if StoredRecord::value_taken(tx.conn, ty, case_id, name, value, except)? {
             let shown = value
                 .as_str()
                 .map_or_else(|| value.to_string(), str::to_owned);
@@ -285,7 +285,7 @@ fn ensure_unique(
 
 /// Queues the creation (or update) of a record and the `update` of each
 /// sibling that moved up to make room for it.
-fn emit_moved(tx: &mut Tx, moved: &[DeclaredRecord]) {
+fn emit_moved(tx: &mut Tx, moved: &[StoredRecord]) {
     for sibling in moved {
         tx.emit(sibling.case_id, Change::Update, sibling.view().into());
     }
@@ -341,14 +341,14 @@ pub async fn create_in_record(
             let missing =
                 || AppError::not_found(format!("{} {parent_id} does not exist.", parent_ty.name));
             let parent =
-                DeclaredRecord::find(tx.conn, key(parent_ty, parent_id))?.ok_or_else(missing)?;
+                StoredRecord::find(tx.conn, key(parent_ty, parent_id))?.ok_or_else(missing)?;
             let case = case_of(tx.conn, parent.case_id)?;
             authorize(tx.conn, &actor.user, &case, Role::Editor)?;
             // Then read again, locked, so that a delete of the parent (which
             // takes its row for update) waits for this insert, or this one
             // for it.
             let parent = if tx.conn.locks_rows() {
-                DeclaredRecord::find_for_key_share(tx.conn, key(parent_ty, parent_id))?
+                StoredRecord::find_for_key_share(tx.conn, key(parent_ty, parent_id))?
                     .ok_or_else(missing)?
             } else {
                 parent
@@ -370,10 +370,10 @@ fn create(
     ty: &'static RecordType,
     place: Place,
     asked: Asked,
-) -> AppResult<DeclaredRecord> {
+) -> AppResult<StoredRecord> {
     ensure_unique(tx, ty, place.case_id, &asked.fields, None)?;
     let (record, moved) =
-        DeclaredRecord::create(tx.conn, ty, place, asked.fields, asked.position, tx.now)?;
+        StoredRecord::create(tx.conn, ty, place, asked.fields, asked.position, tx.now)?;
     emit_moved(tx, &moved);
     tx.emit(record.case_id, Change::Create, record.view().into());
     Ok(record)
@@ -386,7 +386,7 @@ pub async fn show(
     actor: Actor,
     id: web::Path<i64>,
 ) -> AppResult<HttpResponse> {
-    show_lockable::<DeclaredRecord>(&state, actor, key(served.0, id.into_inner())).await
+    show_lockable::<StoredRecord>(&state, actor, key(served.0, id.into_inner())).await
 }
 
 /// `PATCH /<plural>/:id` (editors, guarded): the fields given change,
@@ -401,28 +401,18 @@ pub async fn update(
 ) -> AppResult<HttpResponse> {
     let ty = served.0;
     let (id, body, policy) = (id.into_inner(), body.into_inner(), state.policy);
-    if state.settings.lock_fast_path {
-        if let Some(fast) = fast_path::FastSave::of(ty, &body) {
-            let saved = fast_path::save(
-                &state.db,
-                &caller,
-                key(ty, id),
-                preconditions,
-                fast,
-                &policy,
-            )
-            .await?;
-            if let Some(record) = saved {
-                return Ok(super::written_response(Written::Updated(record)));
-            }
-        }
-    }
-    guarded_after::<DeclaredRecord, _, _, _>(
-        &state,
+    let asked = engine::Guarded {
         caller,
         preconditions,
+        min_role: Role::Editor,
+    };
+    let written = engine::save(
+        &state.db,
+        asked,
         key(ty, id),
-        Role::Editor,
+        fast_path::FastSave::of(ty, &body),
+        &policy,
+        state.settings.lock_fast_path,
         move |tx, _, record| {
             let asked = read_body(ty, body, false)?;
             // A move's target: 404 unknown, 422 in another case.
@@ -448,19 +438,20 @@ pub async fn update(
             Ok(Written::Updated(updated))
         },
     )
-    .await
+    .await?;
+    Ok(super::written_response(written))
 }
 
 /// The parent a record moves to: of the parent's type, in the same case.
-fn move_target(tx: &mut Tx, record: &DeclaredRecord, parent_id: i64) -> AppResult<DeclaredRecord> {
+fn move_target(tx: &mut Tx, record: &StoredRecord, parent_id: i64) -> AppResult<StoredRecord> {
     let ty = record.ty;
     let parent_ty = ty
         .parent
         .as_deref()
         .and_then(|p| schema::in_force().get(p))
         .ok_or_else(|| AppError::invalid(format!("{} records do not move.", ty.name)))?;
-    let target = DeclaredRecord::find_for_key_share(tx.conn, key(parent_ty, parent_id))?
-        .ok_or_else(|| {
+    let target =
+        StoredRecord::find_for_key_share(tx.conn, key(parent_ty, parent_id))?.ok_or_else(|| {
             AppError::not_found(format!("{} {parent_id} does not exist.", parent_ty.name))
         })?;
     if target.case_id != record.case_id {
@@ -484,7 +475,7 @@ pub async fn destroy(
     id: web::Path<i64>,
 ) -> AppResult<HttpResponse> {
     let ty = served.0;
-    super::guarded::<DeclaredRecord, _>(
+    super::guarded::<StoredRecord, _>(
         &state,
         caller,
         preconditions,
@@ -496,7 +487,7 @@ pub async fn destroy(
             // waits, then finds its parent gone.
             let holds_records = !schema::in_force().children_of(Some(&ty.name)).is_empty();
             let inside = if holds_records {
-                DeclaredRecord::lock_subtree(tx.conn, &ty.name, record.id.get())?
+                StoredRecord::lock_subtree(tx.conn, &ty.name, record.id.get())?
             } else {
                 Vec::new()
             };
@@ -510,7 +501,7 @@ pub async fn destroy(
                     })
                     .collect();
                 clear_child_locks(tx, ctx, locks)?;
-                DeclaredRecord::delete_all(tx.conn, &inside)?;
+                StoredRecord::delete_all(tx.conn, &inside)?;
             }
             record.delete(tx.conn)?;
             for (type_name, id) in inside.iter().rev() {

@@ -2,15 +2,15 @@
 //! through [`guarded_write`], inside the write's transaction.
 
 use super::holding::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
-use super::lockable::{find_named, Lockable, Target};
+use super::lockable::{find_named, LockTarget, Lockable};
 use super::render::{lock_view, locked};
 use super::subtree;
 use super::LockPolicy;
 use crate::auth::Actor;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
-use crate::models::{CaseId, HeldLock, Lock, LockAction, LockId, User};
-use crate::views::{Change, Identity, RecordView, Watchable};
+use crate::models::{HeldLock, Lock, LockAction, LockId, User};
+use crate::views::{Change, Identity, Watchable};
 
 /// What a write asks to be true before it happens.
 #[derive(Clone, Copy, Debug, Default)]
@@ -46,21 +46,6 @@ impl WriteContext<'_> {
     }
 }
 
-/// What the guard reads of the record written: the same for baton's own
-/// records and for the records a host names (`POST /guard`).
-struct Subject<'a> {
-    type_name: &'a str,
-    id: i64,
-    case_id: CaseId,
-    containers: Vec<(&'static str, i64)>,
-    /// None: baton knows no version of it (an external record).
-    version: Option<i64>,
-    /// "Ticket 12", for messages; made only for an error.
-    label: &'a dyn Fn() -> String,
-    /// Its wire shape, made only for an error.
-    view: &'a dyn Fn() -> RecordView,
-}
-
 /// Runs `write` on `record` if the guard allows it:
 ///
 /// 1. someone else holds the record's lock, or a deep lock on what it sits
@@ -81,18 +66,7 @@ where
     L: Lockable,
     F: FnOnce(&mut Tx, L) -> AppResult<Written<L>>,
 {
-    let label = || record.key().to_string();
-    let view = || record.view();
-    let subject = Subject {
-        type_name: record.type_name(),
-        id: record.lockable_id(),
-        case_id: record.case_id(),
-        containers: record.containers(),
-        version: Some(record.version()),
-        label: &label,
-        view: &view,
-    };
-    let Cover { own, deep } = check(tx, ctx, &subject)?;
+    let Cover { own, deep } = check(tx, ctx, &LockTarget::of(&record))?;
     let (case_id, id) = (record.case_id(), record.lockable_id());
     let (type_name, table) = (record.type_name(), record.table());
     let written = write(tx, record)?;
@@ -128,19 +102,8 @@ where
 /// the holder's activity renewed as for a write. A 412 carries the
 /// record's live lock (or none) as `current`: baton has no copy of the
 /// record to show.
-pub fn guard(tx: &mut Tx, ctx: &WriteContext, target: &Target) -> AppResult<()> {
-    let label = || target.identity.label();
-    let view = || target.view.clone();
-    let subject = Subject {
-        type_name: target.identity.type_name,
-        id: target.identity.id,
-        case_id: target.case_id,
-        containers: target.containers(),
-        version: None,
-        label: &label,
-        view: &view,
-    };
-    match check(tx, ctx, &subject) {
+pub fn guard(tx: &mut Tx, ctx: &WriteContext, target: &LockTarget) -> AppResult<()> {
+    match check(tx, ctx, target) {
         Ok(Cover { own, deep }) => {
             if let Some(lock) = own.as_ref().or(deep.as_ref()) {
                 touch(tx, lock, ctx.policy)?;
@@ -148,7 +111,7 @@ pub fn guard(tx: &mut Tx, ctx: &WriteContext, target: &Target) -> AppResult<()> 
             Ok(())
         }
         Err(AppError::LockLost { message, .. }) => {
-            let current = lock_in_force(tx, ctx, subject.type_name, subject.id)?;
+            let current = lock_in_force(tx, ctx, target.identity.type_name, target.identity.id)?;
             Err(AppError::LockGone {
                 message,
                 current: current.map(|held| Box::new(lock_view(&held))),
@@ -167,11 +130,11 @@ struct Cover {
 }
 
 /// Steps 1–3; returns the caller's locks that cover the record.
-fn check(tx: &mut Tx, ctx: &WriteContext, record: &Subject) -> AppResult<Cover> {
-    let lock = lock_in_force(tx, ctx, record.type_name, record.id)?;
+fn check(tx: &mut Tx, ctx: &WriteContext, record: &LockTarget) -> AppResult<Cover> {
+    let lock = lock_in_force(tx, ctx, record.identity.type_name, record.identity.id)?;
     if let Some(held) = &lock {
         if !ctx.holds(&held.lock) {
-            return Err(locked(held, (record.view)()));
+            return Err(locked(held, record.view.clone()));
         }
     }
     let covering = subtree::covering_locks(tx, record.case_id, &record.containers, ctx.policy)?;
@@ -189,9 +152,9 @@ fn check(tx: &mut Tx, ctx: &WriteContext, record: &Subject) -> AppResult<Cover> 
                 message: format!(
                     "Your lock {token} on {} is gone (overridden, expired or released); \
                      reload it and lock it again before saving.",
-                    (record.label)()
+                    record.identity.label()
                 ),
-                current: Box::new((record.view)()),
+                current: Box::new(record.view.clone()),
             });
         }
     }
@@ -201,9 +164,9 @@ fn check(tx: &mut Tx, ctx: &WriteContext, record: &Subject) -> AppResult<Cover> 
                 message: format!(
                     "{} has changed since you loaded it (you had version {expected}, it is now at {version}); \
                      merge with `current` and save again.",
-                    (record.label)(),
+                    record.identity.label(),
                 ),
-                current: Box::new((record.view)()),
+                current: Box::new(record.view.clone()),
             });
         }
     }

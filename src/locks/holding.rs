@@ -20,7 +20,7 @@ use crate::views::Change;
 
 /// Whether the actor is the holder. A lock taken with a session id belongs
 /// to that tab; a request without a session id acts for the user as a whole.
-/// (The fast path's SQL says the same: `models::lock_sql::held_by_tab!`.)
+/// (The fast path's SQL says the same: `fast_path::sql::held_by!`.)
 pub fn is_held_by(lock: &Lock, actor: &Actor) -> bool {
     lock.user_id == actor.user.id
         && match (&lock.session_id, &actor.session_id) {
@@ -30,7 +30,7 @@ pub fn is_held_by(lock: &Lock, actor: &Actor) -> bool {
 }
 
 /// Why a lock is over although its row still exists, if it is. (The fast
-/// path's SQL says when it is not: `models::lock_sql::in_force!`.)
+/// path's SQL says when it is not: `fast_path::sql::in_force!`.)
 pub fn overdue(lock: &Lock, now: NaiveDateTime, policy: &LockPolicy) -> Option<LockAction> {
     if lock.last_activity_at <= clock::before(now, policy.idle_timeout) {
         Some(LockAction::Idle)
@@ -121,7 +121,7 @@ pub fn live_or_end_then(
 pub fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult<()> {
     let case_id = held.lock.case_id;
     let mine = rank_on(tx.conn, &actor.user, case_id)?;
-    match lock_rules(&held.lock.lockable_type).takeover {
+    match LockRules::of(&held.lock.lockable_type).takeover {
         TakeoverRule::Editor => {}
         TakeoverRule::Manager if mine.is_some_and(|r| r.allows(Role::Manager)) => {}
         rule => {
@@ -153,14 +153,6 @@ pub fn ensure_outranks(tx: &mut Tx, actor: &Actor, held: &HeldLock) -> AppResult
         ),
         lock: Box::new(lock_view(held)),
     })
-}
-
-/// The lock policy of a record's type (a case's: the defaults).
-fn lock_rules(type_name: &str) -> LockRules {
-    crate::schema::in_force()
-        .get(type_name)
-        .map(|ty| ty.lock.clone())
-        .unwrap_or_default()
 }
 
 /// Renews the holder's lease and activity after a guarded write, without a

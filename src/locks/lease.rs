@@ -103,10 +103,7 @@ pub fn renew_for_tabs(
         Lock::lock_rows(conn, &ids)?;
         let mut by_lease: BTreeMap<Duration, Vec<LockId>> = BTreeMap::new();
         for (id, type_name) in &lock_ids {
-            let lease = crate::schema::in_force()
-                .get(type_name)
-                .and_then(|ty| ty.lock.lease)
-                .unwrap_or(ttl);
+            let lease = crate::schema::LockRules::of(type_name).lease_or(ttl);
             by_lease.entry(lease).or_default().push(*id);
         }
         for (lease, ids) in by_lease {

@@ -13,7 +13,7 @@
 
 use chrono::NaiveDateTime;
 
-use super::lockable::Target;
+use super::lockable::LockTarget;
 use super::render::{ended_waiter, lock_view, waiter_view};
 use super::LockPolicy;
 use crate::auth::access::{rank_of_user_id, rank_on};
@@ -51,7 +51,7 @@ pub fn waiting_tab(actor: &Actor) -> AppResult<&str> {
 pub fn join(
     tx: &mut Tx,
     actor: &Actor,
-    target: &Target,
+    target: &LockTarget,
     held: &HeldLock,
     policy: &LockPolicy,
 ) -> AppResult<Option<Joined>> {
@@ -282,7 +282,7 @@ pub fn lock_places_for_leaving(
 
 /// The actor's tab leaves the line for `target` if it is in it (a takeover:
 /// "Edit anyway" skips the line).
-pub fn leave_for_takeover(tx: &mut Tx, actor: &Actor, target: &Target) -> AppResult<()> {
+pub fn leave_for_takeover(tx: &mut Tx, actor: &Actor, target: &LockTarget) -> AppResult<()> {
     let Some(session_id) = actor.session_id.as_deref() else {
         return Ok(());
     };

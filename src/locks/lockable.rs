@@ -7,8 +7,8 @@ use diesel::QueryResult;
 
 use crate::db::DbConn;
 use crate::models::{
-    lock_sql, Case, CaseId, DeclaredRecord, ExternalRecord, HeldLock, Lock, LockableRecord, Record,
-    RecordId, RecordKey,
+    Case, CaseId, ExternalRecord, HeldLock, Lock, LockableRecord, RecordId, StoredKey,
+    StoredRecord, WireType,
 };
 use crate::schema::{self, RecordType};
 use crate::views::{ExternalView, Identity, RecordView};
@@ -28,12 +28,17 @@ where
     }
 }
 
-/// A lockable record with its type erased, as the lock engine sees it.
+/// What a lock is on, as the lock engine and the guard see it: the case, a
+/// record baton stores, or a record of an external type (a host's), with
+/// its id, its case and the records whose deep locks cover it. Made from a
+/// record baton read ([`LockTarget::of`]), or for an external record.
 #[derive(Clone, Debug)]
-pub struct Target {
+pub struct LockTarget {
     pub identity: Identity,
     pub case_id: CaseId,
     pub view: RecordView,
+    /// Its version; none for an external record (baton has no copy).
+    pub version: Option<i64>,
     /// The records whose deep locks cover it, innermost first, its case
     /// last (none for a case).
     pub containers: Vec<(&'static str, i64)>,
@@ -42,29 +47,31 @@ pub struct Target {
     pub external: bool,
 }
 
-impl Target {
-    pub fn of<L: Lockable>(record: &L) -> Target {
-        Target {
+impl LockTarget {
+    pub fn of<L: Lockable>(record: &L) -> LockTarget {
+        LockTarget {
             identity: Identity::new(record.type_name(), record.table(), record.lockable_id()),
             case_id: record.case_id(),
             view: record.view(),
+            version: Some(record.version()),
             containers: record.containers(),
             external: false,
         }
     }
 
     /// A record of an external type `ty`.
-    pub fn external(ty: &'static RecordType, record: &ExternalRecord) -> Target {
+    pub fn external(ty: &'static RecordType, record: &ExternalRecord) -> LockTarget {
         let identity = Identity {
             type_name: &ty.name,
             table: &ty.plural,
             param: record.param.clone(),
             id: record.id,
         };
-        Target {
+        LockTarget {
             view: RecordView::External(ExternalView::new(identity.clone(), record.case_id.get())),
             identity,
             case_id: record.case_id,
+            version: None,
             containers: vec![(Case::TYPE, record.case_id.get())],
             external: true,
         }
@@ -82,15 +89,6 @@ impl Target {
     }
 }
 
-/// Which records a kind is: the case, a declared type baton stores, or an
-/// external type (records a host names).
-#[derive(Clone, Copy, Debug)]
-enum Source {
-    Case,
-    Declared(&'static RecordType),
-    External(&'static RecordType),
-}
-
 /// One lockable type.
 #[derive(Debug)]
 pub struct LockableKind {
@@ -99,7 +97,9 @@ pub struct LockableKind {
     /// Its lock fast path's acquire statement (PostgreSQL); none for an
     /// external type, whose record may first need naming.
     pub fast_acquire: Option<&'static str>,
-    source: Source,
+    /// Its declared type; none for the case. An external type's records
+    /// are named by a param and a case, the others baton stores.
+    record_type: Option<&'static RecordType>,
     /// Whether its records hold others (a deep lock is for them only).
     holds_records: bool,
 }
@@ -109,8 +109,8 @@ impl LockableKind {
         LockableKind {
             type_name: Case::TYPE,
             table: Case::TABLE,
-            fast_acquire: Some(lock_sql::FAST_ACQUIRE_CASE),
-            source: Source::Case,
+            fast_acquire: Some(super::fast_path::sql::FAST_ACQUIRE_CASE),
+            record_type: None,
             holds_records: true,
         }
     }
@@ -119,27 +119,20 @@ impl LockableKind {
         LockableKind {
             type_name: &ty.name,
             table: &ty.plural,
-            fast_acquire: (!ty.is_external()).then_some(lock_sql::FAST_ACQUIRE_RECORD),
-            source: if ty.is_external() {
-                Source::External(ty)
-            } else {
-                Source::Declared(ty)
-            },
+            fast_acquire: (!ty.is_external()).then_some(super::fast_path::sql::FAST_ACQUIRE_RECORD),
+            record_type: Some(ty),
             holds_records: !schema.children_of(Some(&ty.name)).is_empty(),
         }
     }
 
     /// The declared type, unless this is the case.
     pub fn record_type(&self) -> Option<&'static RecordType> {
-        match self.source {
-            Source::Case => None,
-            Source::Declared(ty) | Source::External(ty) => Some(ty),
-        }
+        self.record_type
     }
 
     /// An external type: its records are named by a param and a case.
     pub fn is_external(&self) -> bool {
-        matches!(self.source, Source::External(_))
+        self.record_type.is_some_and(|ty| ty.is_external())
     }
 
     /// The records with these ids, by id, in one query; with `for_update`
@@ -149,19 +142,19 @@ impl LockableKind {
         conn: &mut DbConn,
         ids: &[i64],
         for_update: bool,
-    ) -> QueryResult<Vec<Target>> {
-        Ok(match self.source {
-            Source::Case => Case::find_all(conn, ids, for_update)?
+    ) -> QueryResult<Vec<LockTarget>> {
+        Ok(match self.record_type {
+            None => Case::find_all(conn, ids, for_update)?
                 .iter()
-                .map(Target::of)
+                .map(LockTarget::of)
                 .collect(),
-            Source::Declared(ty) => DeclaredRecord::find_all(conn, ty, ids, for_update)?
+            Some(ty) if !ty.is_external() => StoredRecord::find_all(conn, ty, ids, for_update)?
                 .iter()
-                .map(Target::of)
+                .map(LockTarget::of)
                 .collect(),
-            Source::External(ty) => ExternalRecord::find_all(conn, &ty.name, ids, for_update)?
+            Some(ty) => ExternalRecord::find_all(conn, &ty.name, ids, for_update)?
                 .iter()
-                .map(|record| Target::external(ty, record))
+                .map(|record| LockTarget::external(ty, record))
                 .collect(),
         })
     }
@@ -174,20 +167,20 @@ impl LockableKind {
         use diesel::prelude::*;
         use diesel::sql_types::{BigInt, Text};
         crate::on_backend!(conn,
-            postgres: |c| match self.source {
-                Source::Case => diesel::sql_query(
+            postgres: |c| match self.record_type {
+                None => diesel::sql_query(
                     "SELECT id FROM cases WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED",
                 )
                 .bind::<BigInt, _>(id)
                 .execute(c),
-                Source::Declared(ty) => diesel::sql_query(
+                Some(ty) if !ty.is_external() => diesel::sql_query(
                     "SELECT id FROM records WHERE record_type = $1 AND id = $2 \
                      FOR NO KEY UPDATE SKIP LOCKED",
                 )
                 .bind::<Text, _>(&ty.name)
                 .bind::<BigInt, _>(id)
                 .execute(c),
-                Source::External(ty) => diesel::sql_query(
+                Some(ty) => diesel::sql_query(
                     "SELECT id FROM external_records WHERE record_type = $1 AND id = $2 \
                      FOR NO KEY UPDATE SKIP LOCKED",
                 )
@@ -203,7 +196,7 @@ impl LockableKind {
     /// Whether a tab may wait in line for a record of this type (its
     /// `lock.wait`; always for a case).
     pub fn allows_waiting(&self) -> bool {
-        self.record_type().is_none_or(|ty| ty.lock.wait)
+        crate::schema::LockRules::of(self.type_name).wait
     }
 
     /// Whether a record of this type can be locked deeply.
@@ -219,48 +212,44 @@ impl LockableKind {
         case_id: CaseId,
         id: i64,
     ) -> QueryResult<Vec<HeldLock>> {
-        match self.source {
+        match self.record_type {
             _ if !self.holds_records => Ok(Vec::new()),
-            Source::Case => Lock::of_case(conn, CaseId(id)),
-            Source::Declared(ty) | Source::External(ty) => {
-                Lock::inside_record(conn, case_id, &ty.name, id)
-            }
+            None => Lock::of_case(conn, CaseId(id)),
+            Some(ty) => Lock::inside_record(conn, case_id, &ty.name, id),
         }
     }
 
-    pub fn find(&self, conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
-        Ok(match self.source {
-            Source::Case => Case::find(conn, CaseId(id))?.as_ref().map(Target::of),
-            Source::Declared(ty) => DeclaredRecord::find(conn, key(ty, id))?
+    pub fn find(&self, conn: &mut DbConn, id: i64) -> QueryResult<Option<LockTarget>> {
+        Ok(match self.record_type {
+            None => Case::find(conn, CaseId(id))?.as_ref().map(LockTarget::of),
+            Some(ty) if !ty.is_external() => StoredRecord::find(conn, key(ty, id))?
                 .as_ref()
-                .map(Target::of),
-            Source::External(ty) => ExternalRecord::find(conn, &ty.name, id)?
-                .map(|record| Target::external(ty, &record)),
+                .map(LockTarget::of),
+            Some(ty) => ExternalRecord::find(conn, &ty.name, id)?
+                .map(|record| LockTarget::external(ty, &record)),
         })
     }
 
     /// Like `find`, locking the record's row until the transaction ends, so
     /// that acquiring a lock queues behind a guarded write of the same record.
-    pub fn find_for_update(&self, conn: &mut DbConn, id: i64) -> QueryResult<Option<Target>> {
-        Ok(match self.source {
-            Source::Case => Case::find_for_update(conn, CaseId(id))?
+    pub fn find_for_update(&self, conn: &mut DbConn, id: i64) -> QueryResult<Option<LockTarget>> {
+        Ok(match self.record_type {
+            None => Case::find_for_update(conn, CaseId(id))?
                 .as_ref()
-                .map(Target::of),
-            Source::Declared(ty) => DeclaredRecord::find_for_update(conn, key(ty, id))?
+                .map(LockTarget::of),
+            Some(ty) if !ty.is_external() => StoredRecord::find_for_update(conn, key(ty, id))?
                 .as_ref()
-                .map(Target::of),
-            Source::External(ty) => ExternalRecord::find_for_update(conn, &ty.name, id)?
-                .map(|record| Target::external(ty, &record)),
+                .map(LockTarget::of),
+            Some(ty) => ExternalRecord::find_for_update(conn, &ty.name, id)?
+                .map(|record| LockTarget::external(ty, &record)),
         })
     }
 
     /// An external record that was never locked, as the guard sees it: no
     /// row, so id 0, which no lock or waiter names; only the deep locks of
     /// its case can cover it. None for a type that is not external.
-    pub fn never_locked(&self, case_id: CaseId, param: &str) -> Option<Target> {
-        let Source::External(ty) = self.source else {
-            return None;
-        };
+    pub fn never_locked(&self, case_id: CaseId, param: &str) -> Option<LockTarget> {
+        let ty = self.record_type.filter(|ty| ty.is_external())?;
         let record = ExternalRecord {
             id: 0,
             record_type: ty.name.clone(),
@@ -268,7 +257,7 @@ impl LockableKind {
             param: param.to_owned(),
             created_at: chrono::NaiveDateTime::default(),
         };
-        Some(Target::external(ty, &record))
+        Some(LockTarget::external(ty, &record))
     }
 
     /// The external record that case `case_id` calls `param`, if it was ever
@@ -278,17 +267,17 @@ impl LockableKind {
         conn: &mut DbConn,
         case_id: CaseId,
         param: &str,
-    ) -> QueryResult<Option<Target>> {
-        let Source::External(ty) = self.source else {
+    ) -> QueryResult<Option<LockTarget>> {
+        let Some(ty) = self.record_type.filter(|ty| ty.is_external()) else {
             return Ok(None);
         };
         Ok(ExternalRecord::named(conn, &ty.name, case_id, param)?
-            .map(|record| Target::external(ty, &record)))
+            .map(|record| LockTarget::external(ty, &record)))
     }
 }
 
-fn key(ty: &'static RecordType, id: i64) -> RecordKey {
-    RecordKey {
+fn key(ty: &'static RecordType, id: i64) -> StoredKey {
+    StoredKey {
         ty,
         id: RecordId(id),
     }
@@ -318,7 +307,7 @@ pub fn kind_named(name: &str) -> Option<&'static LockableKind> {
 
 /// The record a lock or a waiter names by type name and id, if both still
 /// exist.
-pub fn find_named(conn: &mut DbConn, type_name: &str, id: i64) -> QueryResult<Option<Target>> {
+pub fn find_named(conn: &mut DbConn, type_name: &str, id: i64) -> QueryResult<Option<LockTarget>> {
     match kind_named(type_name) {
         Some(kind) => kind.find(conn, id),
         None => Ok(None),

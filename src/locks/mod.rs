@@ -39,7 +39,7 @@ use std::time::Duration;
 
 pub use engine::{AcquireMode, Acquired, LockStatus};
 pub use guard::{Preconditions, Written};
-pub use lockable::{Lockable, LockableKind, Target};
+pub use lockable::{LockTarget, Lockable, LockableKind};
 
 /// How long locks live; from the settings.
 #[derive(Clone, Copy, Debug)]
@@ -55,9 +55,6 @@ impl LockPolicy {
     /// The lease of a lock on a record of `type_name`: its type's
     /// `lock.lease`, else the server's.
     pub fn lease_of(&self, type_name: &str) -> Duration {
-        crate::schema::in_force()
-            .get(type_name)
-            .and_then(|ty| ty.lock.lease)
-            .unwrap_or(self.ttl)
+        crate::schema::LockRules::of(type_name).lease_or(self.ttl)
     }
 }

@@ -3,10 +3,12 @@
 //! itself (row-locked for a lock write), or — for a record of an external
 //! type never locked before — naming it (giving it an id).
 
-use super::{LockableKind, Target};
+use super::{LockTarget, LockableKind};
+use crate::auth::access::{rank_on, require};
+use crate::auth::{Actor, Caller};
 use crate::db::{DbConn, Tx};
 use crate::error::{AppError, AppResult};
-use crate::models::{Case, CaseId, ExternalRecord};
+use crate::models::{Case, CaseId, ExternalRecord, Lock, Role};
 
 /// A record a request names.
 #[derive(Clone, Debug)]
@@ -59,7 +61,7 @@ impl Named {
     /// Finds the record to lock, its row locked until the transaction ends
     /// unless `for_update` is false (an external record is named, given an
     /// id, if it never was): 404 for a missing record or case.
-    pub fn resolve(&self, tx: &mut Tx, for_update: bool) -> AppResult<Target> {
+    pub fn resolve(&self, tx: &mut Tx, for_update: bool) -> AppResult<LockTarget> {
         let kind = self.kind();
         let id = self.id_naming(tx)?;
         let found = if for_update {
@@ -72,7 +74,7 @@ impl Named {
 
     /// Finds the record to read about, with its case; `None` for an
     /// external record never locked (nobody holds it).
-    pub fn look_up(&self, conn: &mut DbConn) -> AppResult<(Case, Option<Target>)> {
+    pub fn look_up(&self, conn: &mut DbConn) -> AppResult<(Case, Option<LockTarget>)> {
         match self {
             Named::Stored(kind, id) => {
                 let target = kind.find(conn, *id)?.ok_or_else(|| {
@@ -93,7 +95,102 @@ impl Named {
 }
 
 /// The case with this slug, or 404.
-fn case_by_slug(conn: &mut DbConn, slug: &str) -> AppResult<Case> {
+pub fn case_by_slug(conn: &mut DbConn, slug: &str) -> AppResult<Case> {
     Case::find_by_slug(conn, slug)?
         .ok_or_else(|| AppError::not_found(format!("There is no case '{slug}'.")))
+}
+
+/// The records a lock set or a claim names, found in the caller's
+/// transaction: their case (one for all), the caller and their role on it
+/// (401 before 404, both before anything is locked), the order with deep
+/// acquires and membership changes (`Lock::order_with_deep_acquires`), then
+/// the records, row-locked in one fixed order unless `for_update` is false.
+/// Finds every record (404 if one is missing), one query per type, in one
+/// fixed order — type, then id — so that two sets row-lock their common
+/// records in the same order (`for_update`) and never deadlock; checks they
+/// are of one case and that the caller edits it — that first, before
+/// anything is locked or written. Returns them in the order asked.
+pub(crate) fn resolve_all(
+    tx: &mut Tx,
+    caller: &Caller,
+    named: &[Named],
+    for_update: bool,
+) -> AppResult<(Actor, Vec<LockTarget>)> {
+    let mut cases = named.iter().filter_map(|n| match n {
+        Named::External { case, .. } => Some(case),
+        Named::Stored(..) => None,
+    });
+    if let Some(first) = cases.next() {
+        if let Some(other) = cases.find(|c| *c != first) {
+            return Err(AppError::invalid(format!(
+                "All records must be of one case: this names cases {first} and {other}."
+            )));
+        }
+    }
+    // The caller's role on the case of the first record, read before
+    // anything is locked: the others must be of the same case.
+    let Some(first) = named.first() else {
+        return Err(AppError::invalid("Name at least one record."));
+    };
+    let case_id = match first.case_id(tx.conn) {
+        Ok(case_id) => case_id,
+        Err(e) => {
+            caller.clone().load(tx.conn)?; // 401 comes before 404
+            return Err(e);
+        }
+    };
+    let (actor, case, rank) = caller.clone().load_on_case(tx.conn, case_id)?;
+    require(rank, &case, Role::Editor)?;
+    // Ordered with deep acquires and membership changes (see `crate::locks`)
+    // before anything else is read; the role read again under that order.
+    if Lock::order_with_deep_acquires(tx.conn, false)? {
+        require(rank_on(tx.conn, &actor.user, case.id)?, &case, Role::Editor)?;
+    }
+    // External records are named (given ids) in one fixed order — type,
+    // then param — so that two requests naming new records in opposite
+    // orders never wait for each other's inserts.
+    let mut order: Vec<usize> = (0..named.len()).collect();
+    order.sort_by_key(|&i| match &named[i] {
+        Named::Stored(kind, id) => (kind.type_name, String::new(), *id),
+        Named::External { kind, param, .. } => (kind.type_name, param.clone(), 0),
+    });
+    let mut ids = vec![0; named.len()];
+    for i in order {
+        ids[i] = named[i].id_naming(tx)?;
+    }
+    let records: Vec<(&'static LockableKind, i64)> =
+        named.iter().map(|n| n.kind()).zip(ids).collect();
+    let records = &records;
+    let mut kinds: Vec<&'static LockableKind> = records.iter().map(|&(kind, _)| kind).collect();
+    kinds.sort_by_key(|kind| kind.type_name);
+    kinds.dedup_by_key(|kind| kind.type_name);
+    let mut found: Vec<LockTarget> = Vec::with_capacity(records.len());
+    for kind in kinds {
+        let ids: Vec<i64> = records
+            .iter()
+            .filter(|(k, _)| k.type_name == kind.type_name)
+            .map(|&(_, id)| id)
+            .collect();
+        found.extend(kind.find_all(tx.conn, &ids, for_update)?);
+    }
+    let mut targets = Vec::with_capacity(records.len());
+    for &(kind, id) in records {
+        let Some(target) = found
+            .iter()
+            .find(|t| t.identity.type_name == kind.type_name && t.identity.id == id)
+        else {
+            return Err(AppError::not_found(format!(
+                "{} {id} does not exist.",
+                kind.type_name
+            )));
+        };
+        targets.push(target.clone());
+    }
+    if let Some(other) = targets.iter().find(|t| t.case_id != case.id) {
+        return Err(AppError::invalid(format!(
+            "All records must be of one case: {} is not in the case of the first.",
+            other.identity.label(),
+        )));
+    }
+    Ok((actor, targets))
 }

@@ -6,10 +6,10 @@ use super::lockable::table_of;
 use super::Lockable;
 use crate::db::{Editor, Frame};
 use crate::error::AppError;
-use crate::models::lock_fast_path::{LockNotice, SavedRecord};
 use crate::models::{
-    DeclaredRecord, HeldLock, LockAction, LockEvent, QueuedWaiter, UserRef, WaiterEnd,
+    HeldLock, LockAction, LockEvent, QueuedWaiter, StoredRecord, UserRef, WaiterEnd,
 };
+use crate::models::{LockNotice, SavedRecord};
 use crate::views::locks::LockDepth;
 use crate::views::{
     Change, EndedLockView, EndedWaiterView, LockEventView, LockView, RecordView, ServerFrame,
@@ -86,7 +86,7 @@ pub fn saved_record_frame(saved: SavedRecord) -> Option<Frame> {
         editor_user,
         ..
     } = saved;
-    let record = DeclaredRecord::shallow(record)?;
+    let record = StoredRecord::shallow(record)?;
     let case_id = record.case_id;
     let editor = editor_user.map(|user_id| Editor {
         user_id,

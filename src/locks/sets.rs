@@ -4,9 +4,9 @@
 
 use std::collections::HashSet;
 
-use super::engine::{self, AcquireMode, Acquired};
+use super::engine::{general, AcquireMode, Acquired};
 use super::holding::{is_held_by, overdue};
-use super::lockable::{kind_named, Target};
+use super::lockable::{kind_named, LockTarget};
 use super::render::{lock_message, lock_view};
 use super::LockPolicy;
 use crate::auth::Actor;
@@ -23,7 +23,7 @@ use crate::views::LockView;
 pub fn acquire_all(
     tx: &mut Tx,
     actor: &Actor,
-    targets: &[Target],
+    targets: &[LockTarget],
     policy: &LockPolicy,
 ) -> AppResult<Vec<HeldLock>> {
     let mut taken: Vec<HeldLock> = Vec::with_capacity(targets.len());
@@ -37,7 +37,7 @@ pub fn acquire_all(
             taken.push(again); // named twice: the same lock at both places
             continue;
         }
-        match engine::acquire(tx, actor, target, AcquireMode::default(), policy) {
+        match general::acquire(tx, actor, target, AcquireMode::default(), policy) {
             Ok(Acquired::Created(held) | Acquired::Renewed(held)) => taken.push(held),
             // Not asked for (`wait` is off); never a panic in a request.
             Ok(Acquired::Waiting(_)) => {
@@ -75,11 +75,11 @@ pub fn acquire_all(
 pub fn claim(
     tx: &mut Tx,
     actor: &Actor,
-    candidates: &[Target],
+    candidates: &[LockTarget],
     policy: &LockPolicy,
 ) -> AppResult<Acquired> {
     let held = locks_on(tx, candidates)?;
-    let lock_on = |target: &Target| {
+    let lock_on = |target: &LockTarget| {
         held.iter().find(|h| {
             h.lock.lockable_type == target.identity.type_name
                 && h.lock.lockable_id == target.identity.id
@@ -94,7 +94,7 @@ pub fn claim(
             .filter(|h| is_held_by(&h.lock, actor))
             .map(|_| target)
     }) {
-        return engine::acquire(tx, actor, mine, AcquireMode::default(), policy);
+        return general::acquire(tx, actor, mine, AcquireMode::default(), policy);
     }
     let mut in_the_way = InTheWay::default();
     for target in candidates {
@@ -108,7 +108,7 @@ pub fn claim(
         if !kind.lock_row_unless_busy(tx.conn, target.identity.id)? {
             continue; // being written or claimed right now, or just deleted
         }
-        match engine::acquire(tx, actor, target, AcquireMode::default(), policy) {
+        match general::acquire(tx, actor, target, AcquireMode::default(), policy) {
             Ok(acquired) => return Ok(acquired),
             Err(AppError::LockHeld { locks, .. }) => in_the_way.add(locks),
             Err(e) => return Err(e),
@@ -136,7 +136,7 @@ pub fn claim(
 }
 
 /// The locks on any of `targets`, one query per type.
-fn locks_on(tx: &mut Tx, targets: &[Target]) -> AppResult<Vec<HeldLock>> {
+fn locks_on(tx: &mut Tx, targets: &[LockTarget]) -> AppResult<Vec<HeldLock>> {
     let mut types: Vec<&str> = targets.iter().map(|t| t.identity.type_name).collect();
     types.sort_unstable();
     types.dedup();

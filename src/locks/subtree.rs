@@ -3,11 +3,11 @@
 //! created later. Conflicts go both ways: nothing inside may be locked by
 //! someone else while a deep lock holds, and a deep lock is refused while
 //! someone else holds anything inside. Which records hold which is the
-//! registry's (`LockableKind::locks_inside`, `Target::containers`).
+//! registry's (`LockableKind::locks_inside`, `LockTarget::containers`).
 
 use super::holding::{end, ensure_outranks, is_held_by, live_or_end, Line};
 use super::line;
-use super::lockable::{find_named, kind_named, LockableKind, Target};
+use super::lockable::{find_named, kind_named, LockTarget, LockableKind};
 use super::render::{held_message, lock_view, lock_views, locked};
 use super::LockPolicy;
 use crate::auth::Actor;
@@ -49,7 +49,7 @@ pub fn covering(
 pub fn refuse_inside(
     tx: &mut Tx,
     actor: &Actor,
-    target: &Target,
+    target: &LockTarget,
     policy: &LockPolicy,
 ) -> AppResult<()> {
     let Some(deep) = covering(tx, actor, target.case_id, &target.containers(), policy)? else {
@@ -100,7 +100,7 @@ pub fn locked_by_deep(tx: &mut Tx, deep: &HeldLock) -> AppResult<AppError> {
 /// The kind of `target`, if it holds records (a case, a record whose type has
 /// children); else 422:
 /// only such a record can be locked deeply. Checked before any conflict.
-pub fn holding_kind(target: &Target) -> AppResult<&'static LockableKind> {
+pub fn holding_kind(target: &LockTarget) -> AppResult<&'static LockableKind> {
     kind_named(target.identity.type_name)
         .filter(|kind| kind.holds_records())
         .ok_or_else(|| {
@@ -132,7 +132,7 @@ fn holding_types() -> String {
 pub fn clear_for_deep(
     tx: &mut Tx,
     actor: &Actor,
-    target: &Target,
+    target: &LockTarget,
     takeover: bool,
     policy: &LockPolicy,
 ) -> AppResult<bool> {
@@ -200,7 +200,7 @@ pub fn refuse_creation_in<L: LockableRecord>(
 /// inside it: the lines of the records inside end (each waiter `left`),
 /// those of locks it took over included. Waiting is for one record at a
 /// time; the line of `target` itself stays, served when the deep lock ends.
-pub fn end_lines_inside(tx: &mut Tx, target: &Target) -> AppResult<()> {
+pub fn end_lines_inside(tx: &mut Tx, target: &LockTarget) -> AppResult<()> {
     let deep = (target.identity.type_name, target.identity.id);
     for (waiter, user) in Waiter::of_case(tx.conn, target.case_id)? {
         let record = find_named(tx.conn, &waiter.lockable_type, waiter.lockable_id)?;

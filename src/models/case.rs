@@ -22,7 +22,7 @@ pub struct CaseChanges {
     pub title: Option<String>,
 }
 
-impl super::Record for Case {
+impl super::WireType for Case {
     const TYPE: &'static str = "Case";
     const TABLE: &'static str = "cases";
 

@@ -54,7 +54,7 @@ macro_rules! ids {
 ids! {
     /// A case's id.
     CaseId;
-    /// A declared record's id, unique within its type.
+    /// A stored record's id, unique within its type.
     RecordId;
     /// A lock's id (also its token).
     LockId;

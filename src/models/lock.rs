@@ -6,7 +6,7 @@ use diesel::prelude::*;
 
 use crate::db::schema::{locks, users};
 use crate::db::DbConn;
-use crate::models::{CaseId, DeclaredRecord, LockId, Tab, UserId, UserRef};
+use crate::models::{CaseId, LockId, StoredRecord, Tab, UserId, UserRef};
 
 /// (`Serialize`/`Deserialize`: the fast path's event rows carry it as JSON.)
 #[derive(
@@ -77,7 +77,7 @@ impl From<(Lock, UserRef)> for HeldLock {
     }
 }
 
-impl super::Record for Lock {
+impl super::WireType for Lock {
     const TYPE: &'static str = "Lock";
     const TABLE: &'static str = "locks";
 
@@ -250,7 +250,7 @@ impl Lock {
         id: i64,
     ) -> QueryResult<Vec<HeldLock>> {
         let mut inside: std::collections::HashSet<(String, i64)> =
-            DeclaredRecord::descendants(conn, type_name, id)?
+            StoredRecord::descendants(conn, type_name, id)?
                 .into_iter()
                 .collect();
         inside.insert((type_name.to_owned(), id));

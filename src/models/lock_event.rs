@@ -77,7 +77,7 @@ pub struct LockEvent {
     pub lockable_param: Option<String>,
 }
 
-impl super::Record for LockEvent {
+impl super::WireType for LockEvent {
     const TYPE: &'static str = "LockEvent";
     /// Its name in the API (`/cases/{slug}/lock_events`); stored in `events`.
     const TABLE: &'static str = "lock_events";
@@ -89,7 +89,7 @@ impl super::Record for LockEvent {
 
 impl LockEvent {
     /// The stored action. The column holds [`LockAction::as_str`]'s
-    /// spellings (the SQL in `lock_sql` writes the same literals); an
+    /// spellings (the SQL in `locks::fast_path::sql` writes the same literals); an
     /// unknown value (a row written by a newer version) reads as `released`,
     /// the most neutral ending.
     pub fn action(&self) -> LockAction {

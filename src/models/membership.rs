@@ -16,7 +16,7 @@ pub struct Membership {
     pub updated_at: NaiveDateTime,
 }
 
-impl super::Record for Membership {
+impl super::WireType for Membership {
     const TYPE: &'static str = "Membership";
     const TABLE: &'static str = "memberships";
 

@@ -8,8 +8,7 @@ pub mod external_record;
 pub mod ids;
 pub mod lock;
 pub mod lock_event;
-pub mod lock_fast_path;
-pub mod lock_sql;
+pub mod lock_notice;
 pub mod membership;
 pub mod presence;
 pub mod record;
@@ -25,9 +24,10 @@ pub use external_record::ExternalRecord;
 pub use ids::{CaseId, LockEventId, LockId, MembershipId, RecordId, UserId, WaiterId};
 pub use lock::{HeldLock, Lock};
 pub use lock_event::{LockAction, LockEvent};
+pub use lock_notice::{LockNotice, SavedRecord, TokenHolder};
 pub use membership::Membership;
 pub use presence::{Presence, Tab};
-pub use record::{DeclaredRecord, Place, RecordChanges, RecordKey, StoredRecord};
+pub use record::{Place, RecordChanges, RecordRow, StoredKey, StoredRecord};
 pub use role::Role;
 pub use user::{User, UserChanges, UserRef};
 pub use waiter::{QueuedWaiter, Waiter, WaiterEnd};
@@ -35,7 +35,7 @@ pub use waiter::{QueuedWaiter, Waiter, WaiterEnd};
 /// What identifies a record of baton's own on the wire: its type name, its
 /// table and its id (`{type, table, param, id}`), so clients can key
 /// anything by `${type}/${param}`.
-pub trait Record {
+pub trait WireType {
     /// The type name (`"Lock"`).
     const TYPE: &'static str;
     /// The table (`"locks"`).
@@ -48,7 +48,7 @@ pub trait Record {
 /// versioned, in one case, found by its key. What the lock engine needs of
 /// it beyond its wire shape (which `crate::locks::Lockable` adds).
 pub trait LockableRecord: Sized + Send + 'static {
-    /// What finds one: a case's id, a declared record's type and id. Its
+    /// What finds one: a case's id, a stored record's type and id. Its
     /// `Display` names the record to people ("Ticket 12").
     type Key: Copy + Send + std::fmt::Display + 'static;
     fn find(conn: &mut crate::db::DbConn, key: Self::Key) -> diesel::QueryResult<Option<Self>>;
@@ -114,22 +114,22 @@ impl LockableRecord for Case {
     }
 }
 
-impl LockableRecord for DeclaredRecord {
-    type Key = RecordKey;
+impl LockableRecord for StoredRecord {
+    type Key = StoredKey;
 
-    fn find(conn: &mut crate::db::DbConn, key: RecordKey) -> diesel::QueryResult<Option<Self>> {
-        DeclaredRecord::find(conn, key)
+    fn find(conn: &mut crate::db::DbConn, key: StoredKey) -> diesel::QueryResult<Option<Self>> {
+        StoredRecord::find(conn, key)
     }
 
     fn find_for_update(
         conn: &mut crate::db::DbConn,
-        key: RecordKey,
+        key: StoredKey,
     ) -> diesel::QueryResult<Option<Self>> {
-        DeclaredRecord::find_for_update(conn, key)
+        StoredRecord::find_for_update(conn, key)
     }
 
-    fn key(&self) -> RecordKey {
-        DeclaredRecord::key(self)
+    fn key(&self) -> StoredKey {
+        StoredRecord::key(self)
     }
 
     fn type_name(&self) -> &'static str {

@@ -7,10 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
 use serde_json::Value;
 
 use crate::db::schema::records;
 use crate::db::DbConn;
+use crate::models::CaseId;
 use crate::schema::{RecordType, Schema, Store};
 
 /// What the stored records say against a schema.
@@ -35,7 +37,7 @@ impl Comparison {
 /// Compares `schema` with the stored records.
 pub fn compare(conn: &mut DbConn, schema: &Schema) -> QueryResult<Comparison> {
     let mut out = Comparison::default();
-    let stored: BTreeMap<String, i64> = super::record::counts_by_type(conn)?.into_iter().collect();
+    let stored: BTreeMap<String, i64> = counts_by_type(conn)?.into_iter().collect();
     for (type_name, count) in &stored {
         match schema.get(type_name) {
             None => {
@@ -54,7 +56,7 @@ pub fn compare(conn: &mut DbConn, schema: &Schema) -> QueryResult<Comparison> {
         }
     }
     for ty in schema.types() {
-        if ty.store == Store::Baton && !stored.contains_key(&ty.name) {
+        if ty.store == Store::Stored && !stored.contains_key(&ty.name) {
             out.changes
                 .push(format!("type {} (no records yet)", ty.name));
         }
@@ -68,7 +70,7 @@ fn compare_type(
     count: i64,
     out: &mut Comparison,
 ) -> QueryResult<()> {
-    let rows = super::record::stored_of_type(conn, &ty.name)?;
+    let rows = stored_of_type(conn, &ty.name)?;
     let parents: BTreeSet<Option<String>> = rows.iter().map(|(_, p, _)| p.clone()).collect();
     let declared_parent = ty.parent.clone();
     let moved: usize = rows
@@ -89,7 +91,7 @@ fn compare_type(
         ));
         out.commands.push(format!("baton schema drop {}", ty.name));
     }
-    let orphans = super::record::orphans(conn, &ty.name)?;
+    let orphans = orphans(conn, &ty.name)?;
     if orphans > 0 {
         out.problems.push(format!(
             "type {}: {orphans} record(s) name a parent record that does not exist",
@@ -265,4 +267,44 @@ pub fn apply_unique_indexes(conn: &mut DbConn, schema: &Schema) -> QueryResult<(
         conn.batch_execute(&sql)?;
     }
     Ok(())
+}
+
+/// How many records of each type the database holds, for the start-up
+/// comparison of the schema with the data.
+fn counts_by_type(conn: &mut DbConn) -> QueryResult<Vec<(String, i64)>> {
+    use diesel::dsl::count_star;
+    records::table
+        .group_by(records::record_type)
+        .select((records::record_type, count_star()))
+        .order(records::record_type.asc())
+        .load(conn)
+}
+
+/// Every stored `(case, parent_type, fields)` of one type, for the start-up
+/// comparison (fields as stored JSON text).
+fn stored_of_type(
+    conn: &mut DbConn,
+    type_name: &str,
+) -> QueryResult<Vec<(CaseId, Option<String>, String)>> {
+    records::table
+        .filter(records::record_type.eq(type_name))
+        .select((records::case_id, records::parent_type, records::fields))
+        .load(conn)
+}
+
+/// The ids of the parent rows that a `parent_id` names and that do not
+/// exist (orphans), for the start-up check. Rarely non-empty.
+fn orphans(conn: &mut DbConn, type_name: &str) -> QueryResult<i64> {
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    const ORPHANS: &str = "SELECT COUNT(*) AS n FROM records r WHERE r.record_type = $1 \
+         AND r.parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM records p \
+         WHERE p.record_type = r.parent_type AND p.id = r.parent_id)";
+    let found: Count = crate::on_backend!(conn, |c| diesel::sql_query(ORPHANS)
+        .bind::<Text, _>(type_name)
+        .get_result(c))?;
+    Ok(found.n)
 }

@@ -35,7 +35,7 @@ pub struct UserRef {
     pub color: String,
 }
 
-impl super::Record for User {
+impl super::WireType for User {
     const TYPE: &'static str = "User";
     const TABLE: &'static str = "users";
 
@@ -44,7 +44,7 @@ impl super::Record for User {
     }
 }
 
-impl super::Record for UserRef {
+impl super::WireType for UserRef {
     const TYPE: &'static str = "User";
     const TABLE: &'static str = "users";
 
@@ -107,7 +107,7 @@ impl User {
     /// The user of a live token: the token's row exists, belongs to the
     /// user, is neither revoked nor expired, and the user is active. One
     /// query, so a revocation on any instance takes effect at the next request.
-    /// (The lock fast path checks the same in SQL: `lock_sql::live_caller!`.)
+    /// (The lock fast path checks the same in SQL: `locks::fast_path::sql::live_caller!`.)
     pub fn find_by_token(
         conn: &mut DbConn,
         user_id: UserId,

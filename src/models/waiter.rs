@@ -69,7 +69,7 @@ pub struct QueuedWaiter {
     pub position: i64,
 }
 
-impl super::Record for Waiter {
+impl super::WireType for Waiter {
     const TYPE: &'static str = "Waiter";
     const TABLE: &'static str = "lock_waiters";
 

@@ -78,8 +78,8 @@ impl std::fmt::Display for SchemaError {
 /// Where a type's records live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Store {
-    /// baton stores them (fields, routes, nesting).
-    Baton,
+    /// baton stores them (fields, routes, nesting): `store = "baton"`.
+    Stored,
     /// The host's database: baton only locks them, by param.
     External,
 }
@@ -87,7 +87,7 @@ pub enum Store {
 impl Store {
     pub fn as_str(self) -> &'static str {
         match self {
-            Store::Baton => "baton",
+            Store::Stored => "baton",
             Store::External => "external",
         }
     }
@@ -122,6 +122,25 @@ pub struct LockRules {
     pub takeover: TakeoverRule,
     /// Whether waiting lines are allowed on this type.
     pub wait: bool,
+}
+
+impl LockRules {
+    /// The lock rules of records of `type_name`, as its type declares them:
+    /// the one answer to a lock's lease, who may take it over and whether
+    /// a tab may wait for it. The case (and a name no type has) has the
+    /// defaults.
+    pub fn of(type_name: &str) -> &'static LockRules {
+        static DEFAULTS: std::sync::OnceLock<LockRules> = std::sync::OnceLock::new();
+        match in_force().get(type_name) {
+            Some(ty) => &ty.lock,
+            None => DEFAULTS.get_or_init(LockRules::default),
+        }
+    }
+
+    /// The lease of its locks: its own, else the server's `ttl`.
+    pub fn lease_or(&self, ttl: Duration) -> Duration {
+        self.lease.unwrap_or(ttl)
+    }
 }
 
 impl Default for LockRules {

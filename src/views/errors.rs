@@ -78,7 +78,7 @@ pub enum Current {
 
 impl utoipa::PartialSchema for Current {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        // anyOf: a lock is an object a declared record's schema may also match.
+        // anyOf: a lock is an object a stored record's schema may also match.
         utoipa::openapi::schema::AnyOfBuilder::new()
             .item(utoipa::openapi::Ref::from_schema_name(RecordView::name()))
             .item(utoipa::openapi::Ref::from_schema_name(LockView::name()))

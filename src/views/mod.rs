@@ -18,7 +18,7 @@ pub mod schema;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::models::Record;
+use crate::models::WireType;
 
 pub use errors::{ErrorBody, ErrorCode, ErrorDetail, FieldProblem};
 pub use frames::{Change, ServerFrame, Watchable};
@@ -27,7 +27,7 @@ pub use locks::{
     WaiterView,
 };
 pub use people::{LoginView, MembershipView, OnlineUserView, RoleView, SessionView, UserView};
-pub use records::{record_tree, CaseDetailView, CaseView, DeclaredView, ExternalView, RecordView};
+pub use records::{record_tree, CaseDetailView, CaseView, ExternalView, RecordView, StoredView};
 pub use schema::{DeclaredTypeView, LockRulesView, SchemaView};
 
 /// `{type, table, param, id}`: what identifies a record, even a destroyed one.
@@ -57,7 +57,7 @@ impl Identity {
         }
     }
 
-    pub fn of<R: Record>(record: &R) -> Identity {
+    pub fn of<R: WireType>(record: &R) -> Identity {
         Identity::new(R::TYPE, R::TABLE, record.id())
     }
 

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::{Identity, LockView, OnlineUserView, WaiterView};
 use crate::clock::utc;
-use crate::models::{Case, DeclaredRecord};
+use crate::models::{Case, StoredRecord};
 use crate::schema::{Schema, Store};
 
 #[derive(Clone, Debug, Serialize, ToSchema)]
@@ -31,20 +31,20 @@ pub struct CaseView {
 /// with optional ones `null`). Its schema in the OpenAPI document is built
 /// from the schema in force, one component per type.
 #[derive(Clone, Debug)]
-pub struct DeclaredView {
+pub struct StoredView {
     pub identity: Identity,
     /// The whole JSON object, in wire order.
     pub body: Map<String, Value>,
 }
 
-impl Serialize for DeclaredView {
+impl Serialize for StoredView {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.body.serialize(serializer)
     }
 }
 
-impl From<&DeclaredRecord> for DeclaredView {
-    fn from(record: &DeclaredRecord) -> DeclaredView {
+impl From<&StoredRecord> for StoredView {
+    fn from(record: &StoredRecord) -> StoredView {
         let ty = record.ty;
         let identity = Identity::new(&ty.name, &ty.plural, record.id.get());
         let mut body = Map::new();
@@ -70,7 +70,7 @@ impl From<&DeclaredRecord> for DeclaredView {
         body.insert("version".into(), Value::from(record.version));
         body.insert("createdAt".into(), json_time(record.created_at));
         body.insert("updatedAt".into(), json_time(record.updated_at));
-        DeclaredView { identity, body }
+        StoredView { identity, body }
     }
 }
 
@@ -119,7 +119,7 @@ pub enum RecordView {
     Case(CaseView),
     /// A record of a declared type (the document lists each type's shape).
     #[schema(value_type = Object)]
-    Declared(DeclaredView),
+    Stored(StoredView),
     /// A record of an external type.
     External(ExternalView),
 }
@@ -128,7 +128,7 @@ impl RecordView {
     pub fn identity(&self) -> &Identity {
         match self {
             RecordView::Case(v) => &v.identity,
-            RecordView::Declared(v) => &v.identity,
+            RecordView::Stored(v) => &v.identity,
             RecordView::External(v) => &v.identity,
         }
     }
@@ -175,9 +175,9 @@ impl From<&Case> for RecordView {
     }
 }
 
-impl From<&DeclaredRecord> for RecordView {
-    fn from(record: &DeclaredRecord) -> RecordView {
-        RecordView::Declared(record.into())
+impl From<&StoredRecord> for RecordView {
+    fn from(record: &StoredRecord) -> RecordView {
+        RecordView::Stored(record.into())
     }
 }
 
@@ -186,15 +186,15 @@ impl From<&DeclaredRecord> for RecordView {
 /// records in order, each record with its own children the same way.
 pub fn record_tree(
     schema: &Schema,
-    records: &[DeclaredRecord],
+    records: &[StoredRecord],
     parent: Option<(&str, i64)>,
 ) -> Map<String, Value> {
     let mut tree = Map::new();
     for ty in schema.children_of(parent.map(|(type_name, _)| type_name)) {
-        if ty.store != Store::Baton {
+        if ty.store != Store::Stored {
             continue;
         }
-        let mut mine: Vec<&DeclaredRecord> = records
+        let mut mine: Vec<&StoredRecord> = records
             .iter()
             .filter(|r| r.ty.name == ty.name && r.parent_id == parent.map(|(_, id)| id))
             .collect();
@@ -206,7 +206,7 @@ pub fn record_tree(
         let nested: Vec<Value> = mine
             .into_iter()
             .map(|record| {
-                let mut body = DeclaredView::from(record).body;
+                let mut body = StoredView::from(record).body;
                 body.extend(record_tree(
                     schema,
                     records,

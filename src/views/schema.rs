@@ -82,7 +82,7 @@ impl From<&RecordType> for DeclaredTypeView {
             table: ty.plural.clone(),
             parent: ty.parent.clone().unwrap_or_else(|| "Case".to_owned()),
             store: match ty.store {
-                Store::Baton => "baton",
+                Store::Stored => "baton",
                 Store::External => "external",
             }
             .to_owned(),

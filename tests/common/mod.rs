@@ -14,7 +14,7 @@ use std::time::Duration;
 use baton::auth::password;
 use baton::config::Settings;
 use baton::models::Role;
-use baton::models::{Case, CaseId, DeclaredRecord, Membership, Place, User, UserId};
+use baton::models::{Case, CaseId, Membership, Place, StoredRecord, User, UserId};
 use baton::state::AppState;
 use diesel::connection::SimpleConnection;
 use diesel::Connection;
@@ -35,11 +35,18 @@ pub fn plant(
     let fields = ty
         .check_create(fields.as_object().expect("fields as an object"))
         .unwrap_or_else(|_| panic!("fields that fit {type_name}"));
-    let (record, _) = DeclaredRecord::create(tx.conn, ty, place, fields, None, tx.now)?;
+    let (record, _) = StoredRecord::create(tx.conn, ty, place, fields, None, tx.now)?;
     Ok(record.id.get())
 }
 
-/// Generates one test per backend from an `async fn(Backend)`.
+/// Generates one test per backend, SQLite and PostgreSQL.
+///
+/// - `on_both_backends!(FIXTURE => name, …)`: each `async fn name(fixture)`
+///   is handed what `FIXTURE(backend)` starts (an `Option`, `None` where
+///   PostgreSQL is not configured), e.g. `TestApp::start` or
+///   `|backend| TestApp::start_with(backend, short_lifetimes)`;
+/// - `on_both_backends!(name, …)`: each `async fn name(backend: Backend)`
+///   starts what it needs itself (two instances, a server process).
 #[macro_export]
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
@@ -58,12 +65,83 @@ macro_rules! on_both_backends {
             }
         )*
     };
+    ($fixture:expr => $($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+
+                #[actix_web::test]
+                async fn sqlite() {
+                    let backend = $crate::common::Backend::Sqlite;
+                    let fixture = ($fixture)(backend).await;
+                    super::$name($crate::common::started(fixture, backend)).await
+                }
+
+                #[actix_web::test]
+                #[cfg_attr(not(baton_postgres_tests), ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it")]
+                async fn postgres() {
+                    let backend = $crate::common::Backend::Postgres;
+                    let Some(fixture) = ($fixture)(backend).await else {
+                        // Not configured: the test is ignored unless asked for.
+                        assert!(
+                            std::env::var_os("BATON_TEST_POSTGRES_URL").is_none(),
+                            "the fixture did not start on the configured PostgreSQL"
+                        );
+                        return;
+                    };
+                    super::$name(fixture).await
+                }
+            }
+        )*
+    };
+}
+
+/// A fixture on SQLite, which needs nothing configured: it must start.
+pub fn started<T>(fixture: Option<T>, backend: Backend) -> T {
+    fixture.unwrap_or_else(|| panic!("the fixture did not start on {backend:?}"))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
     Postgres,
+}
+
+/// A server on the schema file `schema` with one case, `slug`, of four
+/// people: Mia manages it, Bob and Carol edit it, Rita reads it.
+pub struct Team {
+    pub app: TestApp,
+    pub mia: TestUser,
+    pub bob: TestUser,
+    pub carol: TestUser,
+    pub rita: TestUser,
+    pub slug: String,
+}
+
+impl Team {
+    pub async fn start(backend: Backend, schema: &str, slug: &str) -> Option<Team> {
+        let app = TestApp::on_schema(backend, schema).await?;
+        let mia = app.user("Mia").await;
+        let bob = app.user("Bob").await;
+        let carol = app.user("Carol").await;
+        let rita = app.user("Rita").await;
+        let members = [
+            (&mia, Role::Manager),
+            (&bob, Role::Editor),
+            (&carol, Role::Editor),
+            (&rita, Role::Reader),
+        ];
+        let case = app.case_only(slug, &members).await;
+        Some(Team {
+            app,
+            mia,
+            bob,
+            carol,
+            rita,
+            slug: case.slug,
+        })
+    }
 }
 
 pub const SECRET: &[u8] = b"test-secret-test-secret-test-secret";
@@ -144,6 +222,12 @@ pub struct TestApp {
 impl TestApp {
     pub async fn start(backend: Backend) -> Option<TestApp> {
         Self::start_with(backend, |_| {}).await
+    }
+
+    /// A server on the schema file `schema` (a path).
+    pub async fn on_schema(backend: Backend, schema: &str) -> Option<TestApp> {
+        let schema = std::path::PathBuf::from(schema);
+        Self::start_with(backend, move |s| s.database.schema = Some(schema)).await
     }
 
     pub async fn start_with(

@@ -7,17 +7,13 @@ use utoipa::openapi::{ObjectBuilder, RefOr, Type};
 use utoipa::ToSchema;
 
 use super::key_first;
-use crate::auth::access::{rank_on, require};
 use crate::auth::api_keys::KeyHolder;
-use crate::auth::Actor;
 use crate::error::{AppError, AppResult};
-use crate::http::case_by_slug;
 use crate::http::extract::valid_session_id;
 use crate::http::locks::{LockableRef, RecordParam};
-use crate::locks::fast_path::{self, GuardQuestion};
-use crate::locks::guard::{self, Preconditions, WriteContext};
+use crate::locks::engine;
 use crate::locks::naming::Named;
-use crate::models::{LockId, Role, User};
+use crate::models::LockId;
 use crate::state::AppState;
 
 /// `POST /guard`'s body: flat, since it is a question, not a resource.
@@ -183,97 +179,15 @@ pub async fn guard(
     let request = body.and_then(|body| Ok(guard_question(body.into_inner())?));
     let (named, case_slug, external_id, session_id, lock_token) =
         key_first(&state, &key, request).await?;
-    let policy = state.policy;
-    if state.settings.lock_fast_path {
-        let question = GuardQuestion {
-            key_hash: key.hash().to_owned(),
-            kind: named.kind(),
-            id: match &named {
-                Named::Stored(_, id) => Some(*id),
-                Named::External { .. } => None,
-            },
-            param: match &named {
-                Named::External { param, .. } => Some(param.clone()),
-                Named::Stored(..) => None,
-            },
-            case_slug: case_slug.clone(),
-            user_external_id: external_id.clone(),
-            session_id: session_id.clone(),
-            lock_token,
-        };
-        if fast_path::guard(&state.db, question, &policy)
-            .await
-            .map_err(AppError::from)?
-            .is_some()
-        {
-            return Ok(HttpResponse::NoContent().finish());
-        }
-    }
-    state
-        .db
-        .write_retrying(None, move |tx| {
-            key.check(tx.conn, tx.now)?;
-            let case = case_by_slug(tx.conn, &case_slug)?;
-            let kind = named.kind();
-            let missing = |id: i64| {
-                AppError::not_found(format!(
-                    "{} {id} does not exist in case '{}'.",
-                    kind.type_name, case.slug
-                ))
-            };
-            // The record before the user (404 comes before 403), read
-            // without locking its row: nothing is locked, and nothing
-            // named, before the user's role on the case is known.
-            if let Named::Stored(_, id) = &named {
-                kind.find(tx.conn, *id)?
-                    .filter(|t| t.case_id == case.id)
-                    .ok_or_else(|| missing(*id))?;
-            }
-            let user = User::find_by_external_id(tx.conn, &external_id)?
-                .filter(User::is_active)
-                .ok_or_else(|| {
-                    AppError::forbidden(format!(
-                        "No user {external_id} is an editor of case '{}'; mint them a token with the role first (POST /auth/tokens).",
-                        case.slug
-                    ))
-                })?;
-            require(rank_on(tx.conn, &user, case.id)?, &case, Role::Editor)?;
-            // Now the record's row, locked until the transaction ends.
-            let target = match &named {
-                Named::Stored(_, id) => kind
-                    .find_for_update(tx.conn, *id)?
-                    .filter(|t| t.case_id == case.id)
-                    .ok_or_else(|| missing(*id))?,
-                Named::External { param, .. } => {
-                    let named = match kind.find_external(tx.conn, case.id, param)? {
-                        Some(t) => kind.find_for_update(tx.conn, t.identity.id)?,
-                        None => None,
-                    };
-                    // Never locked: no lock names it, but a deep lock on its
-                    // case covers it all the same.
-                    named
-                        .or_else(|| kind.never_locked(case.id, param))
-                        .ok_or_else(|| AppError::invalid("lockableType is not an external type."))?
-                }
-            };
-            let actor = Actor {
-                user,
-                token_id: 0,
-                session_id: session_id.clone(),
-                user_agent: None,
-            };
-            let ctx = WriteContext {
-                actor: &actor,
-                preconditions: Preconditions {
-                    if_match: None,
-                    lock_token,
-                },
-                policy: &policy,
-                tab_required: true,
-            };
-            guard::guard(tx, &ctx, &target)
-        })
-        .await?;
+    let asked = engine::HostWrite {
+        named,
+        case_slug,
+        user_external_id: external_id,
+        session_id,
+        lock_token,
+    };
+    let use_fast_path = state.settings.lock_fast_path;
+    engine::guard(&state.db, key, asked, &state.policy, use_fast_path).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

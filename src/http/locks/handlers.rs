@@ -7,14 +7,12 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::schema::{LockOrWaiter, LockableRef, SessionSelector};
-use crate::auth::access::{authorize, rank_on, require};
+use crate::auth::access::authorize;
 use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::http::{case_by_slug, case_of};
 use crate::locks::engine::{self, active_locks, LockStatus};
-use crate::locks::fast_path;
 use crate::locks::line::{self, Joined};
-use crate::locks::naming::Named;
 use crate::locks::render::{lock_event_view, lock_view, lock_views, waiter_view, waiter_views};
 use crate::locks::{AcquireMode, Acquired};
 use crate::models::{Lock, LockEvent, LockEventId, LockId, Role, User, UserId};
@@ -74,58 +72,20 @@ pub async fn create(
         wait,
         depth,
     } = body.into_inner().lock;
-    let policy = state.policy;
-    let deep = depth == LockDepth::Infinity;
-    // A wait without a tab is refused (422) by the engine, after the caller
-    // and their role are checked: not by the fast path, which would lock.
-    let waits_without_tab = wait && caller.session_id().is_none();
-    let fast = state.settings.lock_fast_path && !(takeover || deep || waits_without_tab);
-    if let (true, Ok(Named::Stored(kind, id))) = (fast, target.parse()) {
-        // A type without waiting lines refuses `wait`: the general path says so.
-        if !wait || kind.allows_waiting() {
-            if let Some(held) = fast_path::acquire(&state.db, &caller, kind, id, &policy).await? {
-                return Ok(HttpResponse::Created().json(lock_view(&held)));
-            }
-        }
-    }
     let mode = AcquireMode {
         takeover,
         wait,
-        deep,
+        deep: depth == LockDepth::Infinity,
     };
-    let acquired = state
-        .db
-        .write_retrying(caller.editor(), move |tx| {
-            // Who asks for what, read before anything is locked or written:
-            // the record's case (401 comes before 404), then caller, case
-            // and role in one query.
-            let asked = target
-                .parse()
-                .and_then(|named| Ok((named.case_id(tx.conn)?, named)));
-            let (case_id, named) = match asked {
-                Ok(asked) => asked,
-                Err(e) => {
-                    caller.clone().load(tx.conn)?;
-                    return Err(e);
-                }
-            };
-            let (actor, case, rank) = caller.clone().load_on_case(tx.conn, case_id)?;
-            require(rank, &case, Role::Editor)?;
-            // Then ordered with deep acquires and membership changes (see
-            // `crate::locks`), and the role read again under that order: a
-            // role lowered meanwhile ended its locks, and this one must not
-            // come after. Then locking the record's row orders this acquire
-            // with guarded writes of the same record (PostgreSQL; SQLite
-            // writes are serial) — but for a deep one, which already
-            // excludes every other lock write, and would only deadlock
-            // with a holder's write.
-            if Lock::order_with_deep_acquires(tx.conn, deep)? {
-                require(rank_on(tx.conn, &actor.user, case.id)?, &case, Role::Editor)?;
-            }
-            let target = named.resolve(tx, !deep)?;
-            engine::acquire(tx, &actor, &target, mode, &policy)
-        })
-        .await?;
+    let acquired = engine::acquire(
+        &state.db,
+        &caller,
+        move || target.parse(),
+        mode,
+        &state.policy,
+        state.settings.lock_fast_path,
+    )
+    .await?;
     Ok(match acquired {
         Acquired::Created(held) => HttpResponse::Created().json(lock_view(&held)),
         Acquired::Renewed(held) => HttpResponse::Ok().json(lock_view(&held)),
@@ -283,23 +243,15 @@ pub async fn destroy(
     caller: Caller,
     id: web::Path<LockId>,
 ) -> AppResult<HttpResponse> {
-    let id = id.into_inner();
-    let policy = state.policy;
-    let fast = state.settings.lock_fast_path;
-    if fast
-        && fast_path::release(&state.db, &caller, id, &policy)
-            .await?
-            .is_some()
-    {
-        return Ok(HttpResponse::NoContent().finish());
-    }
-    state
-        .db
-        .write(caller.editor(), move |tx| {
-            let actor = caller.load(tx.conn)?;
-            engine::release(tx, &actor, id, &policy)
-        })
-        .await?;
+    let (db, policy) = (&state.db, &state.policy);
+    engine::release(
+        db,
+        &caller,
+        id.into_inner(),
+        policy,
+        state.settings.lock_fast_path,
+    )
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

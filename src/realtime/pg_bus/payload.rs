@@ -7,12 +7,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Frame, KickReason, Outgoing, Tabs};
 use crate::locks::render;
-use crate::models::lock_fast_path::{LockNotice, SavedRecord};
+use crate::models::{LockNotice, SavedRecord};
 use crate::realtime::hub::Hub;
 
 /// One event row's payload: what the general path stages (`Frame`,
 /// `Close`) and what the lock fast path's SQL writes (`Lock`,
-/// `crate::models::lock_sql`), read back by every listener. One type for
+/// `crate::locks::fast_path::sql`), read back by every listener. One type for
 /// writing and reading; a test checks its round trip against the rows the
 /// SQL writes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

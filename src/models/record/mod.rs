@@ -1,11 +1,10 @@
 //! Records of the declared types (the schema file): one table for every
 //! type, a record's declared fields one JSON object. The type's descriptor
 //! (`crate::schema::RecordType`) says what the fields are; this module only
-//! stores and finds them, places them among their siblings and walks the
-//! tree of parents.
+//! stores and finds them; `ordering` places them among their siblings and
+//! `tree` walks what is inside a record.
 
 use chrono::NaiveDateTime;
-use diesel::dsl::max;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use serde::{Deserialize, Serialize};
@@ -16,13 +15,18 @@ use crate::db::DbConn;
 use crate::models::{CaseId, RecordId};
 use crate::schema::{self, RecordType};
 
+mod ordering;
+mod tree;
+
+use ordering::{make_room, next_position};
+
 /// A row of `records` as stored. (`Serialize`/`Deserialize`: the fast
 /// save's event rows carry it as JSON.)
 #[derive(
     Queryable, QueryableByName, Selectable, Clone, Debug, PartialEq, Serialize, Deserialize,
 )]
 #[diesel(table_name = records)]
-pub struct StoredRecord {
+pub struct RecordRow {
     pub record_type: String,
     pub id: RecordId,
     pub case_id: CaseId,
@@ -37,7 +41,7 @@ pub struct StoredRecord {
 
 /// A record of a declared type, its fields read.
 #[derive(Clone, Debug)]
-pub struct DeclaredRecord {
+pub struct StoredRecord {
     pub ty: &'static RecordType,
     pub id: RecordId,
     pub case_id: CaseId,
@@ -55,14 +59,14 @@ pub struct DeclaredRecord {
     pub ancestors: Vec<(&'static str, i64)>,
 }
 
-/// What identifies a declared record: its type and id ("Ticket 12").
+/// What identifies a stored record: its type and id ("Ticket 12").
 #[derive(Clone, Copy, Debug)]
-pub struct RecordKey {
+pub struct StoredKey {
     pub ty: &'static RecordType,
     pub id: RecordId,
 }
 
-impl std::fmt::Display for RecordKey {
+impl std::fmt::Display for StoredKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}", self.ty.name, self.id)
     }
@@ -89,9 +93,9 @@ pub struct RecordChanges {
     pub parent_id: Option<i64>,
 }
 
-impl DeclaredRecord {
-    pub fn key(&self) -> RecordKey {
-        RecordKey {
+impl StoredRecord {
+    pub fn key(&self) -> StoredKey {
+        StoredKey {
             ty: self.ty,
             id: self.id,
         }
@@ -107,7 +111,7 @@ impl DeclaredRecord {
     /// A stored row of a type of the schema in force, without its
     /// ancestors beyond its parent (enough to render it). `None` for a type
     /// the schema does not declare.
-    pub fn shallow(row: StoredRecord) -> Option<DeclaredRecord> {
+    pub fn shallow(row: RecordRow) -> Option<StoredRecord> {
         let ty = schema::in_force().get(&row.record_type)?;
         let fields = match serde_json::from_str::<Value>(&row.fields) {
             Ok(Value::Object(map)) => map,
@@ -120,7 +124,7 @@ impl DeclaredRecord {
                 .unwrap_or_default(),
             _ => Vec::new(),
         };
-        Some(DeclaredRecord {
+        Some(StoredRecord {
             ty,
             id: row.id,
             case_id: row.case_id,
@@ -136,8 +140,8 @@ impl DeclaredRecord {
 
     /// A stored row with every record it sits in (one query per level past
     /// its parent: the parents' own parents are in their rows).
-    pub fn read(conn: &mut DbConn, row: StoredRecord) -> QueryResult<Option<DeclaredRecord>> {
-        let Some(mut record) = DeclaredRecord::shallow(row) else {
+    pub fn read(conn: &mut DbConn, row: RecordRow) -> QueryResult<Option<StoredRecord>> {
+        let Some(mut record) = StoredRecord::shallow(row) else {
             return Ok(None);
         };
         let schema = schema::in_force();
@@ -160,32 +164,29 @@ impl DeclaredRecord {
         Ok(Some(record))
     }
 
-    pub fn find(conn: &mut DbConn, key: RecordKey) -> QueryResult<Option<DeclaredRecord>> {
+    pub fn find(conn: &mut DbConn, key: StoredKey) -> QueryResult<Option<StoredRecord>> {
         let row = records::table
             .find((key.ty.name.as_str(), key.id))
-            .select(StoredRecord::as_select())
+            .select(RecordRow::as_select())
             .get_result(conn)
             .optional()?;
         match row {
-            Some(row) => DeclaredRecord::read(conn, row),
+            Some(row) => StoredRecord::read(conn, row),
             None => Ok(None),
         }
     }
 
     /// Like `find`, the row locked until the transaction ends (PostgreSQL;
     /// see "Row-lock order" in `crate::locks`).
-    pub fn find_for_update(
-        conn: &mut DbConn,
-        key: RecordKey,
-    ) -> QueryResult<Option<DeclaredRecord>> {
-        let row: Option<StoredRecord> = crate::select_one_for_no_key_update!(
+    pub fn find_for_update(conn: &mut DbConn, key: StoredKey) -> QueryResult<Option<StoredRecord>> {
+        let row: Option<RecordRow> = crate::select_one_for_no_key_update!(
             conn,
             records::table
                 .find((key.ty.name.as_str(), key.id))
-                .select(StoredRecord::as_select())
+                .select(RecordRow::as_select())
         )?;
         match row {
-            Some(row) => DeclaredRecord::read(conn, row),
+            Some(row) => StoredRecord::read(conn, row),
             None => Ok(None),
         }
     }
@@ -197,7 +198,7 @@ impl DeclaredRecord {
         ty: &'static RecordType,
         ids: &[i64],
         for_update: bool,
-    ) -> QueryResult<Vec<DeclaredRecord>> {
+    ) -> QueryResult<Vec<StoredRecord>> {
         let ids: Vec<RecordId> = ids.iter().map(|&id| RecordId(id)).collect();
         macro_rules! by_ids {
             () => {
@@ -205,138 +206,30 @@ impl DeclaredRecord {
                     .filter(records::record_type.eq(ty.name.as_str()))
                     .filter(records::id.eq_any(ids.clone()))
                     .order(records::id.asc())
-                    .select(StoredRecord::as_select())
+                    .select(RecordRow::as_select())
             };
         }
-        let rows: Vec<StoredRecord> = match conn {
+        let rows: Vec<RecordRow> = match conn {
             DbConn::Postgresql(c) if for_update => by_ids!().for_no_key_update().load(c)?,
             _ => by_ids!().load(conn)?,
         };
         let mut found = Vec::with_capacity(rows.len());
         for row in rows {
-            found.extend(DeclaredRecord::read(conn, row)?);
+            found.extend(StoredRecord::read(conn, row)?);
         }
         Ok(found)
     }
 
     /// Every record of a case, of every type in force, ordered types by
     /// position, the others by id: what `GET /cases/:slug` nests.
-    pub fn of_case(conn: &mut DbConn, case_id: CaseId) -> QueryResult<Vec<DeclaredRecord>> {
-        let rows: Vec<StoredRecord> = records::table
+    pub fn of_case(conn: &mut DbConn, case_id: CaseId) -> QueryResult<Vec<StoredRecord>> {
+        let rows: Vec<RecordRow> = records::table
             .filter(records::case_id.eq(case_id))
             .order((records::position.asc(), records::id.asc()))
-            .select(StoredRecord::as_select())
+            .select(RecordRow::as_select())
             .load(conn)?;
         // Nesting needs no ancestors beyond the parent.
-        Ok(rows
-            .into_iter()
-            .filter_map(DeclaredRecord::shallow)
-            .collect())
-    }
-
-    /// Everything inside record `(type, id)` at any depth, as `(type, id)`,
-    /// parents before their children; the record itself left out. One
-    /// recursive query on either backend.
-    pub fn descendants(
-        conn: &mut DbConn,
-        type_name: &str,
-        id: i64,
-    ) -> QueryResult<Vec<(String, i64)>> {
-        #[derive(QueryableByName)]
-        struct Inside {
-            #[diesel(sql_type = Text)]
-            record_type: String,
-            #[diesel(sql_type = BigInt)]
-            id: i64,
-        }
-        const INSIDE: &str = "WITH RECURSIVE inside(record_type, id, depth) AS ( \
-               SELECT r.record_type, r.id, 1 FROM records r \
-                WHERE r.parent_type = $1 AND r.parent_id = $2 \
-               UNION ALL \
-               SELECT r.record_type, r.id, i.depth + 1 FROM records r \
-                 JOIN inside i ON r.parent_type = i.record_type AND r.parent_id = i.id) \
-             SELECT record_type, id FROM inside ORDER BY depth, record_type, id";
-        let rows: Vec<Inside> = crate::on_backend!(conn, |c| diesel::sql_query(INSIDE)
-            .bind::<Text, _>(type_name)
-            .bind::<BigInt, _>(id)
-            .load(c))?;
-        Ok(rows.into_iter().map(|r| (r.record_type, r.id)).collect())
-    }
-
-    /// Before record `(type, id)` is deleted with everything inside it:
-    /// takes its row and every descendant's `FOR UPDATE` (PostgreSQL), a
-    /// level at a time until no new one appeared, so that a record being
-    /// added inside meanwhile either lands before (and is found) or waits
-    /// and then finds its parent gone. Returns the descendants.
-    pub fn lock_subtree(
-        conn: &mut DbConn,
-        type_name: &str,
-        id: i64,
-    ) -> QueryResult<Vec<(String, i64)>> {
-        DeclaredRecord::lock_rows(conn, &[(type_name.to_owned(), id)])?;
-        let mut locked: Vec<(String, i64)> = Vec::new();
-        loop {
-            let inside = DeclaredRecord::descendants(conn, type_name, id)?;
-            let new: Vec<(String, i64)> = inside
-                .iter()
-                .filter(|key| !locked.contains(key))
-                .cloned()
-                .collect();
-            if new.is_empty() || !matches!(conn, DbConn::Postgresql(_)) {
-                return Ok(inside);
-            }
-            DeclaredRecord::lock_rows(conn, &new)?;
-            locked.extend(new);
-        }
-    }
-
-    /// Like `find`, the row read `FOR KEY SHARE` (PostgreSQL): a parent a
-    /// record is added to, which its delete (`FOR UPDATE`) waits for.
-    pub fn find_for_key_share(
-        conn: &mut DbConn,
-        key: RecordKey,
-    ) -> QueryResult<Option<DeclaredRecord>> {
-        macro_rules! by_key {
-            () => {
-                records::table
-                    .find((key.ty.name.as_str(), key.id))
-                    .select(StoredRecord::as_select())
-            };
-        }
-        let row: Option<StoredRecord> = crate::on_backend!(conn,
-            postgres: |c| by_key!().for_key_share().get_result(c).optional(),
-            sqlite: |c| by_key!().get_result(c).optional(),
-        )?;
-        match row {
-            Some(row) => DeclaredRecord::read(conn, row),
-            None => Ok(None),
-        }
-    }
-
-    /// Locks the rows of these records in (type, id) order (PostgreSQL).
-    fn lock_rows(conn: &mut DbConn, keys: &[(String, i64)]) -> QueryResult<()> {
-        let DbConn::Postgresql(pg) = conn else {
-            return Ok(());
-        };
-        let mut sorted: Vec<&(String, i64)> = keys.iter().collect();
-        sorted.sort();
-        for (type_name, id) in sorted {
-            records::table
-                .find((type_name.as_str(), RecordId(*id)))
-                .select(records::id)
-                .for_update()
-                .execute(pg)?;
-        }
-        Ok(())
-    }
-
-    /// Deletes these records (a deleted record's descendants).
-    pub fn delete_all(conn: &mut DbConn, keys: &[(String, i64)]) -> QueryResult<()> {
-        for (type_name, id) in keys {
-            diesel::delete(records::table.find((type_name.as_str(), RecordId(*id))))
-                .execute(conn)?;
-        }
-        Ok(())
+        Ok(rows.into_iter().filter_map(StoredRecord::shallow).collect())
     }
 
     pub fn delete(&self, conn: &mut DbConn) -> QueryResult<()> {
@@ -396,7 +289,7 @@ impl DeclaredRecord {
         fields: Map<String, Value>,
         position: Option<i32>,
         now: NaiveDateTime,
-    ) -> QueryResult<(DeclaredRecord, Vec<DeclaredRecord>)> {
+    ) -> QueryResult<(StoredRecord, Vec<StoredRecord>)> {
         let id = next_id(conn, &ty.name)?;
         let (position, moved) = if ty.ordered {
             let moved = match position {
@@ -425,8 +318,8 @@ impl DeclaredRecord {
                 records::updated_at.eq(now),
             ))
             .returning(records::all_columns)
-            .get_result::<StoredRecord>(conn)?;
-        let record = DeclaredRecord::read(conn, row)?.ok_or(diesel::result::Error::NotFound)?;
+            .get_result::<RecordRow>(conn)?;
+        let record = StoredRecord::read(conn, row)?.ok_or(diesel::result::Error::NotFound)?;
         Ok((record, moved))
     }
 
@@ -439,7 +332,7 @@ impl DeclaredRecord {
         conn: &mut DbConn,
         changes: RecordChanges,
         now: NaiveDateTime,
-    ) -> QueryResult<(DeclaredRecord, Vec<DeclaredRecord>)> {
+    ) -> QueryResult<(StoredRecord, Vec<StoredRecord>)> {
         let mut fields = self.fields.clone();
         fields.extend(changes.fields);
         let place = Place {
@@ -469,8 +362,8 @@ impl DeclaredRecord {
                 records::updated_at.eq(now),
             ))
             .returning(records::all_columns)
-            .get_result::<StoredRecord>(conn)?;
-        let record = DeclaredRecord::read(conn, row)?.ok_or(diesel::result::Error::NotFound)?;
+            .get_result::<RecordRow>(conn)?;
+        let record = StoredRecord::read(conn, row)?.ok_or(diesel::result::Error::NotFound)?;
         Ok((record, moved))
     }
 }
@@ -489,120 +382,4 @@ fn next_id(conn: &mut DbConn, type_name: &str) -> QueryResult<i64> {
         .bind::<Text, _>(type_name)
         .get_result(c))?;
     Ok(next.last_id)
-}
-
-/// The position after the last sibling at `place`.
-fn next_position(conn: &mut DbConn, ty: &RecordType, place: Place) -> QueryResult<i32> {
-    let last: Option<i32> = match place.parent_id {
-        Some(parent_id) => records::table
-            .filter(records::record_type.eq(ty.name.as_str()))
-            .filter(records::parent_id.eq(parent_id))
-            .select(max(records::position))
-            .get_result(conn)?,
-        None => records::table
-            .filter(records::record_type.eq(ty.name.as_str()))
-            .filter(records::case_id.eq(place.case_id))
-            .select(max(records::position))
-            .get_result(conn)?,
-    };
-    Ok(last.map_or(0, |p| p.saturating_add(1)))
-}
-
-/// Siblings never share a position: when one at `place` holds `position`,
-/// it and every sibling after it move up by one. Returns those that moved.
-fn make_room(
-    conn: &mut DbConn,
-    ty: &RecordType,
-    place: Place,
-    position: i32,
-    except: Option<RecordId>,
-) -> QueryResult<Vec<DeclaredRecord>> {
-    let except = except.unwrap_or(RecordId(-1));
-    macro_rules! siblings {
-        () => {
-            records::table
-                .filter(records::record_type.eq(ty.name.as_str()))
-                .filter(records::case_id.eq(place.case_id))
-                .filter(records::id.ne(except))
-        };
-    }
-    let taken: i64 = match place.parent_id {
-        Some(parent_id) => siblings!()
-            .filter(records::parent_id.eq(parent_id))
-            .filter(records::position.eq(position))
-            .count()
-            .get_result(conn)?,
-        None => siblings!()
-            .filter(records::parent_id.is_null())
-            .filter(records::position.eq(position))
-            .count()
-            .get_result(conn)?,
-    };
-    if taken == 0 {
-        return Ok(Vec::new());
-    }
-    let rows: Vec<StoredRecord> = match place.parent_id {
-        Some(parent_id) => diesel::update(
-            siblings!()
-                .filter(records::parent_id.eq(parent_id))
-                .filter(records::position.ge(position)),
-        )
-        .set(records::position.eq(records::position + 1))
-        .returning(records::all_columns)
-        .load(conn)?,
-        None => diesel::update(
-            siblings!()
-                .filter(records::parent_id.is_null())
-                .filter(records::position.ge(position)),
-        )
-        .set(records::position.eq(records::position + 1))
-        .returning(records::all_columns)
-        .load(conn)?,
-    };
-    let mut moved = Vec::with_capacity(rows.len());
-    for row in rows {
-        moved.extend(DeclaredRecord::read(conn, row)?);
-    }
-    moved.sort_by_key(|r| (r.position, r.id));
-    Ok(moved)
-}
-
-/// How many records of each type the database holds, for the start-up
-/// comparison of the schema with the data.
-pub fn counts_by_type(conn: &mut DbConn) -> QueryResult<Vec<(String, i64)>> {
-    use diesel::dsl::count_star;
-    records::table
-        .group_by(records::record_type)
-        .select((records::record_type, count_star()))
-        .order(records::record_type.asc())
-        .load(conn)
-}
-
-/// Every stored `(case, parent_type, fields)` of one type, for the start-up
-/// comparison (fields as stored JSON text).
-pub fn stored_of_type(
-    conn: &mut DbConn,
-    type_name: &str,
-) -> QueryResult<Vec<(CaseId, Option<String>, String)>> {
-    records::table
-        .filter(records::record_type.eq(type_name))
-        .select((records::case_id, records::parent_type, records::fields))
-        .load(conn)
-}
-
-/// The ids of the parent rows that a `parent_id` names and that do not
-/// exist (orphans), for the start-up check. Rarely non-empty.
-pub fn orphans(conn: &mut DbConn, type_name: &str) -> QueryResult<i64> {
-    #[derive(QueryableByName)]
-    struct Count {
-        #[diesel(sql_type = BigInt)]
-        n: i64,
-    }
-    const ORPHANS: &str = "SELECT COUNT(*) AS n FROM records r WHERE r.record_type = $1 \
-         AND r.parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM records p \
-         WHERE p.record_type = r.parent_type AND p.id = r.parent_id)";
-    let found: Count = crate::on_backend!(conn, |c| diesel::sql_query(ORPHANS)
-        .bind::<Text, _>(type_name)
-        .get_result(c))?;
-    Ok(found.n)
 }

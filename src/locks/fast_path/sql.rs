@@ -1,11 +1,13 @@
-//! Every PostgreSQL statement that writes a lock together with its event
-//! row, built from the fragments below so that each rule is written once in
-//! SQL: the lock columns, the live-token check, the holder check, the
-//! in-force check and the event row (the audit entry and its frame in one). Fragments take their
+//! Every PostgreSQL statement of the lock fast path: the acquire, the
+//! release, and the functions of the fast save and the fast guard. They are
+//! built from the fragments below, so that each rule is written once in SQL:
+//! the lock columns, the live caller, the holder, a lock in force, a deep
+//! lock in the case, reading the record's lock, renewing it, and the event
+//! row (the audit entry and its frame in one). Fragments take their
 //! placeholders as arguments, so each statement numbers its binds its own
-//! way. Their Rust counterparts (which SQLite and the general path use) are
-//! named beside each fragment; `tests/fast_path.rs` runs one script with the
-//! fast path on and off and compares statuses, frames and audit rows.
+//! way. The Rust each mirrors (which SQLite and the general path use) is
+//! named beside it; `tests/fast_path.rs` runs one script with the fast path
+//! on and off and compares statuses, frames and audit rows.
 //!
 //! SQLite has no data-modifying CTEs; its paths write the same rows with
 //! diesel's DSL, one statement at a time.
@@ -37,17 +39,68 @@ macro_rules! live_caller {
     };
 }
 
-/// The lock `l` belongs to the calling tab `$tab` (or the user as a whole,
-/// when either side has no tab). Rust: `locks::holding::is_held_by`.
-macro_rules! held_by_tab {
-    ($tab:literal) => {
+/// The lock `l` is the caller's: user `$user`'s, and its tab `$tab`'s or
+/// taken without a tab. A caller without a tab holds every lock of the
+/// user unless `$tab_required` (`POST /guard`: a host that names no tab is
+/// another tab to a lock taken with one). Rust: `locks::holding::is_held_by`
+/// and `locks::guard::WriteContext::holds`.
+macro_rules! held_by {
+    ($user:literal, $tab:literal, $tab_required:literal) => {
         concat!(
-            "(",
+            "(l.user_id = ",
+            $user,
+            " AND (l.session_id IS NULL OR l.session_id = ",
             $tab,
-            "::text IS NULL OR l.session_id IS NULL OR l.session_id = ",
+            " OR (NOT ",
+            $tab_required,
+            " AND ",
             $tab,
-            ")"
+            "::text IS NULL)))"
         )
+    };
+}
+
+/// A deep lock is held anywhere in case `$case`: the fast path declines,
+/// and the general path decides what it covers. Rust:
+/// `locks::subtree::covering_locks`.
+macro_rules! deep_lock_in_case {
+    ($case:literal) => {
+        concat!(
+            "EXISTS (SELECT 1 FROM locks d WHERE d.case_id = ",
+            $case,
+            " AND d.deep)"
+        )
+    };
+}
+
+/// PL/pgSQL: reads the lock on record `$id` of type `p_type` into `held`,
+/// `FOR SHARE`; a lock row another transaction is writing is left to the
+/// general path (`$decline`), which waits in a transaction it can roll
+/// back. Rust: `locks::guard` (`Lock::on_for_share`).
+macro_rules! read_held_lock {
+    ($id:literal, $decline:literal) => {
+        concat!(
+            "SELECT * INTO held FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = ",
+            $id,
+            " FOR SHARE SKIP LOCKED; \
+             IF NOT FOUND THEN \
+               PERFORM 1 FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = ",
+            $id,
+            "; IF FOUND THEN ",
+            $decline,
+            "; END IF; \
+             END IF; "
+        )
+    };
+}
+
+/// PL/pgSQL: the holder's write renews the lock in `held` (lease and
+/// activity), as a write does on the general path. Rust:
+/// `locks::holding::touch`.
+macro_rules! renew_held {
+    () => {
+        "UPDATE locks SET expires_at = v_now + p_ttl_micros * interval '1 microsecond', \
+                last_activity_at = v_now WHERE id = held.id; "
     };
 }
 
@@ -135,22 +188,23 @@ macro_rules! fast_acquire {
             "WITH record AS (",
             $record,
             " FOR NO KEY UPDATE), caller AS (",
-            $crate::models::lock_sql::live_caller!("$2", "$3", $crate::db_now!()),
+            $crate::locks::fast_path::sql::live_caller!("$2", "$3", $crate::db_now!()),
             "), changed AS (INSERT INTO locks (",
-            $crate::models::lock_sql::lock_columns!(),
+            $crate::locks::fast_path::sql::lock_columns!(),
             ") SELECT $5, $1, record.case_id, caller.id, $6, $7, ",
             $crate::db_now!(),
             ", ",
-            $crate::models::lock_sql::db_now_plus!("$4"),
+            $crate::locks::fast_path::sql::db_now_plus!("$4"),
             ", ",
             $crate::db_now!(),
             ", FALSE FROM record, caller \
                WHERE (caller.admin OR EXISTS ( \
                  SELECT 1 FROM memberships m \
                  WHERE m.case_id = record.case_id AND m.user_id = caller.id AND m.role = ANY($8))) \
-               AND NOT EXISTS (SELECT 1 FROM locks d WHERE d.case_id = record.case_id AND d.deep) \
-               ON CONFLICT DO NOTHING RETURNING *), published AS (",
-            $crate::models::lock_sql::event_row!(
+               AND NOT ",
+            $crate::locks::fast_path::sql::deep_lock_in_case!("record.case_id"),
+            " ON CONFLICT DO NOTHING RETURNING *), published AS (",
+            $crate::locks::fast_path::sql::event_row!(
                 "acquired",
                 "changed.user_id",
                 "changed.created_at",
@@ -169,9 +223,9 @@ pub const FAST_ACQUIRE_CASE: &str = fast_acquire!("SELECT id AS case_id FROM cas
 pub const FAST_ACQUIRE_RECORD: &str =
     fast_acquire!("SELECT case_id FROM records WHERE record_type = $5 AND id = $1");
 
-pub(crate) use {db_now_plus, event_row, live_caller, lock_columns};
+pub(crate) use {db_now_plus, deep_lock_in_case, event_row, live_caller, lock_columns};
 
-/// The fast save (PostgreSQL): one call that saves a declared record's
+/// The fast save (PostgreSQL): one call that saves a stored record's
 /// fields when nothing stands in the way, and returns the saved row;
 /// otherwise it writes nothing and returns no row, and the general path
 /// decides (401, 403, 404, 412, 423, an overdue lock). It is the guard
@@ -206,18 +260,14 @@ const FAST_SAVE_FUNCTION: &str = concat!(
     ") caller WHERE caller.admin OR EXISTS (SELECT 1 FROM memberships m \
          WHERE m.case_id = rec.case_id AND m.user_id = caller.id \
            AND m.role = ANY (p_editor_roles)); \
-       IF NOT FOUND THEN RETURN; END IF; \
-       SELECT * INTO held FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = p_id \
-         FOR SHARE SKIP LOCKED; \
-       IF NOT FOUND THEN \
-         PERFORM 1 FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = p_id; \
-         IF FOUND THEN RETURN; END IF; \
-       END IF; \
-       PERFORM 1 FROM locks d WHERE d.case_id = rec.case_id AND d.deep; \
-       IF FOUND THEN RETURN; END IF; \
+       IF NOT FOUND THEN RETURN; END IF; ",
+    read_held_lock!("p_id", "RETURN"),
+    "IF ",
+    deep_lock_in_case!("rec.case_id"),
+    " THEN RETURN; END IF; \
        IF held.id IS NOT NULL THEN \
-         PERFORM 1 FROM locks l WHERE l.id = held.id AND l.user_id = p_user AND ",
-    held_by_tab!("p_session"),
+         PERFORM 1 FROM locks l WHERE l.id = held.id AND ",
+    held_by!("p_user", "p_session", "FALSE"),
     " AND ",
     in_force!(
         "v_now",
@@ -232,10 +282,9 @@ const FAST_SAVE_FUNCTION: &str = concat!(
        UPDATE records SET fields = (fields::jsonb || p_fields::jsonb)::text, \
               version = version + 1, updated_at = v_now \
         WHERE record_type = p_type AND id = p_id RETURNING * INTO rec; \
-       IF held.id IS NOT NULL THEN \
-         UPDATE locks SET expires_at = v_now + p_ttl_micros * interval '1 microsecond', \
-                last_activity_at = v_now WHERE id = held.id; \
-       END IF; \
+       IF held.id IS NOT NULL THEN ",
+    renew_held!(),
+    "END IF; \
        INSERT INTO events (at, payload) VALUES (v_now, json_build_object( \
            'k', 'record', 'editor', p_session, 'editorUser', p_user, \
            'at', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, \
@@ -299,28 +348,24 @@ const FAST_GUARD_FUNCTION: &str = concat!(
           FOR NO KEY UPDATE SKIP LOCKED; \
          IF NOT FOUND THEN RETURN FALSE; END IF; \
        END IF; \
-       IF v_id IS NOT NULL THEN \
-         SELECT * INTO held FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = v_id \
-           FOR SHARE SKIP LOCKED; \
-         IF NOT FOUND THEN \
-           PERFORM 1 FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = v_id; \
-           IF FOUND THEN RETURN FALSE; END IF; \
-         END IF; \
-       END IF; \
-       PERFORM 1 FROM locks d WHERE d.case_id = v_case AND d.deep; \
-       IF FOUND THEN RETURN FALSE; END IF; \
+       IF v_id IS NOT NULL THEN ",
+    read_held_lock!("v_id", "RETURN FALSE"),
+    "END IF; \
+       IF ",
+    deep_lock_in_case!("v_case"),
+    " THEN RETURN FALSE; END IF; \
        IF held.id IS NOT NULL THEN \
-         PERFORM 1 FROM locks l WHERE l.id = held.id AND l.user_id = v_user.id \
-           AND (l.session_id IS NULL OR l.session_id = p_session) AND ",
+         PERFORM 1 FROM locks l WHERE l.id = held.id AND ",
+    held_by!("v_user.id", "p_session", "TRUE"),
+    " AND ",
     in_force!(
         "v_now",
         "(v_now - p_idle_micros * interval '1 microsecond')"
     ),
     " AND (p_lock_token IS NULL OR p_lock_token = l.id); \
-         IF NOT FOUND THEN RETURN FALSE; END IF; \
-         UPDATE locks SET expires_at = v_now + p_ttl_micros * interval '1 microsecond', \
-                last_activity_at = v_now WHERE id = held.id; \
-       ELSIF p_lock_token IS NOT NULL THEN \
+         IF NOT FOUND THEN RETURN FALSE; END IF; ",
+    renew_held!(),
+    "ELSIF p_lock_token IS NOT NULL THEN \
          RETURN FALSE; \
        END IF; \
        IF v_key.last_used_at IS NULL OR v_key.last_used_at < v_now - interval '60 seconds' THEN \
@@ -348,8 +393,8 @@ pub const FAST_RELEASE: &str = concat!(
     live_caller!("$2", "$3", crate::db_now!()),
     "), changed AS ( \
        DELETE FROM locks l USING caller \
-       WHERE l.id = $1 AND l.user_id = caller.id AND NOT l.has_waiters AND ",
-    held_by_tab!("$4"),
+       WHERE l.id = $1 AND NOT l.has_waiters AND ",
+    held_by!("caller.id", "$4", "FALSE"),
     " AND ",
     in_force!(crate::db_now!(), db_now_minus!("$5")),
     " RETURNING l.*), published AS (",
@@ -364,7 +409,9 @@ mod tests {
         assert!(super::FAST_ACQUIRE_RECORD
             .contains("SELECT case_id FROM records WHERE record_type = $5 AND id = $1"));
         assert!(super::FAST_ACQUIRE_CASE.contains("SELECT id AS case_id FROM cases WHERE id = $1"));
-        assert!(super::FAST_RELEASE.contains("l.session_id = $4)"));
+        assert!(
+            super::FAST_RELEASE.contains("l.session_id = $4 OR (NOT FALSE AND $4::text IS NULL)")
+        );
         assert!(super::FAST_RELEASE.contains(
             "l.last_activity_at > ((now() AT TIME ZONE 'UTC') - $5 * interval '1 microsecond')"
         ));

@@ -15,31 +15,10 @@ use std::time::Duration;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text};
-use serde::{Deserialize, Serialize};
 
-use super::{lock_sql, HeldLock, Lock, LockAction, LockId, StoredRecord, UserId, UserRef};
+use super::sql;
 use crate::db::Prepared;
-
-/// A lock write announced by the fast path, as its event row carries it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LockNotice {
-    /// `acquired` (a `create` frame) or the reason it ended (a `destroy`).
-    pub action: LockAction,
-    pub lock: Lock,
-    pub holder: UserRef,
-    /// The tab whose request it was.
-    pub editor: Option<String>,
-    /// When the statement ran (Unix microseconds), for the fan-out delay.
-    pub at: i64,
-}
-
-/// Who is asking, from a verified token: the statement checks the token's
-/// row and the user are still live.
-#[derive(Clone, Copy, Debug)]
-pub struct TokenHolder {
-    pub user_id: UserId,
-    pub token_id: i64,
-}
+use crate::models::{HeldLock, Lock, LockId, RecordRow, TokenHolder, UserRef};
 
 /// A lock to take on a free record. Its times are the database's clock.
 pub struct FreshLock<'a> {
@@ -116,7 +95,7 @@ pub fn release(
     session_id: Option<&str>,
     idle_timeout: Duration,
 ) -> QueryResult<Option<HeldLock>> {
-    Prepared::new(lock_sql::FAST_RELEASE, |q| {
+    Prepared::new(sql::FAST_RELEASE, |q| {
         q.bind::<BigInt, _>(lock_id)
             .bind::<BigInt, _>(caller.user_id)
             .bind::<BigInt, _>(caller.token_id)
@@ -128,21 +107,7 @@ pub fn release(
     .map(|row| row.map(HeldLock::from))
 }
 
-/// A save made by the fast save (PostgreSQL), as its event row carries it:
-/// the saved row, which every instance's listener renders as the general
-/// path's `update` frame.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SavedRecord {
-    pub record: StoredRecord,
-    /// The tab whose request it was: its session id and user.
-    pub editor: Option<String>,
-    #[serde(default, rename = "editorUser")]
-    pub editor_user: Option<i64>,
-    /// When the statement ran (Unix microseconds), for the fan-out delay.
-    pub at: i64,
-}
-
-/// A save of a declared record's fields, as the fast save binds it.
+/// A save of a stored record's fields, as the fast save binds it.
 pub struct FastSave<'a> {
     pub record_type: &'a str,
     pub id: i64,
@@ -159,13 +124,13 @@ pub struct FastSave<'a> {
 }
 
 /// Saves the record in one call if nothing stands in the way
-/// (`lock_sql::FAST_SAVE`); no row means "take the general path".
+/// (`sql::FAST_SAVE`); no row means "take the general path".
 pub fn save(
     pg: &mut PgConnection,
     caller: TokenHolder,
     save: &FastSave,
-) -> QueryResult<Option<StoredRecord>> {
-    Prepared::new(lock_sql::FAST_SAVE.call(), |q| {
+) -> QueryResult<Option<RecordRow>> {
+    Prepared::new(sql::FAST_SAVE.call(), |q| {
         q.bind::<Text, _>(save.record_type)
             .bind::<BigInt, _>(save.id)
             .bind::<BigInt, _>(caller.user_id)
@@ -178,7 +143,7 @@ pub fn save(
             .bind::<BigInt, _>(micros(save.idle_timeout))
             .bind::<Array<Text>, _>(save.editor_roles)
     })
-    .get_result::<StoredRecord>(pg)
+    .get_result::<RecordRow>(pg)
     .optional()
 }
 
@@ -210,9 +175,9 @@ struct Allowed {
 }
 
 /// Answers a `POST /guard` in one call when the write may happen
-/// (`lock_sql::FAST_GUARD`); `None` means "take the general path".
+/// (`sql::FAST_GUARD`); `None` means "take the general path".
 pub fn guard(pg: &mut PgConnection, guard: &FastGuard) -> QueryResult<Option<()>> {
-    Prepared::new(lock_sql::FAST_GUARD.call(), |q| {
+    Prepared::new(sql::FAST_GUARD.call(), |q| {
         q.bind::<Text, _>(guard.key_hash)
             .bind::<Text, _>(guard.record_type)
             .bind::<diesel::sql_types::Bool, _>(guard.external)
@@ -233,5 +198,5 @@ pub fn guard(pg: &mut PgConnection, guard: &FastGuard) -> QueryResult<Option<()>
 /// Makes the fast save's and the fast guard's functions, once per start,
 /// each under the name of its text's hash (`crate::db::pg_function`).
 pub fn install_fast_save(pg: &mut PgConnection) -> QueryResult<()> {
-    crate::db::pg_function::make(pg, &[&lock_sql::FAST_SAVE, &lock_sql::FAST_GUARD])
+    crate::db::pg_function::make(pg, &[&sql::FAST_SAVE, &sql::FAST_GUARD])
 }

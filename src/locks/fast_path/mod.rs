@@ -2,14 +2,19 @@
 //! takeover), the holder's release and the everyday save of a declared
 //! record's fields are one statement each, committed on its own, with the
 //! token check, the audit row and the broadcast in it
-//! (`crate::models::lock_fast_path`). `None` means "take the general
+//! (`statements.rs`, from the SQL of `sql.rs`). `None` means "take the general
 //! path", which then decides everything the fast path does not:
 //! 401/403/404/409/412/423, renewing one's own lock, takeovers, locks past
 //! their lease. SQLite, whose statements cost no round trip, always takes
 //! the general path.
 
+pub mod sql;
+pub mod statements;
+
 use diesel::pg::PgConnection;
 use diesel::QueryResult;
+
+use statements::{FastSave as FastSaveCall, FreshLock};
 
 use super::counting::count_event;
 use super::guard::Preconditions;
@@ -17,8 +22,7 @@ use super::{LockPolicy, LockableKind};
 use crate::auth::access::Rank;
 use crate::auth::Caller;
 use crate::db::{Backend, Database, DbConn, DbError};
-use crate::models::lock_fast_path::{self, FastSave as FastSaveCall, FreshLock};
-use crate::models::{DeclaredRecord, HeldLock, LockAction, LockId, RecordKey, Role};
+use crate::models::{HeldLock, LockAction, LockId, Role, StoredKey, StoredRecord};
 use crate::schema::RecordType;
 
 /// The case roles that may take locks and save (a site admin always may).
@@ -56,7 +60,7 @@ pub async fn acquire(
             ttl,
             editor_roles: &editor_roles,
         };
-        lock_fast_path::acquire(pg, holder, &fresh)
+        statements::acquire(pg, holder, &fresh)
     })
     .await?;
     Ok(counted(held, LockAction::Acquired))
@@ -73,7 +77,7 @@ pub async fn release(
     let session_id = caller.session_id().cloned();
     let idle_timeout = policy.idle_timeout;
     let held = one_statement(db, "release", move |pg| {
-        lock_fast_path::release(pg, holder, id, session_id.as_deref(), idle_timeout)
+        statements::release(pg, holder, id, session_id.as_deref(), idle_timeout)
     })
     .await?;
     Ok(counted(held, LockAction::Released))
@@ -112,15 +116,15 @@ impl FastSave {
     }
 }
 
-/// Saves a declared record's fields in one statement; or `None`.
+/// Saves a stored record's fields in one statement; or `None`.
 pub async fn save(
     db: &Database,
     caller: &Caller,
-    key: RecordKey,
+    key: StoredKey,
     preconditions: Preconditions,
     fast: FastSave,
     policy: &LockPolicy,
-) -> Result<Option<DeclaredRecord>, DbError> {
+) -> Result<Option<StoredRecord>, DbError> {
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
     let (ttl, idle_timeout) = (policy.lease_of(&key.ty.name), policy.idle_timeout);
@@ -137,8 +141,8 @@ pub async fn save(
             idle_timeout,
             editor_roles: &editor_roles,
         };
-        match lock_fast_path::save(pg, holder, &save) {
-            Ok(saved) => Ok(saved.and_then(DeclaredRecord::shallow)),
+        match statements::save(pg, holder, &save) {
+            Ok(saved) => Ok(saved.and_then(StoredRecord::shallow)),
             // Fields stored before NULs were refused cannot be read as
             // jsonb: the general path merges them in Rust and saves them.
             Err(diesel::result::Error::DatabaseError(_, info))
@@ -182,7 +186,7 @@ pub async fn guard(
     );
     one_statement(db, "guard", move |pg| {
         let editor_roles = editor_roles();
-        let call = lock_fast_path::FastGuard {
+        let call = statements::FastGuard {
             key_hash: &question.key_hash,
             record_type: question.kind.type_name,
             external: question.kind.is_external(),
@@ -196,7 +200,7 @@ pub async fn guard(
             idle_timeout,
             editor_roles: &editor_roles,
         };
-        lock_fast_path::guard(pg, &call)
+        statements::guard(pg, &call)
     })
     .await
 }

@@ -1,20 +1,21 @@
-//! Acquire, take over, refresh, release and break locks. Every function runs
-//! inside the caller's write transaction and queues its broadcasts on it.
+//! The general path: acquire, take over, refresh, release and break locks.
+//! Every function runs inside the caller's write transaction and queues its
+//! broadcasts on it.
 
-use super::counting::count_after_commit;
-use super::holding::{
-    end, ensure_outranks, is_held_by, live_or_end, live_or_end_then, overdue, Line,
-};
-use super::line::{self, Joined};
-use super::lockable::Target;
-use super::render::{held_message, lock_view};
-use super::subtree;
-use super::LockPolicy;
 use crate::auth::access::{rank_on, Rank};
 use crate::auth::Actor;
 use crate::clock;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
+use crate::locks::counting::count_after_commit;
+use crate::locks::holding::{
+    end, ensure_outranks, is_held_by, live_or_end, live_or_end_then, overdue, Line,
+};
+use crate::locks::line::{self, Joined};
+use crate::locks::lockable::LockTarget;
+use crate::locks::render::{held_message, lock_view};
+use crate::locks::subtree;
+use crate::locks::LockPolicy;
 use crate::models::lock::NewLock;
 use crate::models::{
     CaseId, HeldLock, Lock, LockAction, LockEvent, LockId, Role, Tab, Waiter, WaiterEnd,
@@ -52,7 +53,7 @@ pub struct AcquireMode {
 pub fn acquire(
     tx: &mut Tx,
     actor: &Actor,
-    target: &Target,
+    target: &LockTarget,
     mode: AcquireMode,
     policy: &LockPolicy,
 ) -> AppResult<Acquired> {
@@ -63,7 +64,7 @@ pub fn acquire(
                 "wait is for depth \"0\" locks only: a deep lock cannot wait in line.",
             ));
         }
-        let waits = super::lockable::kind_named(target.identity.type_name)
+        let waits = crate::locks::lockable::kind_named(target.identity.type_name)
             .is_none_or(|kind| kind.allows_waiting());
         if !waits {
             return Err(AppError::invalid(format!(
@@ -321,7 +322,7 @@ pub enum LockStatus {
 pub fn status(
     conn: &mut crate::db::DbConn,
     actor: &Actor,
-    target: &Target,
+    target: &LockTarget,
     policy: &LockPolicy,
 ) -> AppResult<LockStatus> {
     let now = crate::db::now(conn)?;

@@ -1,0 +1,129 @@
+//! `POST /guard`: a host's question, may this user write this record of its
+//! own database now, answered by the same guard as baton's own writes.
+
+use crate::auth::access::{rank_on, require};
+use crate::auth::api_keys::KeyHolder;
+use crate::auth::Actor;
+use crate::db::Database;
+use crate::error::{AppError, AppResult};
+use crate::locks::fast_path::{self, GuardQuestion};
+use crate::locks::guard::{self, Preconditions, WriteContext};
+use crate::locks::naming::{case_by_slug, Named};
+use crate::locks::LockPolicy;
+use crate::models::{LockId, Role, User};
+
+/// What a host asks: may user `user_external_id`, from tab `session_id`
+/// (holding `lock_token`, if it says), write `named` of case `case_slug`?
+pub struct HostWrite {
+    pub named: Named,
+    pub case_slug: String,
+    pub user_external_id: String,
+    pub session_id: Option<String>,
+    pub lock_token: Option<LockId>,
+}
+
+/// `Ok` when the write may happen (the holder's lock activity renewed);
+/// otherwise the guard's refusal, in the guard's order: 404 (the case, the
+/// record), 403 (the user's role), then 423 and 412 (`guard::guard`). The
+/// fast guard answers "yes" in one statement when `use_fast_path` allows;
+/// anything else is the general path's, in one retried transaction.
+pub async fn guard(
+    db: &Database,
+    key: KeyHolder,
+    asked: HostWrite,
+    policy: &LockPolicy,
+    use_fast_path: bool,
+) -> AppResult<()> {
+    if use_fast_path {
+        let question = GuardQuestion {
+            key_hash: key.hash().to_owned(),
+            kind: asked.named.kind(),
+            id: match &asked.named {
+                Named::Stored(_, id) => Some(*id),
+                Named::External { .. } => None,
+            },
+            param: match &asked.named {
+                Named::External { param, .. } => Some(param.clone()),
+                Named::Stored(..) => None,
+            },
+            case_slug: asked.case_slug.clone(),
+            user_external_id: asked.user_external_id.clone(),
+            session_id: asked.session_id.clone(),
+            lock_token: asked.lock_token,
+        };
+        if fast_path::guard(db, question, policy).await?.is_some() {
+            return Ok(());
+        }
+    }
+    let policy = *policy;
+    db.write_retrying(None, move |tx| {
+        let HostWrite {
+            named,
+            case_slug,
+            user_external_id,
+            session_id,
+            lock_token,
+        } = &asked;
+        key.check(tx.conn, tx.now)?;
+        let case = case_by_slug(tx.conn, case_slug)?;
+        let kind = named.kind();
+        let missing = |id: i64| {
+            AppError::not_found(format!(
+                "{} {id} does not exist in case '{}'.",
+                kind.type_name, case.slug
+            ))
+        };
+        // The record before the user (404 comes before 403), read without
+        // locking its row: nothing is locked, and nothing named, before the
+        // user's role on the case is known.
+        if let Named::Stored(_, id) = named {
+            kind.find(tx.conn, *id)?
+                .filter(|t| t.case_id == case.id)
+                .ok_or_else(|| missing(*id))?;
+        }
+        let user = User::find_by_external_id(tx.conn, user_external_id)?
+            .filter(User::is_active)
+            .ok_or_else(|| {
+                AppError::forbidden(format!(
+                    "No user {user_external_id} is an editor of case '{}'; mint them a token with the role first (POST /auth/tokens).",
+                    case.slug
+                ))
+            })?;
+        require(rank_on(tx.conn, &user, case.id)?, &case, Role::Editor)?;
+        // Now the record's row, locked until the transaction ends.
+        let target = match named {
+            Named::Stored(_, id) => kind
+                .find_for_update(tx.conn, *id)?
+                .filter(|t| t.case_id == case.id)
+                .ok_or_else(|| missing(*id))?,
+            Named::External { param, .. } => {
+                let found = match kind.find_external(tx.conn, case.id, param)? {
+                    Some(t) => kind.find_for_update(tx.conn, t.identity.id)?,
+                    None => None,
+                };
+                // Never locked: no lock names it, but a deep lock on its
+                // case covers it all the same.
+                found
+                    .or_else(|| kind.never_locked(case.id, param))
+                    .ok_or_else(|| AppError::invalid("lockableType is not an external type."))?
+            }
+        };
+        let actor = Actor {
+            user,
+            token_id: 0,
+            session_id: session_id.clone(),
+            user_agent: None,
+        };
+        let ctx = WriteContext {
+            actor: &actor,
+            preconditions: Preconditions {
+                if_match: None,
+                lock_token: *lock_token,
+            },
+            policy: &policy,
+            tab_required: true,
+        };
+        guard::guard(tx, &ctx, &target)
+    })
+    .await
+}
