@@ -1,7 +1,9 @@
-//! The documentation's links lead somewhere: every relative link in the
-//! project's Markdown names a file that exists and, when it names a
-//! heading, a heading that file has. (Sections move between the README and
-//! `docs/`; a link left behind fails here.)
+//! The documentation stays exact. Every relative link in the project's
+//! Markdown names a file that exists and, when it names a heading, a heading
+//! that file has (sections move between the README and `docs/`; a link left
+//! behind fails here). The README's schema is a schema baton reads, its
+//! three calls are routes of the OpenAPI document, and `docs/cli.md` lists
+//! every subcommand the `baton` binary has, each of which it accepts.
 
 use std::path::{Path, PathBuf};
 
@@ -126,4 +128,147 @@ fn the_readme_is_a_front_door() {
     );
     assert!(readme.contains("cargo run --release -- serve --demo"));
     assert!(readme.contains("cargo test"));
+}
+
+fn read(relative: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(relative))
+        .unwrap_or_else(|e| panic!("{relative}: {e}"))
+}
+
+/// The code blocks of one language in a Markdown file, in order (`""`:
+/// the blocks that name none).
+fn code_blocks(markdown: &str, language: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    // The block being read: its language, and its text.
+    let mut open: Option<(String, String)> = None;
+    for line in markdown.lines() {
+        let fence = line.trim_start().strip_prefix("```");
+        match (open.take(), fence) {
+            (None, Some(lang)) => open = Some((lang.trim().to_owned(), String::new())),
+            (None, None) => {}
+            (Some((lang, text)), Some(_)) => {
+                if lang == language {
+                    blocks.push(text);
+                }
+            }
+            (Some((lang, mut text)), None) => {
+                text.push_str(line);
+                text.push('\n');
+                open = Some((lang, text));
+            }
+        }
+    }
+    blocks
+}
+
+#[test]
+fn the_readme_schema_is_read_by_baton() {
+    let readme = read("README.md");
+    let blocks = code_blocks(&readme, "toml");
+    assert_eq!(blocks.len(), 1, "the README shows one schema");
+    let schema = baton::schema::Schema::parse(&blocks[0], "README.md")
+        .unwrap_or_else(|e| panic!("the README's schema: {e}"));
+    let names: Vec<&str> = schema.types().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["Ticket", "Comment"]);
+    assert!(
+        blocks[0].lines().count() <= 12,
+        "the schema in about ten lines"
+    );
+}
+
+#[test]
+fn the_readme_calls_are_routes_of_the_document() {
+    let readme = read("README.md");
+    let document: serde_json::Value =
+        serde_json::from_str(&read("openapi.json")).expect("openapi.json");
+    let blocks = code_blocks(&readme, "http");
+    let calls: Vec<(&str, &str)> = blocks
+        .iter()
+        .flat_map(|block| block.lines())
+        .filter_map(|line| {
+            line.split_whitespace()
+                .next()
+                .zip(line.split_whitespace().nth(1))
+        })
+        .collect();
+    assert_eq!(calls.len(), 3, "the three calls of a backend beside baton");
+    for (method, path) in calls {
+        let operation = &document["paths"][path][method.to_lowercase()];
+        assert!(
+            operation.is_object(),
+            "README names {method} {path}, which openapi.json does not have"
+        );
+    }
+}
+
+/// `baton <words>` for each line of the command list in `docs/cli.md`,
+/// up to the first option or argument.
+fn documented_commands() -> Vec<Vec<String>> {
+    let doc = read("docs/cli.md");
+    code_blocks(&doc, "")
+        .first()
+        .expect("docs/cli.md lists the commands in a code block")
+        .lines()
+        .filter_map(|line| line.strip_prefix("baton "))
+        .map(|rest| {
+            rest.split_whitespace()
+                .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+fn baton(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .output()
+        .expect("run baton");
+    assert!(
+        out.status.success(),
+        "baton {} exited {:?}: {}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The subcommands a `--help` lists.
+fn subcommands(help: &str) -> Vec<String> {
+    help.split("Commands:")
+        .nth(1)
+        .unwrap_or_default()
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_cli_doc_lists_every_command_baton_has() {
+    let documented = documented_commands();
+    assert!(documented.len() >= 15, "{documented:?}");
+    for words in &documented {
+        let mut args: Vec<&str> = words.iter().map(String::as_str).collect();
+        args.push("--help");
+        baton(&args);
+    }
+    let mut missing = Vec::new();
+    for top in subcommands(&baton(&["--help"])) {
+        let nested = subcommands(&baton(&[&top, "--help"]));
+        let paths: Vec<Vec<String>> = if nested.is_empty() {
+            vec![vec![top.clone()]]
+        } else {
+            nested.into_iter().map(|n| vec![top.clone(), n]).collect()
+        };
+        for path in paths {
+            if !documented.contains(&path) {
+                missing.push(path.join(" "));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "docs/cli.md does not list: {missing:?}");
 }

@@ -19,6 +19,7 @@ import type {
   Fields,
   Identity,
   Lock,
+  LockableRef,
   LockDepth,
   LockEvent,
   LockStatus,
@@ -33,13 +34,6 @@ import type {
   Session,
   User,
 } from './types.js';
-
-/**
- * Identifies a lockable: a record, or just its `type` and `param`. A record
- * of an external type (`store: "external"`) may say its case's slug as
- * `case`; else the client's case is sent.
- */
-export type LockableRef = Pick<RecordKey, 'type' | 'param'>;
 
 export interface LockOptions {
   /** "Edit anyway": take the lock over from its holder. */

@@ -1,4 +1,4 @@
-import { Api, type LockableRef, type ParentRef } from './api.js';
+import { Api, type ParentRef } from './api.js';
 import { KickedError, type Backoff, type NetworkSignals, type WebSocketConstructor } from './channel.js';
 import { LockLostError, StaleVersionError, UnauthorizedError } from './errors.js';
 import { Transport, type FetchLike } from './http.js';
@@ -7,7 +7,7 @@ import { LockManager } from './locks.js';
 import { tabSessionId, type SessionStore } from './session.js';
 import { keyOf } from './store.js';
 import type { Schema } from './schema.js';
-import type { Fields, Identity, RecordKey, RecordMap, User } from './types.js';
+import type { Fields, Identity, LockableRef, RecordKey, RecordMap, User } from './types.js';
 
 export interface BatonClientOptions {
   /** baton's address, e.g. `https://baton.example.com`; same origin when omitted. */

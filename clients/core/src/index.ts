@@ -1,5 +1,5 @@
 export { BatonClient, tokenUserId, type BatonClientOptions, type CaseHandle, type MoveTarget } from './client.js';
-export { Api, recordPath, type LockOptions, type LockableRef, type ParentRef, type SaveOptions } from './api.js';
+export { Api, recordPath, type LockOptions, type ParentRef, type SaveOptions } from './api.js';
 export { Schema } from './schema.js';
 export {
   fillPath,

@@ -1,8 +1,8 @@
-import type { Api, LockableRef, LockOptions } from './api.js';
+import type { Api, LockOptions } from './api.js';
 import { BatonError, LockHeldError, NoneFreeError, NotFoundError, OutrankedError } from './errors.js';
 import { positionIn, waiterEnd } from './line.js';
 import { keyOf, type Listener } from './store.js';
-import type { EndedLock, EndedWaiter, Lock, LockEndReason, User, Waiter, WaiterEndReason } from './types.js';
+import type { EndedLock, EndedWaiter, Lock, LockableRef, LockEndReason, User, Waiter, WaiterEndReason } from './types.js';
 
 /** `waiting`: this tab is in the record's line, and gets the lock when its turn comes. */
 export type LockState = 'free' | 'mine' | 'theirs' | 'waiting' | 'lost';
