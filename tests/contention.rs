@@ -26,10 +26,14 @@ on_both_backends!(|backend| TestApp::start_with(backend, |s| s.database.db_pool_
 on_both_backends!(|backend| LineRace::start(backend, "crosswise") =>
     tabs_waiting_crosswise_leave_everything_at_once,
 );
-on_both_backends!(
+on_both_backends!(|backend| TestApp::start_with(backend, |s| s.database.db_pool_size = 16) =>
     waiting_clients_take_turns_once_each_in_join_order,
     a_released_record_goes_to_its_waiter_before_any_racer,
+);
+on_both_backends!(|backend| LineRace::start(backend, "leaving") =>
     a_waiter_leaving_as_it_is_granted_is_told_which_happened,
+);
+on_both_backends!(|backend| LineRace::start(backend, "refreshing") =>
     a_waiter_refreshing_as_it_is_granted_is_told_which_happened,
 );
 
@@ -113,10 +117,8 @@ const HOLDINGS_PER_CLIENT: usize = 5;
 /// `left`, or 404 because it holds the record already. Never two holders at
 /// once (the clients' own bookkeeping and a watching tab's frames), each
 /// waiter ends once (granted, or left), grants in join order, and no 5xx.
-async fn waiting_clients_take_turns_once_each_in_join_order(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
-        return;
-    };
+async fn waiting_clients_take_turns_once_each_in_join_order(app: TestApp) {
+    let backend = app.backend;
     let app = Arc::new(app);
     let mia = app.user("Mia").await;
     let mut users = Vec::new();
@@ -367,10 +369,8 @@ const RACERS: usize = 6;
 /// `handed_off`, never an `acquired` by a racer in between. Many rounds, the
 /// lock ending in turn by `DELETE /locks/:id`, by `DELETE /locks?session=mine`
 /// and by a manager breaking it (`overridden`: a break hands off too).
-async fn a_released_record_goes_to_its_waiter_before_any_racer(backend: Backend) {
-    let Some(app) = TestApp::start_with(backend, |s| s.database.db_pool_size = 16).await else {
-        return;
-    };
+async fn a_released_record_goes_to_its_waiter_before_any_racer(app: TestApp) {
+    let backend = app.backend;
     let app = Arc::new(app);
     let mia = app.user("Mia").await;
     let hal = app.user("Hal").await.tab("holding");
@@ -649,10 +649,8 @@ impl LineRace {
 /// the tab holds the record. Never 204 for a waiter that was granted: its
 /// tab would believe it left while it holds the record, kept alive by its
 /// channel's pongs, and nobody else could have it.
-async fn a_waiter_leaving_as_it_is_granted_is_told_which_happened(backend: Backend) {
-    let Some(race) = LineRace::start(backend, "leaving").await else {
-        return;
-    };
+async fn a_waiter_leaving_as_it_is_granted_is_told_which_happened(race: LineRace) {
+    let backend = race.app.backend;
     let (mut left, mut granted) = (0, 0);
     for round in 0..LEAVE_ROUNDS {
         let (waiter_id, leave) = race.round(round, Method::DELETE, "/waiters/:id").await;
@@ -709,10 +707,8 @@ async fn a_waiter_leaving_as_it_is_granted_is_told_which_happened(backend: Backe
 /// the holder releases. Either the refresh comes first — 200, and the
 /// waiter's `update` reaches the watchers before its grant — or the grant
 /// does — 404. Never a 200 and an `update` for a waiter already granted.
-async fn a_waiter_refreshing_as_it_is_granted_is_told_which_happened(backend: Backend) {
-    let Some(race) = LineRace::start(backend, "refreshing").await else {
-        return;
-    };
+async fn a_waiter_refreshing_as_it_is_granted_is_told_which_happened(race: LineRace) {
+    let backend = race.app.backend;
     let (mut watcher, _) = race
         .app
         .open_tab(&race.f.slug, &race.mia.tab("watcher"))

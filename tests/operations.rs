@@ -34,7 +34,9 @@ on_both_backends!(
     }) =>
     failed_sign_ins_are_throttled_per_account_and_address,
 );
-on_both_backends!(a_login_flood_leaves_a_lock_storm_correct,);
+on_both_backends!(TestApp::start =>
+    a_login_flood_leaves_a_lock_storm_correct,
+);
 
 /// Signs in with the test password; the token.
 async fn sign_in(app: &TestApp, email: &str) -> String {
@@ -346,10 +348,8 @@ async fn responses_carry_security_headers_and_a_request_id(app: TestApp) {
     assert_eq!(header(&missing, "cache-control"), "no-store");
 }
 
-async fn a_login_flood_leaves_a_lock_storm_correct(backend: Backend) {
-    let Some(app) = TestApp::start(backend).await else {
-        return;
-    };
+async fn a_login_flood_leaves_a_lock_storm_correct(app: TestApp) {
+    let backend = app.backend;
     let app = Arc::new(app);
     let target = app.user("Target").await;
     let mut storm = Storm::seed(&app, "flood", 4).await;

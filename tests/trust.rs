@@ -32,14 +32,20 @@ on_both_backends!(start =>
 on_both_backends!(host =>
     a_host_frame_for_a_record_baton_stores_is_422,
 );
-on_both_backends!(
+on_both_backends!(|backend| start_with(backend, |s| { short_lifetimes(s); s.lock_ttl = Duration::from_secs(20); }) =>
     her_session_id_on_his_channel_starts_no_grace_on_her_lock,
+);
+on_both_backends!(|backend| start_with(backend, short_lifetimes) =>
     her_session_id_on_his_channel_does_not_renew_her_lock,
-    her_session_id_on_a_save_is_tagged_with_his_user_and_refused_on_her_record,
     her_session_id_on_an_acquire_or_a_release_leaves_hers_hers_and_his_his,
-    nul_in_any_string_is_refused_and_never_500,
+);
+on_both_backends!(|backend| start_with(backend, |s| { s.login_account_limit = 5; s.login_address_limit = 10; }) =>
     oversized_sign_ins_are_422_and_do_not_count,
 );
+on_both_backends!(start =>
+    nul_in_any_string_is_refused_and_never_500,
+);
+on_both_backends!(her_session_id_on_a_save_is_tagged_with_his_user_and_refused_on_her_record,);
 
 // ---- one schema for the whole module ----
 
@@ -384,15 +390,7 @@ async fn waiters_of(app: &TestApp, by: &TestUser, lockable_type: &str, param: i6
 /// with it and closes it. Alice has no channel: only her lease (20 s here)
 /// ends her lock. His close must start no grace on her lock (500 ms here),
 /// and his pongs while open must not renew it: her lock is untouched.
-async fn her_session_id_on_his_channel_starts_no_grace_on_her_lock(backend: Backend) {
-    let Some(app) = start_with(backend, |s| {
-        short_lifetimes(s);
-        s.lock_ttl = Duration::from_secs(20);
-    })
-    .await
-    else {
-        return;
-    };
+async fn her_session_id_on_his_channel_starts_no_grace_on_her_lock(app: TestApp) {
     let p = people(&app).await;
     let (mut watcher, _) = channel(&app, SLUG, &p.rita).await;
     let lock = app.lock(&p.alice, "Card", p.case.card_id).await;
@@ -429,10 +427,7 @@ async fn her_session_id_on_his_channel_starts_no_grace_on_her_lock(backend: Back
 /// Bob keeps a channel open with Alice's session id. Alice has no channel,
 /// so her lock must expire at the end of its lease (1.2 s); his pongs must
 /// not keep it alive.
-async fn her_session_id_on_his_channel_does_not_renew_her_lock(backend: Backend) {
-    let Some(app) = start_with(backend, short_lifetimes).await else {
-        return;
-    };
+async fn her_session_id_on_his_channel_does_not_renew_her_lock(app: TestApp) {
     let p = people(&app).await;
     let (mut watcher, _) = channel(&app, SLUG, &p.rita).await;
     let (_his, _) = channel(&app, SLUG, &p.bob).await;
@@ -530,10 +525,7 @@ async fn her_session_id_on_a_save_is_tagged_with_his_user_and_refused_on_her_rec
 /// does not keep it alive past its lease (1.2 s). `DELETE
 /// /locks?session=mine` by Bob releases his own lock of that session id and
 /// nothing of Alice's: not her lock, not her place in line.
-async fn her_session_id_on_an_acquire_or_a_release_leaves_hers_hers_and_his_his(backend: Backend) {
-    let Some(app) = start_with(backend, short_lifetimes).await else {
-        return;
-    };
+async fn her_session_id_on_an_acquire_or_a_release_leaves_hers_hers_and_his_his(app: TestApp) {
     let p = people(&app).await;
     let (mut watcher, _) = channel(&app, SLUG, &p.rita).await;
     // Carol's and Alice's own tabs keep their locks alive.
@@ -1251,10 +1243,8 @@ type NulProbe<'a> = (
 /// A NUL in each kind of string baton stores or looks up: 422 `invalid`
 /// naming the field (401 on sign-in), never a 500, on both databases; the
 /// card stays saveable after its refused save.
-async fn nul_in_any_string_is_refused_and_never_500(backend: Backend) {
-    let Some(app) = start(backend).await else {
-        return;
-    };
+async fn nul_in_any_string_is_refused_and_never_500(app: TestApp) {
+    let backend = app.backend;
     let p = people(&app).await;
     let card = p.case.card_id;
     let page = p.case.page_id;
@@ -1548,15 +1538,7 @@ async fn nul_in_any_string_is_refused_and_never_500(backend: Backend) {
 /// wrong-credentials 401), and none of them counts against the throttle:
 /// after more of them than the account and address limits, the right
 /// password still signs in.
-async fn oversized_sign_ins_are_422_and_do_not_count(backend: Backend) {
-    let Some(app) = start_with(backend, |s| {
-        s.login_account_limit = 5;
-        s.login_address_limit = 10;
-    })
-    .await
-    else {
-        return;
-    };
+async fn oversized_sign_ins_are_422_and_do_not_count(app: TestApp) {
     let alice = app.user("Alice").await;
     let long_email = format!("{}@example.com", "a".repeat(243)); // 255 characters
     assert_eq!(long_email.len(), 255);

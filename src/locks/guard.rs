@@ -3,6 +3,7 @@
 
 use super::holding::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
 use super::lockable::{find_named, LockTarget, Lockable};
+use super::naming::Named;
 use super::render::{lock_view, locked};
 use super::subtree;
 use super::LockPolicy;
@@ -18,6 +19,17 @@ pub struct Preconditions {
     /// `If-Match: "<version>"`.
     pub if_match: Option<i64>,
     /// `Lock-Token: <lock id>`.
+    pub lock_token: Option<LockId>,
+}
+
+/// What a host asks: may user `user_external_id`, from tab `session_id`
+/// (holding `lock_token`, if it says), write `named` of case `case_slug`?
+#[derive(Clone, Debug)]
+pub struct HostWrite {
+    pub named: Named,
+    pub case_slug: String,
+    pub user_external_id: String,
+    pub session_id: Option<String>,
     pub lock_token: Option<LockId>,
 }
 

@@ -12,6 +12,7 @@ use crate::error::{AppError, AppResult};
 use crate::http::extract::valid_session_id;
 use crate::http::locks::{LockableRef, RecordParam};
 use crate::locks::engine;
+use crate::locks::guard::HostWrite;
 use crate::locks::naming::Named;
 use crate::models::LockId;
 use crate::state::AppState;
@@ -179,7 +180,7 @@ pub async fn guard(
     let request = body.and_then(|body| Ok(guard_question(body.into_inner())?));
     let (named, case_slug, external_id, session_id, lock_token) =
         key_first(&state, &key, request).await?;
-    let asked = engine::HostWrite {
+    let asked = HostWrite {
         named,
         case_slug,
         user_external_id: external_id,

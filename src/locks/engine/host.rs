@@ -6,21 +6,11 @@ use crate::auth::api_keys::KeyHolder;
 use crate::auth::Actor;
 use crate::db::Database;
 use crate::error::{AppError, AppResult};
-use crate::locks::fast_path::{self, GuardQuestion};
-use crate::locks::guard::{self, Preconditions, WriteContext};
+use crate::locks::fast_path;
+use crate::locks::guard::{self, HostWrite, Preconditions, WriteContext};
 use crate::locks::naming::{case_by_slug, Named};
 use crate::locks::LockPolicy;
-use crate::models::{LockId, Role, User};
-
-/// What a host asks: may user `user_external_id`, from tab `session_id`
-/// (holding `lock_token`, if it says), write `named` of case `case_slug`?
-pub struct HostWrite {
-    pub named: Named,
-    pub case_slug: String,
-    pub user_external_id: String,
-    pub session_id: Option<String>,
-    pub lock_token: Option<LockId>,
-}
+use crate::models::{Role, User};
 
 /// `Ok` when the write may happen (the holder's lock activity renewed);
 /// otherwise the guard's refusal, in the guard's order: 404 (the case, the
@@ -34,26 +24,12 @@ pub async fn guard(
     policy: &LockPolicy,
     use_fast_path: bool,
 ) -> AppResult<()> {
-    if use_fast_path {
-        let question = GuardQuestion {
-            key_hash: key.hash().to_owned(),
-            kind: asked.named.kind(),
-            id: match &asked.named {
-                Named::Stored(_, id) => Some(*id),
-                Named::External { .. } => None,
-            },
-            param: match &asked.named {
-                Named::External { param, .. } => Some(param.clone()),
-                Named::Stored(..) => None,
-            },
-            case_slug: asked.case_slug.clone(),
-            user_external_id: asked.user_external_id.clone(),
-            session_id: asked.session_id.clone(),
-            lock_token: asked.lock_token,
-        };
-        if fast_path::guard(db, question, policy).await?.is_some() {
-            return Ok(());
-        }
+    if use_fast_path
+        && fast_path::guard(db, key.hash().to_owned(), asked.clone(), policy)
+            .await?
+            .is_some()
+    {
+        return Ok(());
     }
     let policy = *policy;
     db.write_retrying(None, move |tx| {

@@ -16,7 +16,7 @@ use crate::locks::{fast_path, sets, LockPolicy, Lockable};
 use crate::models::{HeldLock, Lock, LockId, Role, StoredKey, StoredRecord};
 
 pub use general::{active_locks, refresh, release_tab, status, AcquireMode, Acquired, LockStatus};
-pub use host::{guard, HostWrite};
+pub use host::guard;
 
 /// `POST /locks`: the lock on what the request names, as `mode` asks
 /// (`general::acquire`). `target` reads the request's record; its refusal

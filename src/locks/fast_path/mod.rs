@@ -17,7 +17,8 @@ use diesel::QueryResult;
 use statements::{FastSave as FastSaveCall, FreshLock};
 
 use super::counting::count_event;
-use super::guard::Preconditions;
+use super::guard::{HostWrite, Preconditions};
+use super::naming::Named;
 use super::{LockPolicy, LockableKind};
 use crate::auth::access::Rank;
 use crate::auth::Caller;
@@ -156,46 +157,36 @@ pub async fn save(
     .await
 }
 
-/// A `POST /guard` question the fast guard may answer.
-pub struct GuardQuestion {
-    pub key_hash: String,
-    pub kind: &'static LockableKind,
-    /// A stored record's id, or an external record's param.
-    pub id: Option<i64>,
-    pub param: Option<String>,
-    pub case_slug: String,
-    pub user_external_id: String,
-    pub session_id: Option<String>,
-    pub lock_token: Option<LockId>,
-}
-
 /// Answers "may write" to a `POST /guard` in one statement; or `None`
 /// (anything else, which the general path decides). Only for records of a
 /// declared type: a case is the general path's.
 pub async fn guard(
     db: &Database,
-    question: GuardQuestion,
+    key_hash: String,
+    asked: HostWrite,
     policy: &LockPolicy,
 ) -> Result<Option<()>, DbError> {
-    if question.kind.record_type().is_none() {
+    let kind = asked.named.kind();
+    if kind.record_type().is_none() {
         return Ok(None);
     }
-    let (ttl, idle_timeout) = (
-        policy.lease_of(question.kind.type_name),
-        policy.idle_timeout,
-    );
+    let (ttl, idle_timeout) = (policy.lease_of(kind.type_name), policy.idle_timeout);
     one_statement(db, "guard", move |pg| {
         let editor_roles = editor_roles();
+        let (id, param) = match &asked.named {
+            Named::Stored(_, id) => (Some(*id), None),
+            Named::External { param, .. } => (None, Some(param.as_str())),
+        };
         let call = statements::FastGuard {
-            key_hash: &question.key_hash,
-            record_type: question.kind.type_name,
-            external: question.kind.is_external(),
-            id: question.id,
-            param: question.param.as_deref(),
-            case_slug: &question.case_slug,
-            user_external_id: &question.user_external_id,
-            session_id: question.session_id.as_deref(),
-            lock_token: question.lock_token,
+            key_hash: &key_hash,
+            record_type: kind.type_name,
+            external: kind.is_external(),
+            id,
+            param,
+            case_slug: &asked.case_slug,
+            user_external_id: &asked.user_external_id,
+            session_id: asked.session_id.as_deref(),
+            lock_token: asked.lock_token,
             ttl,
             idle_timeout,
             editor_roles: &editor_roles,

@@ -147,26 +147,16 @@ macro_rules! event_row {
     };
 }
 
-/// `$micros` microseconds after the database's clock, in SQL.
-macro_rules! db_now_plus {
-    ($micros:literal) => {
+/// `$micros` microseconds after (`"+"`) or before (`"-"`) the database's
+/// clock, in SQL.
+macro_rules! db_now_moved {
+    ($sign:literal, $micros:literal) => {
         concat!(
             "(",
             $crate::db_now!(),
-            " + ",
-            $micros,
-            " * interval '1 microsecond')"
-        )
-    };
-}
-
-/// `$micros` microseconds before the database's clock, in SQL.
-macro_rules! db_now_minus {
-    ($micros:literal) => {
-        concat!(
-            "(",
-            $crate::db_now!(),
-            " - ",
+            " ",
+            $sign,
+            " ",
             $micros,
             " * interval '1 microsecond')"
         )
@@ -194,7 +184,7 @@ macro_rules! fast_acquire {
             ") SELECT $5, $1, record.case_id, caller.id, $6, $7, ",
             $crate::db_now!(),
             ", ",
-            $crate::locks::fast_path::sql::db_now_plus!("$4"),
+            $crate::locks::fast_path::sql::db_now_moved!("+", "$4"),
             ", ",
             $crate::db_now!(),
             ", FALSE FROM record, caller \
@@ -223,7 +213,7 @@ pub const FAST_ACQUIRE_CASE: &str = fast_acquire!("SELECT id AS case_id FROM cas
 pub const FAST_ACQUIRE_RECORD: &str =
     fast_acquire!("SELECT case_id FROM records WHERE record_type = $5 AND id = $1");
 
-pub(crate) use {db_now_plus, deep_lock_in_case, event_row, live_caller, lock_columns};
+pub(crate) use {db_now_moved, deep_lock_in_case, event_row, live_caller, lock_columns};
 
 /// The fast save (PostgreSQL): one call that saves a stored record's
 /// fields when nothing stands in the way, and returns the saved row;
@@ -396,7 +386,7 @@ pub const FAST_RELEASE: &str = concat!(
        WHERE l.id = $1 AND NOT l.has_waiters AND ",
     held_by!("caller.id", "$4", "FALSE"),
     " AND ",
-    in_force!(crate::db_now!(), db_now_minus!("$5")),
+    in_force!(crate::db_now!(), db_now_moved!("-", "$5")),
     " RETURNING l.*), published AS (",
     event_row!("released", "changed.user_id", crate::db_now!(), "$4::text"),
     ") SELECT changed.*, caller.name, caller.color FROM changed, caller"
