@@ -1069,7 +1069,7 @@ impl ClientSpec {
 
     /// Whether tab `i` is on the edited case (the first).
     fn on_case(&self, i: usize) -> bool {
-        i % self.slugs.len() == 0
+        i.is_multiple_of(self.slugs.len())
     }
 }
 
@@ -1117,7 +1117,11 @@ async fn clients_role() -> Result<(), BoxError> {
     let tasks = futures_util::stream::iter(range.clone())
         .map(|i| {
             let spec = &spec;
-            async move { connect_patiently(|| spec.tab(i)).await.map(|socket| (i, socket)) }
+            async move {
+                connect_patiently(|| spec.tab(i))
+                    .await
+                    .map(|socket| (i, socket))
+            }
         })
         .buffer_unordered(spec.connect_concurrency)
         .map_ok(|(i, socket)| {
@@ -1165,8 +1169,7 @@ async fn connect_patiently(tab: impl Fn() -> TabSpec) -> Result<Socket, String> 
     loop {
         match connect(tab()).await {
             Ok(socket) => return Ok(socket),
-            Err(e) if Instant::now() < deadline => {
-                let _ = e;
+            Err(_) if Instant::now() < deadline => {
                 tokio::time::sleep(pause + Duration::from_millis(rand::random::<u64>() % 100))
                     .await;
                 pause = (pause * 2).min(Duration::from_secs(5));
