@@ -8,6 +8,8 @@
 //! cargo bench --bench fanout -- memory --tabs 10000,50000,100000
 //! cargo bench --bench fanout -- --database-url postgres://postgres@127.0.0.1:5432/test
 //! cargo bench --bench fanout -- cross --database-url postgres://postgres@127.0.0.1:5432/test
+//! cargo bench --bench fanout -- many --instances 6 --tabs-per-instance 16667 \
+//!     --database-url postgres://postgres@127.0.0.1:5432/test
 //! ```
 //!
 //! Everything runs against a real `baton serve` child process on 127.0.0.1,
@@ -44,6 +46,17 @@
 //! 127.0.0.2, 127.0.0.3, … in turn, `--tabs-per-address` each; the bench
 //! and the server each need an open file per tab, and the bench raises its
 //! own open-file limit (its hard one too, when it may), which the server inherits.
+//!
+//! Many (PostgreSQL only): `--instances` `baton serve` processes on one
+//! database, `--tabs-per-instance` idle tabs each, on `--cases` cases (by
+//! default one: every tab watches the case the publisher edits). A process
+//! may hold only as many sockets as its open-file limit allows, the bench
+//! too, so the tabs are held by child processes (this binary, run as
+//! `fanout clients`), `--tabs-per-client` each, which report their receipts
+//! on the clock all processes share (CLOCK_MONOTONIC). It reports each
+//! instance's VmRSS over its baseline per tab, the connections to the
+//! database (pg_stat_activity), and the fan-out of one update, PATCHed
+//! through the first instance, to every tab on the case on every instance.
 //!
 //! SQLite runs in a temporary directory. With `--database-url` (or
 //! `BATON_BENCH_POSTGRES_URL`) a scratch database `baton_fanout_<random>` is
@@ -147,6 +160,29 @@ struct Args {
     #[arg(long, default_value_t = 200)]
     connect_concurrency: usize,
 
+    /// Many part: `baton serve` instances on one PostgreSQL database.
+    #[arg(long, default_value_t = 5)]
+    instances: usize,
+
+    /// Many part: idle tabs per instance.
+    #[arg(long, default_value_t = 2000)]
+    tabs_per_instance: usize,
+
+    /// Many part: tabs per client process (each holds a socket per tab, and
+    /// a process may hold no more than its open-file limit).
+    #[arg(long, default_value_t = 15_000)]
+    tabs_per_client: usize,
+
+    /// Many part: cases the tabs are dealt out to in turn; the publisher
+    /// edits the first (1: every tab gets every update).
+    #[arg(long, default_value_t = 1)]
+    cases: usize,
+
+    /// Many part: each instance's pool (BATON_DB_POOL_SIZE): PostgreSQL's
+    /// `max_connections` (100 by default) is shared by all instances.
+    #[arg(long, default_value_t = 8)]
+    pool_size: u32,
+
     /// A PostgreSQL server to run on (a scratch database is made there);
     /// SQLite in a temporary directory when absent.
     #[arg(long, env = "BATON_BENCH_POSTGRES_URL")]
@@ -166,12 +202,22 @@ enum Part {
     /// Fan-out latency with the publisher on instance A and the subscribers
     /// on A or on B (PostgreSQL only).
     Cross,
+    /// Several instances on one PostgreSQL database with many idle tabs:
+    /// memory per tab, connections, and one update's fan-out to all.
+    Many,
+    /// A client process of the many part (started by it).
+    #[value(hide = true)]
+    Clients,
 }
 
 impl Args {
     fn runs(&self, part: Part) -> bool {
         if self.parts.is_empty() {
-            return part != Part::Cross || self.database_url.is_some();
+            return match part {
+                Part::Latency | Part::Memory => true,
+                Part::Cross => self.database_url.is_some(),
+                Part::Many | Part::Clients => false,
+            };
         }
         self.parts.contains(&part)
     }
@@ -202,6 +248,14 @@ impl Args {
         if self.rounds == 0 {
             return Err("--rounds must be at least 1".into());
         }
+        if self.instances == 0 || self.tabs_per_instance == 0 || self.cases == 0 {
+            return Err("--instances, --tabs-per-instance and --cases must be at least 1".into());
+        }
+        if self.parts.contains(&Part::Many) && self.database_url.is_none() {
+            return Err(
+                "many needs --database-url: its instances share a PostgreSQL database".into(),
+            );
+        }
         if self.parts.contains(&Part::Cross) && self.database_url.is_none() {
             return Err(
                 "cross needs --database-url: several instances share a PostgreSQL \
@@ -222,6 +276,11 @@ impl Args {
         }
         if self.runs(Part::Memory) {
             needed = needed.max(memory);
+        }
+        // The many part's tabs are held by its client processes; it holds
+        // a warm-up's few itself.
+        if self.runs(Part::Many) {
+            needed = needed.max(20 * self.instances);
         }
         needed
     }
@@ -246,6 +305,13 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if args.parts.contains(&Part::Clients) {
+        if let Err(e) = runtime.block_on(clients_role()) {
+            eprintln!("fanout clients: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if let Err(e) = runtime.block_on(run(&args)) {
         eprintln!("fanout: {e}");
         std::process::exit(1);
@@ -286,8 +352,29 @@ async fn run(args: &Args) -> Result<(), BoxError> {
         print_memory_header();
         memory = report(memory_part(args, backend).await, "memory", &mut failed);
     }
+    let mut many = None;
+    if args.runs(Part::Many) {
+        println!(
+            "Many: {} instances on one PostgreSQL database, {} idle tabs each, on {} case(s); \
+             the publisher edits through the first.\n",
+            args.instances, args.tabs_per_instance, args.cases
+        );
+        print_latency_legend();
+        match many_part(args).await {
+            Ok(row) => {
+                row.print();
+                many = Some(row);
+            }
+            Err(e) => {
+                eprintln!("many part failed: {e}");
+                failed = true;
+            }
+        }
+        println!();
+    }
     print_targets(&latency, &cross, &memory);
     let problems = latency.iter().any(LatencyRow::incomplete)
+        || many.as_ref().is_some_and(|m| m.latency.incomplete())
         || cross
             .iter()
             .any(|c| c.single.incomplete() || c.cross.incomplete())
@@ -873,7 +960,638 @@ async fn wait_for_presences(db: &Database, expected: usize) -> Result<(), BoxErr
     }
 }
 
+// ---- many instances, many tabs ----
+
+/// What the `many` part measured.
+struct ManyRow {
+    instances: usize,
+    /// Tabs open (joined) at the reading, of those asked for.
+    tabs: usize,
+    asked: usize,
+    /// Of them, on the case the publisher edits.
+    on_case: usize,
+    /// Per instance: VmRSS after the warm-up, and with its tabs open.
+    rss: Vec<(u64, u64)>,
+    /// Per instance: tabs it holds.
+    per_instance: Vec<usize>,
+    /// Connections to the scratch database while the tabs were open (most
+    /// seen), the bench's own excluded, by `application_name`.
+    connections: Vec<(String, i64)>,
+    joins: Duration,
+    latency: LatencyRow,
+    /// Tabs closed, and resync frames, while the tabs joined.
+    lost_joining: usize,
+}
+
+impl ManyRow {
+    fn kib_per_tab(&self) -> f64 {
+        let grown: u64 = self
+            .rss
+            .iter()
+            .map(|(base, with)| with.saturating_sub(*base))
+            .sum();
+        grown as f64 / self.tabs.max(1) as f64
+    }
+
+    fn print(&self) {
+        println!(
+            "{} instances, {} of {} tabs joined in {:.0} s ({} on the edited case); \
+             closed or told to resync while joining: {}",
+            self.instances,
+            self.tabs,
+            self.asked,
+            self.joins.as_secs_f64(),
+            self.on_case,
+            self.lost_joining
+        );
+        println!();
+        println!("| instance | tabs | baseline MiB | RSS w/ tabs MiB | KiB per tab |");
+        println!("| ---: | ---: | ---: | ---: | ---: |");
+        for (i, ((base, with), tabs)) in self.rss.iter().zip(&self.per_instance).enumerate() {
+            println!(
+                "| {} | {} | {:.1} | {:.1} | {:.1} |",
+                i + 1,
+                tabs,
+                *base as f64 / 1024.0,
+                *with as f64 / 1024.0,
+                with.saturating_sub(*base) as f64 / (*tabs).max(1) as f64
+            );
+        }
+        println!(
+            "| all | {} | | | {:.1} |",
+            self.per_instance.iter().sum::<usize>(),
+            self.kib_per_tab()
+        );
+        println!();
+        let total: i64 = self.connections.iter().map(|(_, n)| n).sum();
+        let named = self
+            .connections
+            .iter()
+            .map(|(name, n)| format!("{n} {name}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        println!("PostgreSQL connections to the database (most seen): {total} ({named})");
+        println!();
+        print_latency_columns();
+        self.latency.print("PG, many");
+    }
+}
+
+/// Every tab's place: tab `i` of the run is on instance `i % instances`, on
+/// case `i % cases`, of reader `i % readers`, from 127.0.0.(2 + i /
+/// tabs_per_address). A client process gets a range of tabs.
+#[derive(serde::Serialize, Deserialize)]
+struct ClientSpec {
+    servers: Vec<SocketAddr>,
+    slugs: Vec<String>,
+    tokens: Vec<String>,
+    first: usize,
+    count: usize,
+    tabs_per_address: usize,
+    connect_concurrency: usize,
+}
+
+impl ClientSpec {
+    fn tab(&self, i: usize) -> TabSpec {
+        let server = self.servers[i % self.servers.len()];
+        let url = tab_url(
+            &format!("ws://{server}"),
+            &self.slugs[i % self.slugs.len()],
+            &self.tokens[i % self.tokens.len()],
+        );
+        let k = (i / self.tabs_per_address).min(250) as u8;
+        TabSpec {
+            url,
+            server,
+            source: Ipv4Addr::new(127, 0, 0, 2 + k),
+        }
+    }
+
+    /// Whether tab `i` is on the edited case (the first).
+    fn on_case(&self, i: usize) -> bool {
+        i.is_multiple_of(self.slugs.len())
+    }
+}
+
+/// The clock every process on this machine shares (CLOCK_MONOTONIC), in
+/// nanoseconds: receipts in the client processes and the publisher's
+/// response in this one are compared on it.
+fn mono_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// A client process: `count` tabs, started by the `many` part as
+/// `fanout clients`. Reads its [`ClientSpec`] from the first line of stdin,
+/// opens its tabs and says `ready <tabs> <on the case>`; then answers
+/// `ask <seq>` with `got <seq> <receipts> <latest receipt, mono ns>`, and
+/// says so by itself once every tab on the case has that update; `stats`
+/// with `stats <closed> <resyncs>`; `quit` ends it.
+async fn clients_role() -> Result<(), BoxError> {
+    let (send, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let spec: ClientSpec = match lines.recv().await {
+        Some(line) => serde_json::from_str(&line)?,
+        None => return Err("no client spec on stdin".into()),
+    };
+    let range = spec.first..spec.first + spec.count;
+    let expected = range.clone().filter(|&i| spec.on_case(i)).count();
+    let receipts = Arc::new(Receipts {
+        expected,
+        seen: Mutex::new(std::collections::HashMap::new()),
+    });
+    let counters = Arc::new(Counters::default());
+    let tasks = futures_util::stream::iter(range.clone())
+        .map(|i| {
+            let spec = &spec;
+            async move {
+                connect_patiently(|| spec.tab(i))
+                    .await
+                    .map(|socket| (i, socket))
+            }
+        })
+        .buffer_unordered(spec.connect_concurrency)
+        .map_ok(|(i, socket)| {
+            let receipts = spec.on_case(i).then(|| receipts.clone());
+            tokio::spawn(listen_receipts(socket, receipts, counters.clone()))
+        })
+        .try_collect::<Vec<_>>()
+        .await;
+    let tasks = match tasks {
+        Ok(tasks) => tasks,
+        Err(e) => {
+            say(&format!("failed {e}"));
+            return Err(e.into());
+        }
+    };
+    say(&format!("ready {} {expected}", tasks.len()));
+    while let Some(line) = lines.recv().await {
+        let mut words = line.split_whitespace();
+        match (
+            words.next(),
+            words.next().and_then(|w| w.parse::<u64>().ok()),
+        ) {
+            (Some("ask"), Some(seq)) => receipts.tell(seq),
+            (Some("stats"), _) => say(&format!(
+                "stats {} {}",
+                counters.closed(),
+                counters.resyncs.load(Ordering::Relaxed)
+            )),
+            (Some("quit"), _) => break,
+            _ => say(&format!("unknown {line}")),
+        }
+    }
+    for task in tasks {
+        task.abort();
+    }
+    Ok(())
+}
+
+/// Connects one tab, trying again (up to a minute, backing off) when the
+/// server refuses it for now: thousands of joins at once queue for the
+/// database, and one that waits past `BATON_DB_TIMEOUT` is answered 503.
+async fn connect_patiently(tab: impl Fn() -> TabSpec) -> Result<Socket, String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match connect(tab()).await {
+            Ok(socket) => return Ok(socket),
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(pause + Duration::from_millis(rand::random::<u64>() % 100))
+                    .await;
+                pause = (pause * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// One line to the parent on stdout.
+fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// A client process's receipts: per update, how many of its tabs on the
+/// case have it, and when the last of them did.
+struct Receipts {
+    expected: usize,
+    seen: Mutex<std::collections::HashMap<u64, (usize, i64)>>,
+}
+
+impl Receipts {
+    fn record(&self, seq: u64, at: i64) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = seen.entry(seq).or_insert((0, 0));
+        entry.0 += 1;
+        entry.1 = entry.1.max(at);
+        if entry.0 == self.expected {
+            say(&format!("got {seq} {} {}", entry.0, entry.1));
+        }
+    }
+
+    fn tell(&self, seq: u64) {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let (got, latest) = seen.get(&seq).copied().unwrap_or((0, 0));
+        say(&format!("got {seq} {got} {latest}"));
+    }
+}
+
+/// Reads one tab of a client process until it closes.
+async fn listen_receipts(
+    mut socket: Socket,
+    receipts: Option<Arc<Receipts>>,
+    counters: Arc<Counters>,
+) {
+    while let Some(message) = socket.next().await {
+        let text = match message {
+            Ok(Message::Text(text)) => text,
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => continue,
+        };
+        let at = mono_ns();
+        let Ok(frame) = serde_json::from_str::<Frame>(text.as_str()) else {
+            continue;
+        };
+        if frame.kind == "resync" {
+            counters.resyncs.fetch_add(1, Ordering::Relaxed);
+        } else if let (Some(receipts), Some(seq)) = (&receipts, frame.update_seq()) {
+            receipts.record(seq, at);
+        }
+    }
+    counters.closed.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A client process of the `many` part, and its lines (read by a thread of
+/// their own: the bench's tokio has no process support).
+struct ClientProcess {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    lines: tokio::sync::mpsc::UnboundedReceiver<String>,
+    on_case: usize,
+}
+
+impl ClientProcess {
+    fn spawn(spec: &ClientSpec) -> Result<ClientProcess, BoxError> {
+        use std::io::{BufRead, Write};
+        let exe = std::env::current_exe()?;
+        let mut child = Command::new(exe)
+            .arg("clients")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (send, lines) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        writeln!(stdin, "{}", serde_json::to_string(spec)?)?;
+        stdin.flush()?;
+        Ok(ClientProcess {
+            child,
+            stdin,
+            lines,
+            on_case: 0,
+        })
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), BoxError> {
+        use std::io::Write;
+        writeln!(self.stdin, "{line}")?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+
+    async fn line(&mut self) -> Result<String, BoxError> {
+        self.lines
+            .recv()
+            .await
+            .ok_or_else(|| "a client process ended".into())
+    }
+
+    /// Waits for `ready`: returns the tabs it opened.
+    async fn ready(&mut self) -> Result<usize, BoxError> {
+        let line = self.line().await?;
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next(), words.next()) {
+            (Some("ready"), Some(tabs), Some(on_case)) => {
+                self.on_case = on_case.parse()?;
+                Ok(tabs.parse()?)
+            }
+            _ => Err(format!("client process: {line}").into()),
+        }
+    }
+
+    /// `got <seq> ...` for `seq`, skipping late lines of earlier updates.
+    async fn got(&mut self, seq: u64) -> Result<(usize, i64), BoxError> {
+        loop {
+            let line = self.line().await?;
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let ["got", s, got, latest] = words[..] {
+                if s.parse::<u64>()? == seq {
+                    return Ok((got.parse()?, latest.parse()?));
+                }
+            }
+        }
+    }
+
+    async fn stats(&mut self) -> Result<(usize, usize), BoxError> {
+        self.send("stats")?;
+        loop {
+            let line = self.line().await?;
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let ["stats", closed, resyncs] = words[..] {
+                return Ok((closed.parse()?, resyncs.parse()?));
+            }
+        }
+    }
+}
+
+async fn many_part(args: &Args) -> Result<ManyRow, BoxError> {
+    let admin_url = args
+        .database_url
+        .as_deref()
+        .ok_or("many needs --database-url")?;
+    let instances = args.instances;
+    let asked = instances * args.tabs_per_instance;
+    let cases = args.cases.max(1);
+    let scratch = Scratch::create(Some(admin_url))?;
+    // The bench's own pool closes once seeded, so that the connections
+    // counted later are the servers' (and the one below).
+    let seed = {
+        let db = open_db(&scratch.url)?;
+        seed(&db, cases, args.readers).await?
+    };
+    let mut stats = PgConnection::establish(&scratch.url)
+        .map_err(|e| format!("cannot connect to {}: {e}", scratch.url))?;
+
+    let pool = args.pool_size.to_string();
+    let mut servers = Vec::with_capacity(instances);
+    for _ in 0..instances {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        servers.push(
+            Server::spawn(
+                &scratch.url,
+                port,
+                args.heartbeat,
+                &[("BATON_DB_POOL_SIZE", pool.as_str())],
+            )
+            .await?,
+        );
+    }
+    let publisher = Publisher::new(&servers[0].http, &seed)?;
+    // Warm-up on every instance, as in the memory part.
+    let mut warm = Vec::new();
+    for server in &servers {
+        let urls = (0..20)
+            .map(|i| {
+                TabSpec::new(
+                    server,
+                    &seed.cases[0].slug,
+                    &seed.readers[i % seed.readers.len()],
+                    Ipv4Addr::new(127, 0, 0, 2),
+                )
+            })
+            .collect();
+        warm.push(Tabs::open(urls, 20, None).await?);
+    }
+    for seq in 1..=3 {
+        publisher.update(&seed.cases[0], seq).await?;
+    }
+    drop(warm);
+    wait_for_rows(&mut stats, 0, Duration::from_secs(60)).await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let baselines = servers
+        .iter()
+        .map(Server::rss_kib)
+        .collect::<Result<Vec<_>, _>>()?;
+
+    // The client processes, each with at most --tabs-per-client tabs.
+    let started = Instant::now();
+    let per_client = args.tabs_per_client.max(1);
+    let mut clients = Vec::new();
+    let mut first = 0;
+    while first < asked {
+        let count = per_client.min(asked - first);
+        let spec = ClientSpec {
+            servers: servers.iter().map(|s| s.addr).collect(),
+            slugs: seed.cases.iter().map(|c| c.slug.clone()).collect(),
+            tokens: seed.readers.clone(),
+            first,
+            count,
+            tabs_per_address: args.tabs_per_address,
+            // The handshakes in flight are shared out among the processes.
+            connect_concurrency: (args.connect_concurrency / asked.div_ceil(per_client)).max(1),
+        };
+        clients.push(ClientProcess::spawn(&spec)?);
+        first += count;
+    }
+    let mut opened = 0;
+    let mut failures = Vec::new();
+    for client in &mut clients {
+        match client.ready().await {
+            Ok(n) => opened += n,
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    let rows = wait_for_rows(&mut stats, opened as i64, Duration::from_secs(3600)).await;
+    let joins = started.elapsed();
+    if !failures.is_empty() {
+        eprintln!(
+            "many: {} client processes failed: {}",
+            failures.len(),
+            failures[0]
+        );
+    }
+    let joined = rows? as usize;
+    // Presence frames of the last joins go out before anything is read.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let (mut closed_joining, mut resyncs_joining) = (0, 0);
+    for client in &mut clients {
+        let (closed, resyncs) = client.stats().await?;
+        closed_joining += closed;
+        resyncs_joining += resyncs;
+    }
+    let rss = baselines
+        .iter()
+        .zip(&servers)
+        .map(|(base, server)| server.rss_kib().map(|now| (*base, now)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let per_instance = (0..instances)
+        .map(|k| (0..opened).filter(|i| i % instances == k).count())
+        .collect();
+    let mut connections = pg_connections(&mut stats)?;
+
+    // One update at a time through the first instance; every tab on the
+    // case, on every instance, must have it.
+    let on_case: usize = clients.iter().map(|c| c.on_case).sum();
+    let mut latency = LatencyRow::new(on_case);
+    let total = (args.warmup_updates + args.updates) as u64;
+    for seq in 1..=total {
+        let seq = seq + 100;
+        let sent = Instant::now();
+        let sent_ns = mono_ns();
+        let answered_at = publisher.update(&seed.cases[0], seq).await?;
+        let answered_ns = sent_ns + (answered_at - sent).as_nanos() as i64;
+        let deadline = tokio::time::Instant::from_std(sent + args.timeout);
+        let (mut got, mut latest) = (0, 0i64);
+        for client in clients.iter_mut().filter(|c| c.on_case > 0) {
+            let heard = match tokio::time::timeout_at(deadline, client.got(seq)).await {
+                Ok(heard) => heard?,
+                Err(_) => {
+                    client.send(&format!("ask {seq}"))?;
+                    client.got(seq).await?
+                }
+            };
+            got += heard.0;
+            latest = latest.max(heard.1);
+        }
+        if seq > 100 + args.warmup_updates as u64 {
+            let complete = got == on_case;
+            let ns = |n: i64| Duration::from_nanos(n.max(0) as u64);
+            latency.request.push(answered_at - sent);
+            latency.fanout.push(if complete {
+                ns(latest - answered_ns)
+            } else {
+                args.timeout
+            });
+            latency.end_to_end.push(if complete {
+                ns(latest - sent_ns)
+            } else {
+                args.timeout
+            });
+            latency.missed += on_case - got;
+        }
+        if seq % 10 == 0 {
+            merge_most(&mut connections, pg_connections(&mut stats)?);
+        }
+        tokio::time::sleep(args.pause).await;
+    }
+    let (mut closed, mut resyncs) = (0, 0);
+    for client in &mut clients {
+        let (c, r) = client.stats().await?;
+        closed += c;
+        resyncs += r;
+    }
+    latency.closed = closed.saturating_sub(closed_joining);
+    // Only what happened after the joins counts against the update phase.
+    latency.resyncs = resyncs.saturating_sub(resyncs_joining);
+    // The servers stop before the tabs go, rather than record every
+    // departure; each client process is told to quit as it drops.
+    drop(servers);
+    drop(clients);
+    Ok(ManyRow {
+        instances,
+        tabs: joined,
+        asked,
+        on_case,
+        rss,
+        per_instance,
+        connections,
+        joins,
+        latency,
+        lost_joining: closed_joining + resyncs_joining,
+    })
+}
+
+/// Waits until `presences` holds `expected` rows (on the bench's own
+/// connection), saying how far the joins are every 10 s; returns the count.
+async fn wait_for_rows(
+    conn: &mut PgConnection,
+    expected: i64,
+    patience: Duration,
+) -> Result<i64, BoxError> {
+    let started = Instant::now();
+    let mut said = Instant::now();
+    let mut last = -1;
+    let mut last_change = Instant::now();
+    loop {
+        let count: i64 = presences::table.count().get_result(conn)?;
+        if count == expected {
+            return Ok(count);
+        }
+        if count != last {
+            last = count;
+            last_change = Instant::now();
+        }
+        if said.elapsed() > Duration::from_secs(10) {
+            eprintln!(
+                "many: {count} of {expected} tabs joined after {:.0} s",
+                started.elapsed().as_secs_f64()
+            );
+            said = Instant::now();
+        }
+        // No join for a minute: the rest will not come.
+        if started.elapsed() > patience || last_change.elapsed() > Duration::from_secs(60) {
+            return Err(format!(
+                "{count} presences after {:.0} s, expected {expected}",
+                started.elapsed().as_secs_f64()
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[derive(QueryableByName)]
+struct ConnectionCount {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    name: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+/// Connections to the scratch database now, by `application_name`, this
+/// one left out.
+fn pg_connections(conn: &mut PgConnection) -> Result<Vec<(String, i64)>, BoxError> {
+    let rows: Vec<ConnectionCount> = diesel::sql_query(
+        "SELECT coalesce(nullif(application_name, ''), 'pool') AS name, count(*) AS n \
+         FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid() \
+         GROUP BY 1 ORDER BY 1",
+    )
+    .load(conn)?;
+    Ok(rows.into_iter().map(|r| (r.name, r.n)).collect())
+}
+
+/// Keeps, per name, the most connections seen.
+fn merge_most(most: &mut Vec<(String, i64)>, now: Vec<(String, i64)>) {
+    for (name, n) in now {
+        match most.iter_mut().find(|(m, _)| *m == name) {
+            Some((_, m)) => *m = (*m).max(n),
+            None => most.push((name, n)),
+        }
+    }
+}
+
 // ---- the server process ----
+
+/// The `baton` to run: this build's, or `BATON_BENCH_BIN` (another build of
+/// the same schema and migrations, to compare two builds with one bench).
+fn baton_binary() -> String {
+    std::env::var("BATON_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_baton").to_owned())
+}
 
 /// A `baton serve` child process; killed when dropped.
 struct Server {
@@ -887,12 +1605,18 @@ impl Server {
     /// Starts baton on a free port of 127.0.0.1.
     async fn start(database_url: &str, args: &Args) -> Result<Server, BoxError> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        Server::spawn(database_url, port, args.heartbeat).await
+        Server::spawn(database_url, port, args.heartbeat, &[]).await
     }
 
     /// Starts baton on `port` and waits until `/healthz` answers 200.
-    async fn spawn(database_url: &str, port: u16, heartbeat: Duration) -> Result<Server, BoxError> {
-        let child = Command::new(env!("CARGO_BIN_EXE_baton"))
+    async fn spawn(
+        database_url: &str,
+        port: u16,
+        heartbeat: Duration,
+        env: &[(&str, &str)],
+    ) -> Result<Server, BoxError> {
+        let child = Command::new(baton_binary())
+            .envs(env.iter().copied())
             .arg("serve")
             .env("DATABASE_URL", database_url)
             .env("BATON_JWT_SECRET", JWT_SECRET)
@@ -905,7 +1629,7 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", env!("CARGO_BIN_EXE_baton")))?;
+            .map_err(|e| format!("cannot start {}: {e}", baton_binary()))?;
         let mut server = Server {
             child,
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
@@ -971,6 +1695,21 @@ impl Server {
                 .ok_or_else(|| format!("{path}: field {} is not a number", i + 3).into())
         };
         Ok(field(11)? + field(12)?)
+    }
+}
+
+impl Drop for ClientProcess {
+    fn drop(&mut self) {
+        let _ = self.send("quit");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

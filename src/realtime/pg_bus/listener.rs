@@ -24,8 +24,18 @@ const IDLE_RECHECK: Duration = Duration::from_secs(1);
 /// The least time between two outbox reads, and between two wake-up
 /// NOTIFYs: under load one read or one NOTIFY then serves every commit of
 /// that millisecond, instead of each commit costing the database a
-/// statement more.
+/// statement more. A wake-up after a quiet moment is served at once: the
+/// window only spaces out reads (and NOTIFYs) that would follow one another
+/// closer than this, it never delays the first.
 const BATCH_WINDOW: Duration = Duration::from_millis(1);
+
+/// Waits out what is left of [`BATCH_WINDOW`] since `last`, if anything.
+async fn spaced_from(last: Instant) {
+    let since = last.elapsed();
+    if since < BATCH_WINDOW {
+        tokio::time::sleep(BATCH_WINDOW - since).await;
+    }
+}
 
 /// Listens until the runtime stops: connects, reads the outbox whenever
 /// woken, delivers to the hub. When the connection drops it reconnects and
@@ -144,16 +154,14 @@ async fn read_until_closed(
         let client = client.clone();
         let wakeups = wakeups.clone();
         async move {
+            let notify = format!("NOTIFY {CHANNEL}");
             loop {
                 wakeups.remote.notified().await;
-                if client
-                    .batch_execute(&format!("NOTIFY {CHANNEL}"))
-                    .await
-                    .is_err()
-                {
+                let sent = Instant::now();
+                if client.batch_execute(&notify).await.is_err() {
                     return;
                 }
-                tokio::time::sleep(BATCH_WINDOW).await;
+                spaced_from(sent).await;
             }
         }
     });
@@ -162,6 +170,7 @@ async fn read_until_closed(
         if client.is_closed() {
             break Ok(());
         }
+        let read_started = Instant::now();
         let rows = match within(timeout, client.query(&read, &[&cursor.next_id])).await {
             Ok(rows) => rows,
             Err(e) => break Err(e),
@@ -197,7 +206,7 @@ async fn read_until_closed(
             _ = heard.notified() => {}
             _ = tokio::time::sleep(wait) => {}
         }
-        tokio::time::sleep(BATCH_WINDOW).await;
+        spaced_from(read_started).await;
     };
     poker.abort();
     outcome
