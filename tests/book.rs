@@ -7,7 +7,7 @@
 
 mod common;
 
-use baton::models::{StoredRecord, User};
+use baton::models::StoredRecord;
 use common::{id, lock_body, Backend, Resp, Team, TestApp, TestUser};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -747,7 +747,7 @@ async fn the_demo_book_is_seeded_from_the_file_beside_the_schema(app: TestApp) {
     assert_eq!(records.len(), planted.len() + components);
 
     // What a reader of the book sees.
-    let alice = demo_user(&app, "alice@example.com").await;
+    let alice = app.signed_in("alice@example.com").await;
     let case = app
         .get("/cases/sample-case")
         .by(&alice)
@@ -782,7 +782,7 @@ async fn the_demo_book_is_seeded_from_the_file_beside_the_schema(app: TestApp) {
         }
     }
     // Bob edits the book.
-    let bob = demo_user(&app, "bob@example.com").await;
+    let bob = app.signed_in("bob@example.com").await;
     let preface = id(&divisions[0]["bookComponents"][1]);
     app.req(Method::PATCH, &format!("/book_components/{preface}"))
         .by(&bob)
@@ -790,25 +790,4 @@ async fn the_demo_book_is_seeded_from_the_file_beside_the_schema(app: TestApp) {
         .send()
         .await
         .expect(200);
-}
-
-/// A demo person with a token.
-async fn demo_user(app: &TestApp, email: &str) -> TestUser {
-    let jwt = app.state.jwt.clone();
-    let email = email.to_owned();
-    app.state
-        .db
-        .write(None, move |tx| {
-            let user = User::find_by_email(tx.conn, &email)?
-                .unwrap_or_else(|| panic!("demo user {email}"));
-            let token = baton::auth::tokens::issue(tx.conn, &jwt, user.id, tx.now)?;
-            Ok::<_, baton::error::AppError>(TestUser {
-                token,
-                id: user.id.get(),
-                email: user.email.unwrap_or_default(),
-                session: None,
-            })
-        })
-        .await
-        .expect("a demo user's token")
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use baton::models::{Role, User};
+use baton::models::Role;
 use common::{id, takeover_body, Backend, Resp, Team, TestApp, TestUser};
 use serde_json::{json, Value};
 
@@ -805,7 +805,7 @@ async fn the_demo_board_is_seeded_from_the_file_beside_the_schema(app: TestApp) 
         .await
         .expect("a second seed");
 
-    let alice = demo_user(&app, "alice@example.com").await;
+    let alice = app.signed_in("alice@example.com").await;
     let case = app
         .get("/cases/sample-case")
         .by(&alice)
@@ -842,7 +842,7 @@ async fn the_demo_board_is_seeded_from_the_file_beside_the_schema(app: TestApp) 
         }
     }
     // Alice manages it; Bob and Carol edit it.
-    let bob = demo_user(&app, "bob@example.com").await;
+    let bob = app.signed_in("bob@example.com").await;
     let first_card = id(&columns[0]["cards"][0]);
     app.patch(&format!("/cards/{first_card}"))
         .by(&bob)
@@ -850,25 +850,4 @@ async fn the_demo_board_is_seeded_from_the_file_beside_the_schema(app: TestApp) 
         .send()
         .await
         .expect(200);
-}
-
-/// A demo person with a token.
-async fn demo_user(app: &TestApp, email: &str) -> TestUser {
-    let jwt = app.state.jwt.clone();
-    let email = email.to_owned();
-    app.state
-        .db
-        .write(None, move |tx| {
-            let user = User::find_by_email(tx.conn, &email)?
-                .unwrap_or_else(|| panic!("demo user {email}"));
-            let token = baton::auth::tokens::issue(tx.conn, &jwt, user.id, tx.now)?;
-            Ok::<_, baton::error::AppError>(TestUser {
-                token,
-                id: user.id.get(),
-                email: user.email.unwrap_or_default(),
-                session: None,
-            })
-        })
-        .await
-        .expect("a demo user's token")
 }

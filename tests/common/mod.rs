@@ -224,6 +224,27 @@ impl TestApp {
         Self::start_with(backend, |_| {}).await
     }
 
+    /// A token for the user with this email (a demo person, say).
+    pub async fn signed_in(&self, email: &str) -> TestUser {
+        let jwt = self.state.jwt.clone();
+        let email = email.to_owned();
+        self.state
+            .db
+            .write(None, move |tx| {
+                let user = User::find_by_email(tx.conn, &email)?
+                    .unwrap_or_else(|| panic!("no user has the email {email}"));
+                let token = baton::auth::tokens::issue(tx.conn, &jwt, user.id, tx.now)?;
+                Ok::<_, baton::error::AppError>(TestUser {
+                    token,
+                    id: user.id.get(),
+                    email: user.email.unwrap_or_default(),
+                    session: None,
+                })
+            })
+            .await
+            .expect("a token for the user")
+    }
+
     /// A server on the schema file `schema` (a path).
     pub async fn on_schema(backend: Backend, schema: &str) -> Option<TestApp> {
         let schema = std::path::PathBuf::from(schema);
