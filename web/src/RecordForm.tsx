@@ -80,6 +80,9 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
   const { draft, base, stale, notice, errors } = state;
 
   const focusField = (field: FieldName | null) => {
+    // the lock came back after the person had already moved into a field (typing there): leave the focus be
+    const active = document.activeElement;
+    if (active && [...inputs.current.values()].includes(active as HTMLElement)) return;
     const target = inputs.current.get(field ?? fieldNames[0] ?? '') ?? inputs.current.get(fieldNames[0] ?? '');
     target?.focus();
   };
