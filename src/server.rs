@@ -258,8 +258,12 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
         window: settings.login_window,
         tracked: settings.login_tracked as usize,
     }));
+    // SQLite's statements cost no round trip: it always takes the general path.
+    let fast_path = (settings.lock_fast_path && db.backend() == crate::db::Backend::Postgres)
+        .then(crate::locks::fast_path::FastPath::default);
     Ok(AppState {
         db,
+        fast_path,
         jwt,
         policy,
         realtime,

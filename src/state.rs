@@ -8,6 +8,7 @@ use crate::auth::throttle::LoginThrottle;
 use crate::auth::JwtKeys;
 use crate::config::Settings;
 use crate::db::Database;
+use crate::locks::fast_path::FastPath;
 use crate::locks::LockPolicy;
 use crate::realtime::Realtime;
 
@@ -20,8 +21,18 @@ pub struct AppState {
     pub realtime: Realtime,
     /// Failed sign-ins per account and address.
     pub throttle: Arc<LoginThrottle>,
+    /// The lock fast path, when this instance serves PostgreSQL with
+    /// `BATON_LOCK_FAST_PATH` on.
+    pub fast_path: Option<FastPath>,
     /// Where passwords are hashed, a few at a time.
     pub passwords: PasswordPool,
     /// Held while serving a SQLite file, so a second instance refuses to start.
     pub _instance_lock: Option<Arc<std::fs::File>>,
+}
+
+impl AppState {
+    /// The lock fast path, if on.
+    pub fn fast_path(&self) -> Option<&FastPath> {
+        self.fast_path.as_ref()
+    }
 }

@@ -404,6 +404,102 @@ async fn locks_and_the_guard_hold_across_instances() {
     assert_eq!(now.body["content"], "carol's");
 }
 
+/// One lock cycle and one save of `user` on `card` through `base`: each a
+/// single fast statement on PostgreSQL, which leaves the instance knowing
+/// the caller (`locks::fast_path::callers`).
+async fn lock_save_release(app: &TestApp, base: &str, user: &TestUser, card: i64) {
+    let lock = app
+        .req_at(base, Method::POST, "/locks")
+        .by(user)
+        .json(lock_body("Card", card))
+        .send()
+        .await
+        .expect(201);
+    app.req_at(base, Method::PATCH, &format!("/cards/{card}"))
+        .by(user)
+        .json(json!({ "card": { "content": "known" } }))
+        .send()
+        .await
+        .expect(200);
+    app.req_at(base, Method::DELETE, &format!("/locks/{}", lock.body["id"]))
+        .by(user)
+        .send()
+        .await
+        .expect(204);
+}
+
+/// The fast path checks callers from memory while the auth epoch stands
+/// still. Every change of access through B is answered on A, which knows
+/// the caller, at its very next request: demoted to reader (403 on the
+/// acquire and the save), an editor again (201), the account removed
+/// (401), signed out (401).
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn access_changed_through_one_instance_holds_at_once_on_the_other() {
+    let Some((app, a, b)) = two_instances().await else {
+        return;
+    };
+    let admin = app.admin("Ada").await;
+    let alice = app.user("Alice").await;
+    let bob = app.user("Bob").await.tab("bob-on-a");
+    let carol = app.user("Carol").await.tab("carol-on-a");
+    let f = app
+        .case(
+            "c",
+            &[
+                (&alice, Role::Manager),
+                (&bob, Role::Editor),
+                (&carol, Role::Editor),
+            ],
+        )
+        .await;
+    let members = format!("/cases/{}/memberships", f.slug);
+    let set_role = |user: &TestUser, role: &str| {
+        app.req_at(&b.base, Method::POST, &members)
+            .by(&alice)
+            .json(json!({ "membership": { "email": user.email, "role": role } }))
+    };
+    let acquire_on_a = |user: &TestUser| {
+        app.req_at(&a.base, Method::POST, "/locks")
+            .by(user)
+            .json(lock_body("Card", f.card_id))
+    };
+    lock_save_release(&app, &a.base, &bob, f.card_id).await;
+    lock_save_release(&app, &a.base, &carol, f.card_id).await;
+
+    set_role(&bob, "reader").send().await.expect(200);
+    acquire_on_a(&bob)
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+    app.req_at(&a.base, Method::PATCH, &format!("/cards/{}", f.card_id))
+        .by(&bob)
+        .json(json!({ "card": { "content": "a reader's" } }))
+        .send()
+        .await
+        .expect_error(403, "forbidden");
+
+    set_role(&bob, "editor").send().await.expect(200);
+    lock_save_release(&app, &a.base, &bob, f.card_id).await;
+
+    app.req_at(&b.base, Method::DELETE, &format!("/users/{}", carol.id))
+        .by(&admin)
+        .send()
+        .await
+        .expect(204);
+    acquire_on_a(&carol).send().await.expect(401);
+
+    app.req_at(&b.base, Method::POST, "/auth/logout")
+        .by(&bob)
+        .send()
+        .await
+        .expect(204);
+    acquire_on_a(&bob).send().await.expect(401);
+}
+
 #[actix_web::test]
 #[cfg_attr(
     not(baton_postgres_tests),

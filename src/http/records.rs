@@ -412,7 +412,7 @@ pub async fn update(
         key(ty, id),
         fast_path::FastSave::of(ty, &body),
         &policy,
-        state.settings.lock_fast_path,
+        state.fast_path(),
         move |tx, _, record| {
             let asked = read_body(ty, body, false)?;
             // A move's target: 404 unknown, 422 in another case.

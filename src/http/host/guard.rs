@@ -187,8 +187,7 @@ pub async fn guard(
         session_id,
         lock_token,
     };
-    let use_fast_path = state.settings.lock_fast_path;
-    engine::guard(&state.db, key, asked, &state.policy, use_fast_path).await?;
+    engine::guard(&state.db, key, asked, &state.policy, state.fast_path()).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

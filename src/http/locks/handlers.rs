@@ -83,7 +83,7 @@ pub async fn create(
         move || target.parse(),
         mode,
         &state.policy,
-        state.settings.lock_fast_path,
+        state.fast_path(),
     )
     .await?;
     Ok(match acquired {
@@ -244,14 +244,7 @@ pub async fn destroy(
     id: web::Path<LockId>,
 ) -> AppResult<HttpResponse> {
     let (db, policy) = (&state.db, &state.policy);
-    engine::release(
-        db,
-        &caller,
-        id.into_inner(),
-        policy,
-        state.settings.lock_fast_path,
-    )
-    .await?;
+    engine::release(db, &caller, id.into_inner(), policy, state.fast_path()).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

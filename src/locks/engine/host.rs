@@ -6,7 +6,7 @@ use crate::auth::api_keys::KeyHolder;
 use crate::auth::Actor;
 use crate::db::Database;
 use crate::error::{AppError, AppResult};
-use crate::locks::fast_path;
+use crate::locks::fast_path::{self, FastPath};
 use crate::locks::guard::{self, HostWrite, Preconditions, WriteContext};
 use crate::locks::naming::{case_by_slug, Named};
 use crate::locks::LockPolicy;
@@ -15,16 +15,16 @@ use crate::models::{Role, User};
 /// `Ok` when the write may happen (the holder's lock activity renewed);
 /// otherwise the guard's refusal, in the guard's order: 404 (the case, the
 /// record), 403 (the user's role), then 423 and 412 (`guard::guard`). The
-/// fast guard answers "yes" in one statement when `use_fast_path` allows;
+/// fast guard answers "yes" in one statement when `fast` is on;
 /// anything else is the general path's, in one retried transaction.
 pub async fn guard(
     db: &Database,
     key: KeyHolder,
     asked: HostWrite,
     policy: &LockPolicy,
-    use_fast_path: bool,
+    fast: Option<&FastPath>,
 ) -> AppResult<()> {
-    if use_fast_path
+    if fast.is_some()
         && fast_path::guard(db, key.hash().to_owned(), asked.clone(), policy)
             .await?
             .is_some()

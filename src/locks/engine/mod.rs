@@ -10,9 +10,10 @@ use crate::auth::access::{rank_on, require};
 use crate::auth::{Actor, Caller};
 use crate::db::{Database, Tx};
 use crate::error::{AppError, AppResult};
+use crate::locks::fast_path::{self, FastPath};
 use crate::locks::guard::{guarded_write, Preconditions, WriteContext, Written};
 use crate::locks::naming::{resolve_all, Named};
-use crate::locks::{fast_path, sets, LockPolicy, Lockable};
+use crate::locks::{sets, LockPolicy, Lockable};
 use crate::models::{HeldLock, Lock, LockId, Role, StoredKey, StoredRecord};
 
 pub use general::{active_locks, refresh, release_tab, status, AcquireMode, Acquired, LockStatus};
@@ -23,7 +24,7 @@ pub use host::guard;
 /// (422) is told only once the caller is known, as 401 comes first.
 ///
 /// A plain acquire of a lockable baton stores takes the fast path when
-/// `use_fast_path` allows. Otherwise, in one retried transaction: the record's
+/// `fast` (the instance's fast path, if on) allows. Otherwise, in one retried transaction: the record's
 /// case, then the caller and their role on it, before anything is locked
 /// or written; then the order with deep acquires and membership changes
 /// (`Lock::order_with_deep_acquires`), the role read again under it (a role
@@ -37,7 +38,7 @@ pub async fn acquire<T>(
     target: T,
     mode: AcquireMode,
     policy: &LockPolicy,
-    use_fast_path: bool,
+    fast: Option<&FastPath>,
 ) -> AppResult<Acquired>
 where
     T: Fn() -> AppResult<Named> + Send + Sync + 'static,
@@ -45,11 +46,12 @@ where
     // A wait without a tab is refused (422) by the general path, after the
     // caller and their role are checked: not by the fast path, which would lock.
     let waits_without_tab = mode.wait && caller.session_id().is_none();
-    if use_fast_path && !(mode.takeover || mode.deep || waits_without_tab) {
+    let plain = !(mode.takeover || mode.deep || waits_without_tab);
+    if let (Some(fast), true) = (fast, plain) {
         if let Ok(Named::Stored(kind, id)) = target() {
             // A type without waiting lines refuses `wait`: the general path says so.
             if !mode.wait || kind.allows_waiting() {
-                if let Some(held) = fast_path::acquire(db, caller, kind, id, policy).await? {
+                if let Some(held) = fast_path::acquire(fast, db, caller, kind, id, policy).await? {
                     return Ok(Acquired::Created(held));
                 }
             }
@@ -77,17 +79,22 @@ where
 }
 
 /// `DELETE /locks/:id`: the holder's release in one statement when
-/// `use_fast_path` allows and nothing else is to be done (no line to hand it
+/// `fast` allows and nothing else is to be done (no line to hand it
 /// to); else `general::release`, which also breaks someone else's lock.
 pub async fn release(
     db: &Database,
     caller: &Caller,
     id: LockId,
     policy: &LockPolicy,
-    use_fast_path: bool,
+    fast: Option<&FastPath>,
 ) -> AppResult<()> {
-    if use_fast_path && fast_path::release(db, caller, id, policy).await?.is_some() {
-        return Ok(());
+    if let Some(fast) = fast {
+        if fast_path::release(fast, db, caller, id, policy)
+            .await?
+            .is_some()
+        {
+            return Ok(());
+        }
     }
     let (caller, policy) = (caller.clone(), *policy);
     db.write(caller.editor(), move |tx| {
@@ -192,16 +199,16 @@ where
 }
 
 /// `PATCH` of a stored record: its fields alone saved in one statement when
-/// `use_fast_path` allows and the body is only fields (`fast`); else
+/// `fast` allows and the body is only fields (`fields`); else
 /// [`write`].
 #[allow(clippy::too_many_arguments)]
 pub async fn save<T, P, F>(
     db: &Database,
     asked: Guarded,
     key: StoredKey,
-    fast: Option<fast_path::FastSave>,
+    fields: Option<fast_path::FastSave>,
     policy: &LockPolicy,
-    use_fast_path: bool,
+    fast: Option<&FastPath>,
     prepare: P,
     write: F,
 ) -> AppResult<Written<StoredRecord>>
@@ -212,9 +219,17 @@ where
         + 'static,
     T: Send + 'static,
 {
-    if let (true, Some(fast)) = (use_fast_path, fast) {
-        let saved =
-            fast_path::save(db, &asked.caller, key, asked.preconditions, fast, policy).await?;
+    if let (Some(fast), Some(fields)) = (fast, fields) {
+        let saved = fast_path::save(
+            fast,
+            db,
+            &asked.caller,
+            key,
+            asked.preconditions,
+            fields,
+            policy,
+        )
+        .await?;
         if let Some(record) = saved {
             return Ok(Written::Updated(record));
         }

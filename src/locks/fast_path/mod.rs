@@ -7,13 +7,21 @@
 //! 401/403/404/409/412/423, renewing one's own lock, takeovers, locks past
 //! their lease. SQLite, whose statements cost no round trip, always takes
 //! the general path.
+//!
+//! The statements check the caller as this instance knows them
+//! (`callers`), while the auth epoch has not moved, rather than reading
+//! tokens, users and memberships again.
 
+pub mod callers;
 pub mod sql;
 pub mod statements;
+
+use std::sync::Arc;
 
 use diesel::pg::PgConnection;
 use diesel::QueryResult;
 
+use callers::{KnownCaller, KnownCallers};
 use statements::{FastSave as FastSaveCall, FreshLock};
 
 use super::counting::count_event;
@@ -23,7 +31,7 @@ use super::{LockPolicy, LockableKind};
 use crate::auth::access::Rank;
 use crate::auth::Caller;
 use crate::db::{Backend, Database, DbConn, DbError};
-use crate::models::{HeldLock, LockAction, LockId, Role, StoredKey, StoredRecord};
+use crate::models::{HeldLock, LockAction, LockId, Role, StoredKey, StoredRecord, TokenHolder};
 use crate::schema::RecordType;
 
 /// The case roles that may take locks and save (a site admin always may).
@@ -35,8 +43,38 @@ fn editor_roles() -> Vec<&'static str> {
         .collect()
 }
 
+/// An instance's fast path, when it serves PostgreSQL with
+/// `BATON_LOCK_FAST_PATH` on: the callers it has checked.
+#[derive(Clone, Default)]
+pub struct FastPath {
+    callers: Arc<KnownCallers>,
+}
+
+impl FastPath {
+    /// Runs `statement` as the caller `holder` names, known or read now;
+    /// `None` when the token is not live (the general path says why). A
+    /// statement that declined (`None`) may have met a moved auth epoch: the
+    /// caller is read again at their next request.
+    fn as_caller<T>(
+        &self,
+        pg: &mut PgConnection,
+        holder: TokenHolder,
+        statement: impl FnOnce(&mut PgConnection, &KnownCaller) -> QueryResult<Option<T>>,
+    ) -> QueryResult<Option<T>> {
+        let Some(caller) = self.callers.get_or_read(pg, holder, &editor_roles())? else {
+            return Ok(None);
+        };
+        let done = statement(pg, &caller)?;
+        if done.is_none() {
+            self.callers.forget(holder);
+        }
+        Ok(done)
+    }
+}
+
 /// Takes the lock on a free record in one statement, or `None`.
 pub async fn acquire(
+    fast: &FastPath,
     db: &Database,
     caller: &Caller,
     kind: &'static LockableKind,
@@ -50,8 +88,8 @@ pub async fn acquire(
     let session_id = caller.session_id().cloned();
     let user_agent = caller.user_agent().cloned();
     let ttl = policy.lease_of(kind.type_name);
+    let fast = fast.clone();
     let held = one_statement(db, "acquire", move |pg| {
-        let editor_roles = editor_roles();
         let fresh = FreshLock {
             sql,
             lockable_type: kind.type_name,
@@ -59,9 +97,10 @@ pub async fn acquire(
             session_id: session_id.as_deref(),
             user_agent: user_agent.as_deref(),
             ttl,
-            editor_roles: &editor_roles,
         };
-        statements::acquire(pg, holder, &fresh)
+        fast.as_caller(pg, holder, |pg, caller| {
+            statements::acquire(pg, caller, &fresh)
+        })
     })
     .await?;
     Ok(counted(held, LockAction::Acquired))
@@ -69,6 +108,7 @@ pub async fn acquire(
 
 /// Releases the caller's own lock, still in force, in one statement; or `None`.
 pub async fn release(
+    fast: &FastPath,
     db: &Database,
     caller: &Caller,
     id: LockId,
@@ -77,8 +117,11 @@ pub async fn release(
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
     let idle_timeout = policy.idle_timeout;
+    let fast = fast.clone();
     let held = one_statement(db, "release", move |pg| {
-        statements::release(pg, holder, id, session_id.as_deref(), idle_timeout)
+        fast.as_caller(pg, holder, |pg, caller| {
+            statements::release(pg, caller, id, session_id.as_deref(), idle_timeout)
+        })
     })
     .await?;
     Ok(counted(held, LockAction::Released))
@@ -119,30 +162,30 @@ impl FastSave {
 
 /// Saves a stored record's fields in one statement; or `None`.
 pub async fn save(
+    fast: &FastPath,
     db: &Database,
     caller: &Caller,
     key: StoredKey,
     preconditions: Preconditions,
-    fast: FastSave,
+    fields: FastSave,
     policy: &LockPolicy,
 ) -> Result<Option<StoredRecord>, DbError> {
     let holder = caller.token_holder();
     let session_id = caller.session_id().cloned();
     let (ttl, idle_timeout) = (policy.lease_of(&key.ty.name), policy.idle_timeout);
+    let fast = fast.clone();
     one_statement(db, "save", move |pg| {
-        let editor_roles = editor_roles();
         let save = FastSaveCall {
             record_type: &key.ty.name,
             id: key.id.get(),
             session_id: session_id.as_deref(),
             lock_token: preconditions.lock_token,
             if_match: preconditions.if_match,
-            fields: &fast.fields,
+            fields: &fields.fields,
             ttl,
             idle_timeout,
-            editor_roles: &editor_roles,
         };
-        match statements::save(pg, holder, &save) {
+        match fast.as_caller(pg, holder, |pg, caller| statements::save(pg, caller, &save)) {
             Ok(saved) => Ok(saved.and_then(StoredRecord::shallow)),
             // Fields stored before NULs were refused cannot be read as
             // jsonb: the general path merges them in Rust and saves them.

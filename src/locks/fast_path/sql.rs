@@ -22,22 +22,62 @@ macro_rules! lock_columns {
     };
 }
 
-/// The caller, if its token `$token` is still live at `$now` and names user
-/// `$user`. Rust: `User::find_by_token`.
-macro_rules! live_caller {
-    ($user:literal, $token:literal, $now:expr) => {
+/// The caller this instance read under auth epoch `$epoch`
+/// (`super::callers`) may still be taken as read: the epoch has not moved
+/// since (nothing that could end or narrow anyone's access committed), and
+/// the token `$expires` has not run out at `$now`. Read by [`READ_CALLER`].
+macro_rules! epoch_unmoved {
+    ($epoch:literal, $expires:literal, $now:expr) => {
         concat!(
-            "SELECT u.id, u.name, u.color, u.admin FROM auth_tokens t \
-             JOIN users u ON u.id = t.user_id WHERE t.id = ",
-            $token,
-            " AND u.id = ",
-            $user,
-            " AND t.revoked_at IS NULL AND t.expires_at > ",
-            $now,
-            " AND u.deactivated_at IS NULL"
+            "EXISTS (SELECT 1 FROM auth_epoch WHERE epoch = ",
+            $epoch,
+            ") AND ",
+            $expires,
+            " > ",
+            $now
         )
     };
 }
+
+/// The caller may take locks and save in case `$case`: a site admin
+/// (`$admin`), or a member whose role may edit there (`$cases`, read by
+/// [`READ_CALLER`]). Rust: `crate::auth::access::require(.., Role::Editor)`.
+macro_rules! may_edit {
+    ($admin:literal, $cases:literal, $case:expr) => {
+        concat!("(", $admin, " OR ", $case, " = ANY (", $cases, "))")
+    };
+}
+
+/// The caller, as the fast statements' event rows name them: user `$user`
+/// named `$name` in `$color`, while [`epoch_unmoved!`].
+macro_rules! known_caller {
+    ($user:literal, $name:literal, $color:literal, $epoch:literal, $expires:literal) => {
+        concat!(
+            "SELECT ",
+            $user,
+            "::bigint AS id, ",
+            $name,
+            "::text AS name, ",
+            $color,
+            "::text AS color WHERE ",
+            $crate::locks::fast_path::sql::epoch_unmoved!($epoch, $expires, $crate::db_now!())
+        )
+    };
+}
+
+/// The caller whose token `$2` is live and names user `$1`, with the cases
+/// where their role is one of `$3`, and the auth epoch, in one snapshot:
+/// what `super::callers` keeps. Rust: `User::find_by_token`.
+pub const READ_CALLER: &str = concat!(
+    "SELECT u.id, u.name, u.color, u.admin, t.expires_at, \
+       COALESCE((SELECT epoch FROM auth_epoch), 0) AS epoch, \
+       ARRAY(SELECT m.case_id FROM memberships m \
+             WHERE m.user_id = u.id AND m.role = ANY ($3)) AS editing_cases \
+     FROM auth_tokens t JOIN users u ON u.id = t.user_id \
+     WHERE t.id = $2 AND u.id = $1 AND t.revoked_at IS NULL AND t.expires_at > ",
+    crate::db_now!(),
+    " AND u.deactivated_at IS NULL"
+);
 
 /// The lock `l` is the caller's: user `$user`'s, and its tab `$tab`'s or
 /// taken without a tab. A caller without a tab holds every lock of the
@@ -165,9 +205,10 @@ macro_rules! db_now_moved {
 
 /// The fast path's acquire on record `$1` of type `$5`, whose case
 /// `$record` selects (as `case_id`, its row locked first, as on the general
-/// path), by the live caller (`$2`, `$3`) from tab `$6` with agent `$7`, for
-/// a lease of `$4` microseconds, if the caller is a site admin or has a role
-/// in `$8` on the record's case. Its times are the database's clock
+/// path), by user `$2` (named `$10` in `$11`) while auth epoch `$3` and
+/// their token's expiry `$12` hold ([`epoch_unmoved!`]), from tab `$6` with
+/// agent `$7`, for a lease of `$4` microseconds, if the caller may edit the
+/// record's case (a site admin, `$9`, or a case of `$8`). Its times are the database's clock
 /// (`crate::db_now!`), as on the general path. It declines while any deep
 /// lock is held on the case: the general path decides what a deep lock
 /// covers (its insert orders it with deep acquires, see
@@ -178,7 +219,7 @@ macro_rules! fast_acquire {
             "WITH record AS (",
             $record,
             " FOR NO KEY UPDATE), caller AS (",
-            $crate::locks::fast_path::sql::live_caller!("$2", "$3", $crate::db_now!()),
+            $crate::locks::fast_path::sql::known_caller!("$2", "$10", "$11", "$3", "$12"),
             "), changed AS (INSERT INTO locks (",
             $crate::locks::fast_path::sql::lock_columns!(),
             ") SELECT $5, $1, record.case_id, caller.id, $6, $7, ",
@@ -187,11 +228,9 @@ macro_rules! fast_acquire {
             $crate::locks::fast_path::sql::db_now_moved!("+", "$4"),
             ", ",
             $crate::db_now!(),
-            ", FALSE FROM record, caller \
-               WHERE (caller.admin OR EXISTS ( \
-                 SELECT 1 FROM memberships m \
-                 WHERE m.case_id = record.case_id AND m.user_id = caller.id AND m.role = ANY($8))) \
-               AND NOT ",
+            ", FALSE FROM record, caller WHERE ",
+            $crate::locks::fast_path::sql::may_edit!("$9", "$8", "record.case_id"),
+            " AND NOT ",
             $crate::locks::fast_path::sql::deep_lock_in_case!("record.case_id"),
             " ON CONFLICT DO NOTHING RETURNING *), published AS (",
             $crate::locks::fast_path::sql::event_row!(
@@ -213,7 +252,9 @@ pub const FAST_ACQUIRE_CASE: &str = fast_acquire!("SELECT id AS case_id FROM cas
 pub const FAST_ACQUIRE_RECORD: &str =
     fast_acquire!("SELECT case_id FROM records WHERE record_type = $5 AND id = $1");
 
-pub(crate) use {db_now_moved, deep_lock_in_case, event_row, live_caller, lock_columns};
+pub(crate) use {
+    db_now_moved, deep_lock_in_case, epoch_unmoved, event_row, known_caller, lock_columns, may_edit,
+};
 
 /// The fast save (PostgreSQL): one call that saves a stored record's
 /// fields when nothing stands in the way, and returns the saved row;
@@ -222,8 +263,9 @@ pub(crate) use {db_now_moved, deep_lock_in_case, event_row, live_caller, lock_co
 /// (`crate::locks::guard`) in the guard's order, from the fragments above:
 /// the record's row first (one another transaction holds is left to the
 /// general path, which waits in a transaction it can roll back); then, each
-/// statement with a fresh snapshot (a VOLATILE function), the caller's live
-/// token and role, the record's lock (read FOR SHARE), no deep lock in the
+/// statement with a fresh snapshot (a VOLATILE function), the caller as
+/// this instance knows them still live ([`epoch_unmoved!`]) and their role
+/// ([`may_edit!`]), the record's lock (read FOR SHARE), no deep lock in the
 /// case, the lock held by the caller's tab and in force (or no lock),
 /// `Lock-Token` and `If-Match`. The lock's lease and activity are renewed
 /// as a save renews them, and its event row carries the saved row for
@@ -233,9 +275,9 @@ pub(crate) use {db_now_moved, deep_lock_in_case, event_row, live_caller, lock_co
 /// function, made under its own name, is left alone.
 const FAST_SAVE_FUNCTION: &str = concat!(
     "CREATE OR REPLACE FUNCTION baton_fast_save( \
-       p_type TEXT, p_id BIGINT, p_user BIGINT, p_token BIGINT, p_session TEXT, \
+       p_type TEXT, p_id BIGINT, p_user BIGINT, p_epoch BIGINT, p_session TEXT, \
        p_lock_token BIGINT, p_if_match BIGINT, p_fields TEXT, p_ttl_micros BIGINT, \
-       p_idle_micros BIGINT, p_editor_roles TEXT[] \
+       p_idle_micros BIGINT, p_expires TIMESTAMP, p_admin BOOLEAN, p_cases BIGINT[] \
      ) RETURNS SETOF records LANGUAGE plpgsql VOLATILE AS $fn$ \
      DECLARE \
        v_now TIMESTAMP := ",
@@ -245,12 +287,11 @@ const FAST_SAVE_FUNCTION: &str = concat!(
        SELECT * INTO rec FROM records WHERE record_type = p_type AND id = p_id \
          FOR NO KEY UPDATE SKIP LOCKED; \
        IF NOT FOUND THEN RETURN; END IF; \
-       PERFORM 1 FROM (",
-    live_caller!("p_user", "p_token", "v_now"),
-    ") caller WHERE caller.admin OR EXISTS (SELECT 1 FROM memberships m \
-         WHERE m.case_id = rec.case_id AND m.user_id = caller.id \
-           AND m.role = ANY (p_editor_roles)); \
-       IF NOT FOUND THEN RETURN; END IF; ",
+       IF NOT (",
+    epoch_unmoved!("p_epoch", "p_expires", "v_now"),
+    " AND ",
+    may_edit!("p_admin", "p_cases", "rec.case_id"),
+    ") THEN RETURN; END IF; ",
     read_held_lock!("p_id", "RETURN"),
     "IF ",
     deep_lock_in_case!("rec.case_id"),
@@ -287,7 +328,7 @@ const FAST_SAVE_FUNCTION: &str = concat!(
 pub static FAST_SAVE: PgFunction = PgFunction::new(
     "baton_fast_save",
     FAST_SAVE_FUNCTION,
-    "SELECT * FROM baton_fast_save($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    "SELECT * FROM baton_fast_save($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
 );
 
 /// The guard as one call (PostgreSQL, `POST /guard`): answers `true` when
@@ -372,15 +413,16 @@ pub static FAST_GUARD: PgFunction = PgFunction::new(
     "SELECT baton_fast_guard($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS allowed",
 );
 
-/// The fast path's release: lock `$1`, if the live caller (`$2`, `$3`) holds
-/// it from tab `$4`, it is in force at the database's clock (active within
+/// The fast path's release: lock `$1`, if user `$2` (named `$6` in `$7`,
+/// while auth epoch `$3` and their token's expiry `$8` hold) holds it from
+/// tab `$4`, it is in force at the database's clock (active within
 /// the last `$5` microseconds) and nobody joined its line (a hand-off is the
 /// general path's). A tab joining the line sets `has_waiters` on the lock's
 /// row in its own transaction, so this DELETE either waits for it and
 /// re-checks the flag, or goes first.
 pub const FAST_RELEASE: &str = concat!(
     "WITH caller AS (",
-    live_caller!("$2", "$3", crate::db_now!()),
+    known_caller!("$2", "$6", "$7", "$3", "$8"),
     "), changed AS ( \
        DELETE FROM locks l USING caller \
        WHERE l.id = $1 AND NOT l.has_waiters AND ",
@@ -409,5 +451,10 @@ mod tests {
             .contains("((now() AT TIME ZONE 'UTC') + $4 * interval '1 microsecond')"));
         assert!(super::FAST_RELEASE
             .contains("changed.case_id, changed.user_id, changed.user_id, 'released'"));
+        assert!(super::FAST_RELEASE.contains(
+            "SELECT $2::bigint AS id, $6::text AS name, $7::text AS color WHERE EXISTS \
+             (SELECT 1 FROM auth_epoch WHERE epoch = $3) AND $8 > (now() AT TIME ZONE 'UTC')"
+        ));
+        assert!(super::FAST_ACQUIRE_RECORD.contains("WHERE ($9 OR record.case_id = ANY ($8))"));
     }
 }

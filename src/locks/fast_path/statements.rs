@@ -1,7 +1,8 @@
 //! The lock fast path's statements (PostgreSQL): the common acquire and the
 //! holder's release, each one statement that commits on its own. One
-//! statement checks the caller's token, user and role, writes or deletes the
-//! lock, and writes its event row (the audit entry and the frame in one).
+//! statement checks that the caller as this instance knows them
+//! (`super::callers`) still holds and may edit, writes or deletes the lock,
+//! and writes its event row (the audit entry and the frame in one).
 //! When any condition fails it writes nothing and returns no row, and the caller takes the general path,
 //! which says why (401, 403, 404, 409) or handles the rest (renew, takeover,
 //! an overdue lock).
@@ -14,11 +15,12 @@ use std::time::Duration;
 
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text};
+use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamp};
 
+use super::callers::KnownCaller;
 use super::sql;
 use crate::db::Prepared;
-use crate::models::{HeldLock, Lock, LockId, RecordRow, TokenHolder, UserRef};
+use crate::models::{HeldLock, Lock, LockId, RecordRow, UserRef};
 
 /// A lock to take on a free record. Its times are the database's clock.
 pub struct FreshLock<'a> {
@@ -30,8 +32,6 @@ pub struct FreshLock<'a> {
     pub user_agent: Option<&'a str>,
     /// The lease.
     pub ttl: Duration,
-    /// The case roles that may take locks (a site admin always may).
-    pub editor_roles: &'a [&'a str],
 }
 
 /// A duration as the statements bind it: whole microseconds (saturating).
@@ -67,18 +67,22 @@ impl From<ChangedRow> for HeldLock {
 /// path, so the acquire queues behind a guarded write of the same record.
 pub fn acquire(
     pg: &mut PgConnection,
-    caller: TokenHolder,
+    caller: &KnownCaller,
     fresh: &FreshLock,
 ) -> QueryResult<Option<HeldLock>> {
     Prepared::new(fresh.sql, |q| {
         q.bind::<BigInt, _>(fresh.lockable_id)
-            .bind::<BigInt, _>(caller.user_id)
-            .bind::<BigInt, _>(caller.token_id)
+            .bind::<BigInt, _>(caller.user.id)
+            .bind::<BigInt, _>(caller.epoch)
             .bind::<BigInt, _>(micros(fresh.ttl))
             .bind::<Text, _>(fresh.lockable_type)
             .bind::<Nullable<Text>, _>(fresh.session_id)
             .bind::<Nullable<Text>, _>(fresh.user_agent)
-            .bind::<Array<Text>, _>(fresh.editor_roles)
+            .bind::<Array<BigInt>, _>(&caller.editing_cases)
+            .bind::<Bool, _>(caller.admin)
+            .bind::<Text, _>(&caller.user.name)
+            .bind::<Text, _>(&caller.user.color)
+            .bind::<Timestamp, _>(caller.token_expires_at)
     })
     .get_result::<ChangedRow>(pg)
     .optional()
@@ -90,17 +94,20 @@ pub fn acquire(
 /// `idle_timeout`).
 pub fn release(
     pg: &mut PgConnection,
-    caller: TokenHolder,
+    caller: &KnownCaller,
     lock_id: LockId,
     session_id: Option<&str>,
     idle_timeout: Duration,
 ) -> QueryResult<Option<HeldLock>> {
     Prepared::new(sql::FAST_RELEASE, |q| {
         q.bind::<BigInt, _>(lock_id)
-            .bind::<BigInt, _>(caller.user_id)
-            .bind::<BigInt, _>(caller.token_id)
+            .bind::<BigInt, _>(caller.user.id)
+            .bind::<BigInt, _>(caller.epoch)
             .bind::<Nullable<Text>, _>(session_id)
             .bind::<BigInt, _>(micros(idle_timeout))
+            .bind::<Text, _>(&caller.user.name)
+            .bind::<Text, _>(&caller.user.color)
+            .bind::<Timestamp, _>(caller.token_expires_at)
     })
     .get_result::<ChangedRow>(pg)
     .optional()
@@ -119,29 +126,29 @@ pub struct FastSave<'a> {
     /// The lease and idle limit a save renews and checks.
     pub ttl: Duration,
     pub idle_timeout: Duration,
-    /// The case roles that may save (a site admin always may).
-    pub editor_roles: &'a [&'a str],
 }
 
 /// Saves the record in one call if nothing stands in the way
 /// (`sql::FAST_SAVE`); no row means "take the general path".
 pub fn save(
     pg: &mut PgConnection,
-    caller: TokenHolder,
+    caller: &KnownCaller,
     save: &FastSave,
 ) -> QueryResult<Option<RecordRow>> {
     Prepared::new(sql::FAST_SAVE.call(), |q| {
         q.bind::<Text, _>(save.record_type)
             .bind::<BigInt, _>(save.id)
-            .bind::<BigInt, _>(caller.user_id)
-            .bind::<BigInt, _>(caller.token_id)
+            .bind::<BigInt, _>(caller.user.id)
+            .bind::<BigInt, _>(caller.epoch)
             .bind::<Nullable<Text>, _>(save.session_id)
             .bind::<Nullable<BigInt>, _>(save.lock_token)
             .bind::<Nullable<BigInt>, _>(save.if_match)
             .bind::<Text, _>(save.fields)
             .bind::<BigInt, _>(micros(save.ttl))
             .bind::<BigInt, _>(micros(save.idle_timeout))
-            .bind::<Array<Text>, _>(save.editor_roles)
+            .bind::<Timestamp, _>(caller.token_expires_at)
+            .bind::<Bool, _>(caller.admin)
+            .bind::<Array<BigInt>, _>(&caller.editing_cases)
     })
     .get_result::<RecordRow>(pg)
     .optional()
