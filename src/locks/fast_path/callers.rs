@@ -1,14 +1,14 @@
 //! Callers the fast path has checked, kept in memory so that its statements
-//! need not read `auth_tokens`, `users` and `memberships` again: each read
-//! costs PostgreSQL three more relations a statement, and the lock cycle's
-//! speed is PostgreSQL's CPU per statement.
+//! need not read `auth_tokens`, `users` and `memberships` again: three
+//! relations fewer a statement (PostgreSQL's time per lock cycle fell by a
+//! third; `benches/README.md`).
 //!
 //! Revocation still reaches every instance at once. A caller is read in one
 //! snapshot together with the auth epoch (`auth_epoch`), a one-row number
 //! that triggers move in the same transaction as anything that could end or
 //! narrow someone's access (migration `2026-12-01-000015_auth_epoch`). The
 //! fast statements go ahead only while the epoch is still the one the
-//! caller was read under (`sql::still_known!`); once it moved, they decline,
+//! caller was read under (`sql::epoch_unmoved!`); once it moved, they decline,
 //! the general path answers from the tables, and this instance forgets the
 //! caller and reads them again at their next request.
 
