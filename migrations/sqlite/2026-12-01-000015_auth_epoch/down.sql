@@ -1,1 +1,1 @@
-SELECT 1;
+DROP TABLE auth_epoch;
