@@ -107,7 +107,7 @@ impl User {
     /// The user of a live token: the token's row exists, belongs to the
     /// user, is neither revoked nor expired, and the user is active. One
     /// query, so a revocation on any instance takes effect at the next request.
-    /// (The lock fast path checks the same in SQL: `locks::fast_path::sql::live_caller!`.)
+    /// (The lock fast path reads the same in SQL, once per caller: `locks::fast_path::sql::READ_CALLER`.)
     pub fn find_by_token(
         conn: &mut DbConn,
         user_id: UserId,
