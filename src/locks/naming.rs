@@ -30,17 +30,19 @@ impl Named {
         }
     }
 
-    /// The case of the record, read without locking anything: 404 for a
-    /// missing record or case.
-    pub fn case_id(&self, conn: &mut DbConn) -> AppResult<CaseId> {
+    /// The record's case, read without locking anything, so that the
+    /// caller's role is known before anything is locked; with the record
+    /// itself when baton stores it (an external record may not be named
+    /// yet). 404 for a missing record or case.
+    pub fn find_unlocked(&self, conn: &mut DbConn) -> AppResult<(CaseId, Option<LockTarget>)> {
         match self {
-            Named::Stored(kind, id) => kind
-                .find(conn, *id)?
-                .map(|target| target.case_id)
-                .ok_or_else(|| {
+            Named::Stored(kind, id) => {
+                let target = kind.find(conn, *id)?.ok_or_else(|| {
                     AppError::not_found(format!("{} {id} does not exist.", kind.type_name))
-                }),
-            Named::External { case, .. } => Ok(case_by_slug(conn, case)?.id),
+                })?;
+                Ok((target.case_id, Some(target)))
+            }
+            Named::External { case, .. } => Ok((case_by_slug(conn, case)?.id, None)),
         }
     }
 
@@ -132,8 +134,8 @@ pub(crate) fn resolve_all(
     let Some(first) = named.first() else {
         return Err(AppError::invalid("Name at least one record."));
     };
-    let case_id = match first.case_id(tx.conn) {
-        Ok(case_id) => case_id,
+    let case_id = match first.find_unlocked(tx.conn) {
+        Ok((case_id, _)) => case_id,
         Err(e) => {
             caller.clone().load(tx.conn)?; // 401 comes before 404
             return Err(e);

@@ -24,14 +24,15 @@ pub use host::guard;
 /// (422) is told only once the caller is known, as 401 comes first.
 ///
 /// A plain acquire of a lockable baton stores takes the fast path when
-/// `fast` (the instance's fast path, if on) allows. Otherwise, in one retried transaction: the record's
-/// case, then the caller and their role on it, before anything is locked
-/// or written; then the order with deep acquires and membership changes
+/// `fast` (the instance's fast path, if on) allows. Otherwise, in one
+/// retried transaction: the record and its case, then the caller and their
+/// role on it, before anything is locked or written; then the order with deep acquires and membership changes
 /// (`Lock::order_with_deep_acquires`), the role read again under it (a role
 /// lowered meanwhile ended its locks, and this one must not come after);
 /// then the record's row, which orders this acquire with guarded writes of
 /// the same record — but for a deep one, which already excludes every
-/// other lock write and would only deadlock with a holder's write.
+/// other lock write and would only deadlock with a holder's write. SQLite
+/// reads the record once: its one writer already orders every write.
 pub async fn acquire<T>(
     db: &Database,
     caller: &Caller,
@@ -59,8 +60,8 @@ where
     }
     let (caller, policy) = (caller.clone(), *policy);
     db.write_retrying(caller.editor(), move |tx| {
-        let asked = target().and_then(|named| Ok((named.case_id(tx.conn)?, named)));
-        let (case_id, named) = match asked {
+        let asked = target().and_then(|named| Ok((named.find_unlocked(tx.conn)?, named)));
+        let ((case_id, found), named) = match asked {
             Ok(asked) => asked,
             Err(e) => {
                 caller.clone().load(tx.conn)?;
@@ -72,7 +73,12 @@ where
         if Lock::order_with_deep_acquires(tx.conn, mode.deep)? {
             require(rank_on(tx.conn, &actor.user, case.id)?, &case, Role::Editor)?;
         }
-        let target = named.resolve(tx, !mode.deep)?;
+        // SQLite's one writer runs this whole transaction alone: the record
+        // read above is still the record, and there is no row to lock.
+        let target = match found {
+            Some(target) if !tx.conn.locks_rows() => target,
+            _ => named.resolve(tx, !mode.deep)?,
+        };
         general::acquire(tx, &actor, &target, mode, &policy)
     })
     .await
