@@ -20,7 +20,8 @@ use diesel::prelude::*;
 
 /// How long presence changes are gathered before they are broadcast.
 const COALESCE: Duration = Duration::from_millis(50);
-/// How long a case's presence broadcasts are spaced per tab watching it.
+/// How long an instance's next presence round waits per tab its last one
+/// reached, per instance with live tabs.
 const SPACING_PER_TAB: Duration = Duration::from_micros(50);
 
 /// `onlineUsers`: one entry per user with their colour and open tab count,
@@ -90,65 +91,62 @@ impl PresenceBoard {
     }
 }
 
+/// How many instances have live tabs: the presence rounds of each share
+/// one budget (see [`run`]).
+fn live_instances(conn: &mut DbConn, presence_ttl: Duration) -> AppResult<u32> {
+    let since = clock::before(crate::db::now(conn)?, presence_ttl);
+    let instances: i64 = presences::table
+        .filter(presences::last_seen_at.ge(since))
+        .select(diesel::dsl::count(presences::instance_id).aggregate_distinct())
+        .first(conn)?;
+    Ok(u32::try_from(instances).unwrap_or(u32::MAX).max(1))
+}
+
 /// Broadcasts `presence` for changed cases, at most once per [`COALESCE`],
-/// and a case watched by many tabs less often: after a broadcast its next
-/// waits [`SPACING_PER_TAB`] per tab that watches it, on every instance (a
-/// frame to 1,000 tabs may follow after 50 ms, one to 100,000 after 5 s).
-/// A presence frame costs a write to every tab of the case, so a class of a
-/// hundred thousand joining at once would otherwise spend every core on
-/// presence frames that the next one, 50 ms later, makes stale. The frames
-/// go through the bus like any other, so every instance's tabs see them.
+/// and within one budget of frames for all instances together: after a
+/// round whose frames reached `n` tabs (on every instance), the next round
+/// of this instance waits [`SPACING_PER_TAB`] × `n` × the instances with
+/// live tabs. A presence frame costs a write to every tab of its case, so a
+/// class of a hundred thousand joining at once would otherwise spend every
+/// core on presence frames that the next one makes stale. The budget is not
+/// each case's: a hundred busy cases together cost no more than one as big
+/// as all of them, and each of six instances sending presence for the same
+/// cases no more than one. On one instance, a round to 1,000 tabs may follow
+/// after 50 ms, one to 100,000 after 5 s. The frames go through the bus like
+/// any other, so every instance's tabs see them.
 pub async fn run(rt: Realtime) {
-    // Changed cases that wait for their spacing, and until when each waits.
-    let mut waiting: HashSet<CaseId> = HashSet::new();
-    let mut spaced: HashMap<CaseId, Instant> = HashMap::new();
+    let mut next_round = Instant::now();
     loop {
-        let next = waiting.iter().filter_map(|c| spaced.get(c)).min().copied();
-        match next {
-            Some(at) => tokio::select! {
-                _ = rt.presence.wake.notified() => {}
-                _ = tokio::time::sleep_until(at) => {}
-            },
-            None => rt.presence.wake.notified().await,
-        }
+        rt.presence.wake.notified().await;
         tokio::time::sleep(COALESCE).await;
-        waiting.extend(rt.presence.take());
-        let now = Instant::now();
-        spaced.retain(|_, until| *until > now);
-        let cases: Vec<CaseId> = waiting
-            .iter()
-            .filter(|c| !spaced.contains_key(c))
-            .copied()
-            .collect();
+        tokio::time::sleep_until(next_round).await;
+        let cases = rt.presence.take();
         if cases.is_empty() {
             continue;
         }
-        waiting.retain(|c| !cases.contains(c));
         let presence_ttl = rt.timing.presence_ttl();
         let pending = cases.clone();
         let result = rt
             .db
             .write(None, move |tx| {
-                let mut watched = Vec::with_capacity(pending.len());
+                let instances = live_instances(tx.conn, presence_ttl)?;
+                let mut tabs = 0u64;
                 for case_id in pending {
                     let online_users = online_users(tx.conn, case_id, presence_ttl)?;
-                    let tabs: u64 = online_users.iter().map(|u| u64::from(u.sessions)).sum();
+                    tabs += online_users
+                        .iter()
+                        .map(|u| u64::from(u.sessions))
+                        .sum::<u64>();
                     let frame = ServerFrame::Presence { online_users }.for_case(case_id);
                     tx.publish(Outgoing::Frame(frame));
-                    watched.push((case_id, tabs));
                 }
-                Ok::<_, crate::error::AppError>(watched)
+                Ok::<_, crate::error::AppError>(tabs.saturating_mul(u64::from(instances)))
             })
             .await;
         match result {
-            Ok(watched) => {
-                for (case_id, tabs) in watched {
-                    let spacing =
-                        SPACING_PER_TAB.saturating_mul(u32::try_from(tabs).unwrap_or(u32::MAX));
-                    if spacing > COALESCE {
-                        spaced.insert(case_id, now + spacing);
-                    }
-                }
+            Ok(weight) => {
+                let weight = u32::try_from(weight).unwrap_or(u32::MAX);
+                next_round = Instant::now() + SPACING_PER_TAB.saturating_mul(weight);
             }
             Err(e) => {
                 tracing::warn!(error = %e, "presence broadcast failed; retrying");
