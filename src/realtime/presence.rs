@@ -93,8 +93,12 @@ impl PresenceBoard {
 
 /// How many instances have live tabs: the presence rounds of each share
 /// one budget (see [`run`]).
-fn live_instances(conn: &mut DbConn, presence_ttl: Duration) -> AppResult<u32> {
-    let since = clock::before(crate::db::now(conn)?, presence_ttl);
+fn live_instances(
+    conn: &mut DbConn,
+    now: chrono::NaiveDateTime,
+    presence_ttl: Duration,
+) -> AppResult<u32> {
+    let since = clock::before(now, presence_ttl);
     let instances: i64 = presences::table
         .filter(presences::last_seen_at.ge(since))
         .select(diesel::dsl::count(presences::instance_id).aggregate_distinct())
@@ -129,7 +133,7 @@ pub async fn run(rt: Realtime) {
         let result = rt
             .db
             .write(None, move |tx| {
-                let instances = live_instances(tx.conn, presence_ttl)?;
+                let instances = live_instances(tx.conn, tx.now, presence_ttl)?;
                 let mut tabs = 0u64;
                 for case_id in pending {
                     let online_users = online_users(tx.conn, case_id, presence_ttl)?;

@@ -26,7 +26,8 @@ pub use host::guard;
 /// A plain acquire of a lockable baton stores takes the fast path when
 /// `fast` (the instance's fast path, if on) allows. Otherwise, in one
 /// retried transaction: the record and its case, then the caller and their
-/// role on it, before anything is locked or written; then the order with deep acquires and membership changes
+/// role on it, before anything is locked or written; then the order with
+/// deep acquires and membership changes
 /// (`Lock::order_with_deep_acquires`), the role read again under it (a role
 /// lowered meanwhile ended its locks, and this one must not come after);
 /// then the record's row, which orders this acquire with guarded writes of
