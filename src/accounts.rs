@@ -8,7 +8,7 @@ use crate::error::{AppError, AppResult};
 use crate::locks::holding::{end, Line};
 use crate::locks::{line, LockPolicy};
 use crate::models::{
-    AuthToken, Case, CaseId, Lock, LockAction, Membership, Role, User, UserChanges, UserId,
+    AuthToken, Case, CaseId, CaseMaker, Lock, LockAction, Membership, Role, User, UserChanges, UserId,
     UserRef, Waiter,
 };
 
@@ -73,7 +73,9 @@ pub fn provision(
         match named.role {
             Some(role) => {
                 let title = named.title.as_deref().unwrap_or(&named.slug);
-                let case = Case::find_or_create(tx.conn, &named.slug, title, tx.now)?;
+                let case =
+                    Case::find_or_create(tx.conn, &named.slug, title, CaseMaker::Host, tx.now)?;
+                hosts_case(&case)?;
                 let membership =
                     Membership::find_or_create(tx.conn, case.id, record.id, role, tx.now)?;
                 if membership.role() != role {
@@ -84,6 +86,7 @@ pub fn provision(
                 let Some(case) = Case::find_by_slug(tx.conn, &named.slug)? else {
                     continue;
                 };
+                hosts_case(&case)?;
                 if let Some(existing) = Membership::find_for(tx.conn, case.id, record.id)? {
                     remove_membership(tx, existing, policy)?;
                 }
@@ -91,6 +94,18 @@ pub fn provision(
         }
     }
     Ok(record)
+}
+
+/// A case a person made is theirs: a host's call that names it is refused
+/// whole (409; its transaction rolls back, so nothing is changed).
+fn hosts_case(case: &Case) -> AppResult<()> {
+    if case.made_by_a_person() {
+        return Err(AppError::Conflict(format!(
+            "The case '{}' was made by a person in baton, not by your backend, so your backend cannot add or remove its members; use another slug.",
+            case.slug
+        )));
+    }
+    Ok(())
 }
 
 /// Removes a membership: in the same transaction the user's locks in the
@@ -144,6 +159,17 @@ fn end_holdings_in_case(
     if User::is_admin(tx.conn, user_id)? {
         return Ok(());
     }
+    end_holdings_where(tx, user_id, |case| case == case_id, policy)
+}
+
+/// Ends a user's locks (`kicked`, handed to the next in line) and places in
+/// line in the cases `in_case` picks.
+fn end_holdings_where(
+    tx: &mut Tx,
+    user_id: UserId,
+    in_case: impl Fn(CaseId) -> bool,
+    policy: &LockPolicy,
+) -> AppResult<()> {
     // Orders this with every lock write of the case (as a deep acquire
     // does): an acquire that read the old role before this commits does
     // not insert a lock after it.
@@ -152,47 +178,97 @@ fn end_holdings_in_case(
     Lock::lock_rows_of_user(tx.conn, user_id)?;
     let places: Vec<_> = Waiter::of_user(tx.conn, user_id)?
         .into_iter()
-        .filter(|(waiter, _)| waiter.case_id == case_id)
+        .filter(|(waiter, _)| in_case(waiter.case_id))
         .collect();
-    let in_case = |tx: &mut Tx| -> AppResult<Vec<_>> {
+    let held_in_cases = |tx: &mut Tx| -> AppResult<Vec<_>> {
         Ok(Lock::of_user(tx.conn, user_id)?
             .into_iter()
-            .filter(|held| held.lock.case_id == case_id)
+            .filter(|held| in_case(held.lock.case_id))
             .collect())
     };
-    let held = in_case(tx)?;
+    let held = held_in_cases(tx)?;
     line::lock_places_for_leaving(tx, &places, &held)?;
     for (waiter, user) in &places {
         line::leave(tx, waiter, user, crate::models::WaiterEnd::Kicked)?;
     }
-    for held in in_case(tx)? {
+    for held in held_in_cases(tx)? {
         end(tx, &held, LockAction::Kicked, None, Line::HandOff(policy))?;
     }
     Ok(())
 }
 
+/// A site admin made an ordinary user: what only the admin rank allowed
+/// ends at once. Their locks and places in line end (`kicked`) in every
+/// case where they are not an editor or above, and every channel of theirs
+/// on a case they are not a member of, on every instance, is told
+/// (`access_removed`) and closed.
+fn end_admin_rank(tx: &mut Tx, user_id: UserId, policy: &LockPolicy) -> AppResult<()> {
+    let roles = Membership::roles_of_user(tx.conn, user_id)?;
+    let may_edit = |case: CaseId| {
+        roles
+            .iter()
+            .any(|(member_of, role)| *member_of == case && *role >= Role::Editor)
+    };
+    end_holdings_where(tx, user_id, |case| !may_edit(case), policy)?;
+    tx.publish(Outgoing::Close {
+        tabs: Tabs::OutsideCases {
+            user: user_id.get(),
+            keep: roles.iter().map(|(case, _)| case.get()).collect(),
+        },
+        reason: KickReason::AccessRemoved,
+    });
+    Ok(())
+}
+
 /// Applies `changes` to an active user. With a new password hash, every
-/// token of the user but `keep_token` ends at once.
+/// token of the user but `keep_token` ends at once; a site admin made an
+/// ordinary user loses at once what only that rank allowed
+/// ([`end_admin_rank`]).
 pub fn update_user(
     tx: &mut Tx,
     user_id: UserId,
     changes: UserChanges,
     keep_token: Option<i64>,
+    policy: &LockPolicy,
 ) -> AppResult<User> {
-    active_user(tx, user_id)?;
+    let before = active_user(tx, user_id)?;
     let new_password = changes.password_hash.is_some();
+    let demoted = before.admin && changes.admin == Some(false);
     let user = User::update(tx.conn, user_id, &changes, tx.now)?;
     if new_password {
-        AuthToken::revoke_all_of_user(tx.conn, user_id, keep_token, tx.now)?;
-        tx.publish(Outgoing::Close {
-            tabs: Tabs::OfUser {
-                user: user_id.get(),
-                except_token: keep_token,
-            },
-            reason: KickReason::SignedOut,
-        });
+        end_other_tokens(tx, user_id, keep_token)?;
+    }
+    if demoted {
+        end_admin_rank(tx, user_id, policy)?;
     }
     Ok(user)
+}
+
+/// Sets an active user's password (`baton user passwd`): every token of
+/// theirs ends at once, as for [`update_user`] with a new password.
+pub fn change_password(tx: &mut Tx, user_id: UserId, password_hash: String) -> AppResult<User> {
+    active_user(tx, user_id)?;
+    let changes = UserChanges {
+        password_hash: Some(password_hash),
+        ..UserChanges::default()
+    };
+    let user = User::update(tx.conn, user_id, &changes, tx.now)?;
+    end_other_tokens(tx, user_id, None)?;
+    Ok(user)
+}
+
+/// A new password: every token of the user but `keep_token` ends, and
+/// every tab opened with one is signed out, on every instance.
+fn end_other_tokens(tx: &mut Tx, user_id: UserId, keep_token: Option<i64>) -> AppResult<()> {
+    AuthToken::revoke_all_of_user(tx.conn, user_id, keep_token, tx.now)?;
+    tx.publish(Outgoing::Close {
+        tabs: Tabs::OfUser {
+            user: user_id.get(),
+            except_token: keep_token,
+        },
+        reason: KickReason::SignedOut,
+    });
+    Ok(())
 }
 
 /// Deactivates a user: their tokens end, they leave every waiting line, their

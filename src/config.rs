@@ -63,6 +63,30 @@ pub struct DatabaseSettings {
     /// casebook schema when left out.
     #[arg(long, env = "BATON_SCHEMA")]
     pub schema: Option<std::path::PathBuf>,
+
+    /// SQLite's `synchronous` in WAL mode: `normal` (the default: a crash
+    /// of the process loses nothing, a power cut may roll back the last
+    /// commits) or `full` (every acknowledged write survives a power cut,
+    /// at a cost; see docs/operations.md). Fencing tokens only grow either way.
+    #[arg(long, env = "BATON_SQLITE_SYNCHRONOUS", default_value = "normal", value_enum)]
+    pub sqlite_synchronous: SqliteSynchronous,
+}
+
+/// SQLite's durability in WAL mode (`PRAGMA synchronous`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SqliteSynchronous {
+    #[default]
+    Normal,
+    Full,
+}
+
+impl SqliteSynchronous {
+    pub fn pragma(self) -> &'static str {
+        match self {
+            SqliteSynchronous::Normal => "NORMAL",
+            SqliteSynchronous::Full => "FULL",
+        }
+    }
 }
 
 /// Everything `baton serve` needs.
@@ -180,6 +204,17 @@ pub struct Settings {
     #[arg(long, env = "BATON_BACKUP_KEEP", default_value = "7", value_parser = backup_keep)]
     pub backup_keep: u32,
 
+    /// Most edits channels one user may have open on this instance; the
+    /// next upgrade is refused (429 with `Retry-After`).
+    #[arg(long, env = "BATON_CHANNELS_PER_USER", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub channels_per_user: u32,
+
+    /// Whether any signed-in user may create a case (`POST /cases`);
+    /// `false`: only site admins (cases then come from a host's
+    /// `/auth/tokens` or an admin).
+    #[arg(long, env = "BATON_USER_CASES", default_value_t = true, action = clap::ArgAction::Set)]
+    pub user_cases: bool,
+
     /// Serving the `--demo` data: the sign-in page lists its people.
     #[arg(skip)]
     pub demo: bool,
@@ -248,6 +283,12 @@ mod tests {
         assert!(settings.backup_every.is_none());
         assert!(settings.backup_dir.is_none());
         assert_eq!(settings.backup_keep, 7);
+        assert_eq!(settings.channels_per_user, 20);
+        assert!(settings.user_cases);
+        assert_eq!(
+            settings.database.sqlite_synchronous,
+            SqliteSynchronous::Normal
+        );
         assert!(!settings.demo);
     }
 

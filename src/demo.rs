@@ -4,7 +4,7 @@
 use crate::auth::password;
 use crate::db::{Database, DbError, Tx};
 use crate::error::{AppError, AppResult};
-use crate::models::{Case, CaseId, Membership, Place, Role, StoredRecord, User};
+use crate::models::{Case, CaseId, CaseMaker, Membership, Place, Role, StoredRecord, User};
 use crate::schema::{self, RecordType, Store};
 use serde_json::{Map, Value};
 
@@ -57,7 +57,7 @@ fn seed_in(tx: &mut Tx, hash: &str, seed: &Value) -> AppResult<()> {
         .get("title")
         .and_then(Value::as_str)
         .unwrap_or("A sample case");
-    let case = Case::create(tx.conn, DEMO_CASE, title, tx.now)?;
+    let case = Case::create(tx.conn, DEMO_CASE, title, CaseMaker::Person, tx.now)?;
     for (user, role) in &people {
         Membership::create(tx.conn, case.id, user.id, *role, tx.now)?;
     }

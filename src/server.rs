@@ -81,6 +81,9 @@ fn prepare_database(
         )));
     }
     crate::models::stored_types::apply_unique_indexes(&mut conn, schema).map_err(DbError::from)?;
+    // Before the first lock is granted: every token of this run is greater
+    // than every token of the runs before, even those a power cut took back.
+    crate::models::Lock::begin_token_run(&mut conn).map_err(DbError::from)?;
     if let crate::db::DbConn::Postgresql(pg) = &mut conn {
         crate::locks::fast_path::statements::install_fast_save(pg).map_err(DbError::from)?;
     }
@@ -226,11 +229,12 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
         Some(pg_bus) => pg_bus.clone(),
         None => Arc::new(LocalBus { hub: hub.clone() }),
     };
-    let db = Database::open(
+    let db = Database::open_with(
         &settings.database.database_url,
         settings.database.db_pool_size,
         settings.database.db_timeout,
         bus,
+        settings.database.sqlite_synchronous,
     )?;
     let policy = LockPolicy {
         ttl: settings.lock_ttl,
@@ -333,6 +337,16 @@ pub fn start(state: AppState, listener: TcpListener) -> Result<Server, StartErro
         crate::backup::Schedule::from_settings(&state.settings).map_err(StartError::Setting)?
     {
         actix_web::rt::spawn(crate::backup::run(schedule));
+    }
+    if state.db.backend() == Backend::Sqlite {
+        // What `baton` commands commit in other processes, from now on.
+        let from = state.db.pool().get().ok().and_then(|mut conn| pg_bus::outbox_end(&mut conn).ok());
+        actix_web::rt::spawn(crate::realtime::relay::run(
+            state.db.clone(),
+            state.realtime.hub.clone(),
+            state.settings.reaper_interval,
+            from.unwrap_or(1),
+        ));
     }
     actix_web::rt::spawn(heartbeat::run(state.realtime.clone()));
     actix_web::rt::spawn(presence::run(state.realtime.clone()));

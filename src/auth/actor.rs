@@ -28,6 +28,8 @@ pub struct Actor {
 #[derive(Clone, Debug)]
 pub struct Caller {
     claims: TokenClaims,
+    /// The token's `exp` (Unix seconds).
+    expires_at: i64,
     session_id: Option<String>,
     user_agent: Option<String>,
 }
@@ -61,8 +63,10 @@ impl Caller {
         let token = token
             .filter(|t| !t.is_empty())
             .ok_or(AuthError::MissingToken)?;
+        let (claims, expires_at) = jwt.verify_until(token)?;
         Ok(Caller {
-            claims: jwt.verify(token)?,
+            claims,
+            expires_at,
             session_id,
             user_agent,
         })
@@ -124,6 +128,12 @@ impl Caller {
             user_id: self.claims.user_id.get(),
             session_id: self.session_id.clone(),
         })
+    }
+
+    /// When the token ends (Unix seconds): an edits channel opened with it
+    /// is closed then.
+    pub fn expires_at(&self) -> i64 {
+        self.expires_at
     }
 
     /// The tab (browser session) the request came from, if it said.

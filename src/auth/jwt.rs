@@ -65,6 +65,12 @@ impl JwtKeys {
     /// The claims of a token with a valid signature and expiry. Whether its
     /// row is still live is for the database to say.
     pub fn verify(&self, token: &str) -> Result<TokenClaims, AuthError> {
+        self.verify_until(token).map(|(claims, _)| claims)
+    }
+
+    /// [`JwtKeys::verify`], with the token's `exp` (Unix seconds): an open
+    /// channel ends when its token does.
+    pub fn verify_until(&self, token: &str) -> Result<(TokenClaims, i64), AuthError> {
         let data = decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|_| AuthError::InvalidToken)?;
         let user_id = UserId(
@@ -78,7 +84,7 @@ impl JwtKeys {
             .jti
             .parse()
             .map_err(|_| AuthError::InvalidToken)?;
-        Ok(TokenClaims { user_id, token_id })
+        Ok((TokenClaims { user_id, token_id }, data.claims.exp))
     }
 
     /// Signs and verifies one token. The JWT crate compiles without a crypto

@@ -16,7 +16,7 @@ use crate::backup::BackupError;
 use crate::config::DatabaseSettings;
 use crate::db::{Backend, Database, EventBus};
 use crate::error::AppError;
-use crate::realtime::hub::{Hub, LocalBus};
+use crate::realtime::relay::CommandBus;
 use crate::realtime::pg_bus::PgBus;
 use crate::server::{self, StartError};
 
@@ -163,18 +163,16 @@ fn init_logging() -> Result<(), String> {
     Ok(())
 }
 
-/// The database for a command. On PostgreSQL what a command publishes (a
-/// removed user's locks ending, their tabs closing) reaches every running
-/// instance through the bus; a SQLite server, in another process, does not
-/// hear it (the ended tokens are refused all the same).
+/// The database for a command. What a command publishes (a removed user's
+/// locks ending, their tabs closing) reaches every running server: on
+/// PostgreSQL through the bus, on SQLite through the event rows the server
+/// reads every reaper interval (`crate::realtime::relay`).
 fn open(database: &DatabaseSettings) -> Result<Database, CliError> {
     let schema = server::load_schema(database)?;
     crate::schema::install(schema).map_err(CliError::failed)?;
     let bus: Arc<dyn EventBus> = match Backend::of_url(&database.database_url) {
         Backend::Postgres => Arc::new(PgBus::for_command()),
-        Backend::Sqlite => Arc::new(LocalBus {
-            hub: Arc::new(Hub::default()),
-        }),
+        Backend::Sqlite => Arc::new(CommandBus),
     };
     Database::open(&database.database_url, 2, database.db_timeout, bus).map_err(CliError::failed)
 }

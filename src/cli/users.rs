@@ -11,7 +11,7 @@ use crate::config::DatabaseSettings;
 use crate::db::Tx;
 use crate::error::AppError;
 use crate::http::params;
-use crate::models::{User, UserChanges, UserId};
+use crate::models::{User, UserId};
 
 #[derive(Subcommand)]
 pub(super) enum UserCommand {
@@ -116,11 +116,7 @@ async fn passwd(args: UserPasswdArgs) -> Result<(), CliError> {
     let user = db
         .write(None, move |tx| {
             let id = user_id_by_email(tx, &email)?;
-            let changes = UserChanges {
-                password_hash: Some(hash),
-                ..UserChanges::default()
-            };
-            accounts::update_user(tx, id, changes, None)
+            accounts::change_password(tx, id, hash)
         })
         .await?;
     println!(

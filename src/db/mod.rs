@@ -31,6 +31,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use diesel::connection::TransactionManager;
+
+use crate::config::SqliteSynchronous;
 use diesel::Connection;
 
 pub use call::with_request_budget;
@@ -82,6 +84,18 @@ impl Database {
         timeout: Duration,
         bus: Arc<dyn EventBus>,
     ) -> Result<Database, DbError> {
+        Database::open_with(url, pool_size, timeout, bus, SqliteSynchronous::default())
+    }
+
+    /// [`Database::open`], with SQLite's commits as durable as
+    /// `synchronous` says (`BATON_SQLITE_SYNCHRONOUS`).
+    pub fn open_with(
+        url: &str,
+        pool_size: u32,
+        timeout: Duration,
+        bus: Arc<dyn EventBus>,
+        synchronous: SqliteSynchronous,
+    ) -> Result<Database, DbError> {
         let mut conn = connect(url)?;
         migrate(&mut conn)?;
         drop(conn);
@@ -98,7 +112,12 @@ impl Database {
             })?;
         let backend = Backend::of_url(url);
         let sqlite_writer = match backend {
-            Backend::Sqlite => Some(writer::GroupWriter::start(url, Arc::clone(&bus), timeout)?),
+            Backend::Sqlite => Some(writer::GroupWriter::start(
+                url,
+                Arc::clone(&bus),
+                timeout,
+                synchronous,
+            )?),
             Backend::Postgres => None,
         };
         Ok(Database {

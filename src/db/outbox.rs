@@ -58,6 +58,9 @@ pub enum Tabs {
     },
     /// The tabs opened with this token.
     Token { token: i64 },
+    /// A user's tabs on every case but these (where they are still a
+    /// member): a site admin made an ordinary user.
+    OutsideCases { user: i64, keep: Vec<i64> },
 }
 
 /// Why a tab was closed, as its `kicked` frame says.
@@ -70,7 +73,8 @@ pub enum KickReason {
     Kicked,
     /// Its user is no longer a member of the case.
     AccessRemoved,
-    /// Its token ended: a logout, a password change, the user removed.
+    /// Its token ended: a logout, a password change, the user removed, or
+    /// its expiry passed.
     SignedOut,
 }
 

@@ -46,6 +46,7 @@ diesel::table! {
         version -> BigInt,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        made_by -> Nullable<Text>,
     }
 }
 

@@ -21,6 +21,7 @@
 //! several times a second, which copies pages back without blocking the
 //! writer.
 
+use crate::config::SqliteSynchronous;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -144,8 +145,9 @@ impl GroupWriter {
         url: &str,
         bus: Arc<dyn EventBus>,
         timeout: Duration,
+        synchronous: SqliteSynchronous,
     ) -> Result<GroupWriter, DbError> {
-        let conn = writer_connection(url, timeout)?;
+        let conn = writer_connection(url, timeout, synchronous)?;
         let checkpoints = connect_bounded(url, timeout)?;
         let (queue, requests) = mpsc::channel();
         // Dropped when the writer ends, which ends the checkpointer.
@@ -155,6 +157,7 @@ impl GroupWriter {
             url: url.to_owned(),
             bus,
             timeout,
+            synchronous,
         };
         std::thread::Builder::new()
             .name("baton-sqlite-writer".into())
@@ -203,6 +206,7 @@ struct Thread {
     url: String,
     bus: Arc<dyn EventBus>,
     timeout: Duration,
+    synchronous: SqliteSynchronous,
 }
 
 impl Thread {
@@ -322,7 +326,7 @@ impl Thread {
     /// After a failed group: a new connection, so that no transaction or
     /// savepoint of the old one is left open (closing it rolls them back).
     fn start_over(&mut self) {
-        match writer_connection(&self.url, self.timeout) {
+        match writer_connection(&self.url, self.timeout, self.synchronous) {
             Ok(conn) => self.conn = conn,
             Err(e) => {
                 tracing::error!(error = %e, "cannot reopen the SQLite writer's connection");
@@ -332,10 +336,19 @@ impl Thread {
     }
 }
 
-/// The writer's connection: it leaves checkpoints to the checkpointer.
-fn writer_connection(url: &str, timeout: Duration) -> Result<DbConn, DbError> {
+/// The writer's connection: it leaves checkpoints to the checkpointer, and
+/// its commits are as durable as `BATON_SQLITE_SYNCHRONOUS` asks (every
+/// write goes through it).
+fn writer_connection(
+    url: &str,
+    timeout: Duration,
+    synchronous: SqliteSynchronous,
+) -> Result<DbConn, DbError> {
     let mut conn = connect_bounded(url, timeout)?;
-    conn.batch_execute("PRAGMA wal_autocheckpoint = 0;")?;
+    conn.batch_execute(&format!(
+        "PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = {};",
+        synchronous.pragma()
+    ))?;
     Ok(conn)
 }
 

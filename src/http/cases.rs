@@ -16,7 +16,7 @@ use crate::locks::line::waiters_of_case;
 use crate::locks::render::{lock_views, waiter_views};
 use crate::locks::Written;
 use crate::models::case::CaseChanges;
-use crate::models::{Case, CaseId, Lock, Membership, Role, StoredRecord};
+use crate::models::{Case, CaseId, CaseMaker, Lock, Membership, Role, StoredRecord};
 use crate::realtime::presence::online_users;
 use crate::state::AppState;
 use crate::views::{record_tree, CaseDetailView, CaseView};
@@ -77,6 +77,7 @@ pub struct CaseUpdateFields {
     request_body = NewCaseBody,
     responses(
         (status = 201, description = "Created; you are its manager", body = CaseView, headers(("ETag" = String, description = "The record's version, quoted (`\"3\"`): send it back as `If-Match`"))),
+        (status = 403, description = "Only site admins may create cases on this server (`BATON_USER_CASES=false`)"),
         (status = 409, description = "The slug is taken"),
     ))]
 pub async fn create(
@@ -84,6 +85,11 @@ pub async fn create(
     actor: Actor,
     body: web::Json<NewCaseBody>,
 ) -> AppResult<HttpResponse> {
+    if !state.settings.user_cases && !actor.user.admin {
+        return Err(AppError::forbidden(
+            "Only a site admin can create cases on this server (BATON_USER_CASES=false); ask one, or have your team's backend make the case.",
+        ));
+    }
     let fields = body.into_inner().case;
     let slug = params::slug("case.slug", fields.slug)?;
     let title = params::required_text("case.title", fields.title, params::MAX_TITLE)?;
@@ -96,7 +102,7 @@ pub async fn create(
                     "case.slug '{slug}' is already taken; pick another."
                 )));
             }
-            let case = Case::create(tx.conn, &slug, &title, tx.now)?;
+            let case = Case::create(tx.conn, &slug, &title, CaseMaker::Person, tx.now)?;
             Membership::create(tx.conn, case.id, user_id, Role::Manager, tx.now)?;
             Ok(case)
         })

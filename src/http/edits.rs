@@ -12,6 +12,7 @@ use crate::auth::Caller;
 use crate::error::{AppError, AppResult};
 use crate::models::Role;
 use crate::realtime::channel;
+use crate::realtime::hub::TabOwner;
 use crate::state::AppState;
 
 /// Browsers cannot set headers on WebSockets, hence the query.
@@ -42,6 +43,7 @@ pub struct EditsQuery {
         (status = 400, description = "A malformed `sessionId`"),
         (status = 426, description = "`upgrade_required`: a plain request, not a WebSocket upgrade; the answer carries `Upgrade: websocket`", headers(("Upgrade" = String, description = "`websocket`"))),
         (status = 403, description = "You are not a member of the case"),
+        (status = 429, description = "`rate_limited`: you have `BATON_CHANNELS_PER_USER` channels open on this instance already; close one (another tab) or try again after `Retry-After` seconds", headers(("Retry-After" = u64, description = "Seconds to wait"))),
     ))]
 pub async fn edits(
     req: HttpRequest,
@@ -62,9 +64,10 @@ pub async fn edits(
     let caller = Caller::verify(
         &state.jwt,
         token,
-        Some(session_id),
+        Some(session_id.clone()),
         user_agent(req.headers()),
     )?;
+    let token_expires_at = caller.expires_at();
     let actor = state.db.read(move |conn| caller.clone().load(conn)).await?;
     let (user, slug) = (actor.user.clone(), slug.into_inner());
     let case = state
@@ -81,10 +84,27 @@ pub async fn edits(
                 .into(),
         )
     })?;
+    let owner = TabOwner {
+        user_id: actor.user.id,
+        session_id,
+        case_id: case.id,
+        token_id: actor.token_id,
+    };
+    let limit = usize::try_from(state.settings.channels_per_user).unwrap_or(usize::MAX);
+    let admission = state.realtime.hub.admit(owner, limit).map_err(|_| {
+        AppError::RateLimited {
+            message: format!(
+                "You have {limit} live channels open on this server already (BATON_CHANNELS_PER_USER); close another tab, or try again shortly."
+            ),
+            retry_after: state.realtime.timing.heartbeat_interval,
+        }
+    })?;
     actix_web::rt::spawn(channel::serve(
         state.realtime.clone(),
         actor,
         case,
+        admission,
+        token_expires_at,
         session,
         stream,
     ));

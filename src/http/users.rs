@@ -179,10 +179,11 @@ pub async fn update_user(
     };
     // A user changing their own password stays signed in on this token.
     let keep = own.then_some(actor.token_id);
+    let policy = state.policy;
     let user = state
         .db
         .write(actor.editor(), move |tx| {
-            accounts::update_user(tx, user_id, changes, keep)
+            accounts::update_user(tx, user_id, changes, keep, &policy)
         })
         .await?;
     Ok(HttpResponse::Ok().json(UserView::full(&user)))

@@ -13,7 +13,7 @@ use crate::clock;
 use crate::db::schema::{lock_waiters, locks, memberships, users};
 use crate::db::DbConn;
 use crate::models::presence::users_and_sessions;
-use crate::models::{Lock, LockId, Role, Tab, UserId, Waiter, WaiterId};
+use crate::models::{CaseId, Lock, LockId, Role, Tab, UserId, Waiter, WaiterId};
 
 /// Most tabs read by one statement: SQLite binds each session id (and
 /// limits how many one statement takes); PostgreSQL binds the whole list as
@@ -178,8 +178,10 @@ pub fn disconnect(
     Ok(())
 }
 
-/// The tab is back within the grace: its locks that are still in force, and
-/// its places in line, get a full lease again.
+/// The tab is back within the grace: its locks that are still in force,
+/// and its places in line, get a full lease again — only those in cases
+/// where its user may still hold them (a site admin, or an editor or above
+/// of the case): a tab rejoining renews nothing its user may no longer hold.
 pub fn reconnect(
     conn: &mut DbConn,
     tab: &Tab,
@@ -188,12 +190,29 @@ pub fn reconnect(
 ) -> QueryResult<usize> {
     let (session_id, user_id) = (tab.session_id.as_str(), tab.user_id);
     let tabs = std::slice::from_ref(tab);
+    let admin: bool = users::table
+        .find(user_id)
+        .select(users::admin)
+        .get_result(conn)
+        .optional()?
+        .unwrap_or(false);
+    let editing: Vec<CaseId> = if admin {
+        Vec::new()
+    } else {
+        memberships::table
+            .filter(memberships::user_id.eq(user_id))
+            .filter(memberships::role.eq_any(Role::at_least(Role::Editor)))
+            .select(memberships::case_id)
+            .load(conn)?
+    };
+    let may_hold_anywhere = admin.into_sql::<diesel::sql_types::Bool>();
     Lock::lock_rows_of_tabs(conn, tabs)?;
     let mut renewed = diesel::update(
         locks::table
             .filter(locks::session_id.eq(session_id))
             .filter(locks::user_id.eq(user_id))
-            .filter(locks::expires_at.gt(now)),
+            .filter(locks::expires_at.gt(now))
+            .filter(locks::case_id.eq_any(&editing).or(may_hold_anywhere)),
     )
     .set((
         locks::expires_at.eq(clock::after(now, ttl)),
@@ -205,7 +224,8 @@ pub fn reconnect(
         lock_waiters::table
             .filter(lock_waiters::session_id.eq(session_id))
             .filter(lock_waiters::user_id.eq(user_id))
-            .filter(lock_waiters::expires_at.gt(now)),
+            .filter(lock_waiters::expires_at.gt(now))
+            .filter(lock_waiters::case_id.eq_any(&editing).or(may_hold_anywhere)),
     )
     .set((
         lock_waiters::expires_at.eq(clock::after(now, ttl)),

@@ -163,6 +163,33 @@ pub(crate) fn resolve_all(
     let records: Vec<(&'static LockableKind, i64)> =
         named.iter().map(|n| n.kind()).zip(ids).collect();
     let records = &records;
+    // Every record found and checked to be of the case, nothing locked;
+    // then, for a lock write, found again with their rows locked (PostgreSQL;
+    // SQLite's writer is single): no row of another case is ever locked.
+    let targets = find_in_order(tx.conn, records, false)?;
+    if let Some(other) = targets.iter().find(|t| t.case_id != case.id) {
+        return Err(AppError::invalid(format!(
+            "All records must be of one case: {} is not in the case of the first.",
+            other.identity.label(),
+        )));
+    }
+    let targets = if for_update && tx.conn.locks_rows() {
+        find_in_order(tx.conn, records, true)?
+    } else {
+        targets
+    };
+    Ok((actor, targets))
+}
+
+/// `records` found (404 if one is missing), one query per type, in one
+/// fixed order — type, then id — so that two sets row-lock their common
+/// records in the same order (`for_update`) and never deadlock; returned
+/// in the order given.
+fn find_in_order(
+    conn: &mut DbConn,
+    records: &[(&'static LockableKind, i64)],
+    for_update: bool,
+) -> AppResult<Vec<LockTarget>> {
     let mut kinds: Vec<&'static LockableKind> = records.iter().map(|&(kind, _)| kind).collect();
     kinds.sort_by_key(|kind| kind.type_name);
     kinds.dedup_by_key(|kind| kind.type_name);
@@ -173,26 +200,18 @@ pub(crate) fn resolve_all(
             .filter(|(k, _)| k.type_name == kind.type_name)
             .map(|&(_, id)| id)
             .collect();
-        found.extend(kind.find_all(tx.conn, &ids, for_update)?);
+        found.extend(kind.find_all(conn, &ids, for_update)?);
     }
-    let mut targets = Vec::with_capacity(records.len());
-    for &(kind, id) in records {
-        let Some(target) = found
-            .iter()
-            .find(|t| t.identity.type_name == kind.type_name && t.identity.id == id)
-        else {
-            return Err(AppError::not_found(format!(
-                "{} {id} does not exist.",
-                kind.type_name
-            )));
-        };
-        targets.push(target.clone());
-    }
-    if let Some(other) = targets.iter().find(|t| t.case_id != case.id) {
-        return Err(AppError::invalid(format!(
-            "All records must be of one case: {} is not in the case of the first.",
-            other.identity.label(),
-        )));
-    }
-    Ok((actor, targets))
+    records
+        .iter()
+        .map(|&(kind, id)| {
+            found
+                .iter()
+                .find(|t| t.identity.type_name == kind.type_name && t.identity.id == id)
+                .cloned()
+                .ok_or_else(|| {
+                    AppError::not_found(format!("{} {id} does not exist.", kind.type_name))
+                })
+        })
+        .collect()
 }

@@ -14,6 +14,27 @@ pub struct Case {
     pub version: i64,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
+    /// Who made it ([`CaseMaker::as_str`]); `None` for a case made before
+    /// baton recorded it.
+    pub made_by: Option<String>,
+}
+
+/// Who made a case: a person (`POST /cases`, the demo) or a team's backend
+/// (`POST /auth/tokens`). A host never provisions anyone into a case a
+/// person made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseMaker {
+    Person,
+    Host,
+}
+
+impl CaseMaker {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseMaker::Person => "person",
+            CaseMaker::Host => "host",
+        }
+    }
 }
 
 #[derive(AsChangeset, Default)]
@@ -40,16 +61,18 @@ struct NewCase<'a> {
     version: i64,
     created_at: NaiveDateTime,
     updated_at: NaiveDateTime,
+    made_by: &'static str,
 }
 
 impl<'a> NewCase<'a> {
-    fn at(slug: &'a str, title: &'a str, now: NaiveDateTime) -> NewCase<'a> {
+    fn at(slug: &'a str, title: &'a str, by: CaseMaker, now: NaiveDateTime) -> NewCase<'a> {
         NewCase {
             slug,
             title,
             version: 1,
             created_at: now,
             updated_at: now,
+            made_by: by.as_str(),
         }
     }
 }
@@ -142,31 +165,38 @@ impl Case {
             .load(conn)
     }
 
+    /// Whether a person made it (not a host, and not before baton recorded who).
+    pub fn made_by_a_person(&self) -> bool {
+        self.made_by.as_deref() == Some(CaseMaker::Person.as_str())
+    }
+
     pub fn create(
         conn: &mut DbConn,
         slug: &str,
         title: &str,
+        by: CaseMaker,
         now: NaiveDateTime,
     ) -> QueryResult<Case> {
         diesel::insert_into(cases::table)
-            .values(NewCase::at(slug, title, now))
+            .values(NewCase::at(slug, title, by, now))
             .returning(cases::all_columns)
             .get_result::<Case>(conn)
     }
 
-    /// The case with this slug, created (with `title`) if there is none:
-    /// two requests creating it at once get the same row.
+    /// The case with this slug, created (with `title`, by `by`) if there is
+    /// none: two requests creating it at once get the same row.
     pub fn find_or_create(
         conn: &mut DbConn,
         slug: &str,
         title: &str,
+        by: CaseMaker,
         now: NaiveDateTime,
     ) -> QueryResult<Case> {
         if let Some(case) = Case::find_by_slug(conn, slug)? {
             return Ok(case);
         }
         let insert = diesel::insert_into(cases::table)
-            .values(NewCase::at(slug, title, now))
+            .values(NewCase::at(slug, title, by, now))
             .on_conflict(cases::slug)
             .do_nothing();
         crate::on_backend!(conn, |c| insert.execute(c))?;

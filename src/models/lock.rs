@@ -86,7 +86,56 @@ impl super::WireType for Lock {
     }
 }
 
+/// How many tokens one run of a SQLite server may grant: each run's tokens
+/// start at the next multiple of this above every id the file knows.
+pub const TOKEN_RUN: i64 = 1 << 32;
+
 impl Lock {
+    /// SQLite, before a server grants its first lock: lock ids (the fencing
+    /// tokens) of this run start at the next multiple of [`TOKEN_RUN`] above
+    /// the highest id the file knows, written with a full sync. With
+    /// `synchronous = NORMAL` a power cut may take back the last commits
+    /// and with them ids already handed out; but never this floor, which
+    /// every earlier run's ids are above and within a run of, so every
+    /// token of this run is greater than every token issued before — taken
+    /// back or not. (On PostgreSQL ids come from a sequence, durable at
+    /// commit: nothing to do.) Returns the floor.
+    pub fn begin_token_run(conn: &mut DbConn) -> QueryResult<Option<i64>> {
+        use diesel::connection::SimpleConnection;
+        use diesel::sql_types::{BigInt, Nullable};
+
+        #[derive(QueryableByName)]
+        struct High {
+            #[diesel(sql_type = Nullable<BigInt>)]
+            high: Option<i64>,
+        }
+        let DbConn::Sqlite(c) = conn else {
+            return Ok(None);
+        };
+        c.batch_execute("PRAGMA synchronous = FULL;")?;
+        let floor = c.immediate_transaction(|c| {
+            let high = diesel::sql_query(
+                "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'locks'), 0), \
+                        coalesce((SELECT max(id) FROM locks), 0)) AS high",
+            )
+            .get_result::<High>(c)?
+            .high
+            .unwrap_or(0);
+            let floor = (high.max(0) / TOKEN_RUN + 1) * TOKEN_RUN;
+            let raised = diesel::sql_query("UPDATE sqlite_sequence SET seq = ? WHERE name = 'locks'")
+                .bind::<BigInt, _>(floor)
+                .execute(c)?;
+            if raised == 0 {
+                diesel::sql_query("INSERT INTO sqlite_sequence (name, seq) VALUES ('locks', ?)")
+                    .bind::<BigInt, _>(floor)
+                    .execute(c)?;
+            }
+            Ok::<_, diesel::result::Error>(floor)
+        });
+        c.batch_execute("PRAGMA synchronous = NORMAL;")?;
+        floor.map(Some)
+    }
+
     pub fn find(conn: &mut DbConn, id: LockId) -> QueryResult<Option<HeldLock>> {
         locks::table
             .inner_join(users::table)

@@ -80,6 +80,18 @@ impl Membership {
             .load(conn)
     }
 
+    /// The cases a user is a member of, with their role in each.
+    pub fn roles_of_user(conn: &mut DbConn, user_id: UserId) -> QueryResult<Vec<(CaseId, Role)>> {
+        let rows: Vec<(CaseId, String)> = memberships::table
+            .filter(memberships::user_id.eq(user_id))
+            .select((memberships::case_id, memberships::role))
+            .load(conn)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(case, role)| Role::parse(&role).map(|role| (case, role)))
+            .collect())
+    }
+
     pub fn count_managers(conn: &mut DbConn, case_id: CaseId) -> QueryResult<i64> {
         memberships::table
             .filter(memberships::case_id.eq(case_id))

@@ -19,7 +19,7 @@ pub mod waiter;
 
 pub use api_key::ApiKey;
 pub use auth_token::AuthToken;
-pub use case::Case;
+pub use case::{Case, CaseMaker};
 pub use external_record::ExternalRecord;
 pub use ids::{CaseId, LockEventId, LockId, MembershipId, RecordId, UserId, WaiterId};
 pub use lock::{HeldLock, Lock};

@@ -2,15 +2,14 @@
 //! the case's frames, ping every heartbeat, and leave (presence, grace for
 //! its locks) when it closes, stops answering, or is kicked.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix_ws::{AggregatedMessage, CloseCode, CloseReason, MessageStream, Session};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::oneshot;
 
-use super::hub::{Closing, TabOwner};
+use super::hub::{Admission, Closing};
 use super::presence::online_users;
 use super::Realtime;
 use crate::auth::access::rank_on;
@@ -29,8 +28,6 @@ use crate::views::ServerFrame;
 /// Largest frame a tab may send; the channel is server → client, so small.
 const MAX_CLIENT_FRAME: usize = 64 * 1024;
 
-static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
-
 /// Why a channel ended.
 enum End {
     /// The tab closed it, or the connection broke.
@@ -44,36 +41,26 @@ enum End {
 }
 
 /// Serves one tab until its channel ends. Spawn with `actix_web::rt::spawn`:
-/// the message stream is not `Send`.
+/// the message stream is not `Send`. The tab was admitted to the hub
+/// (`Hub::admit`) before the upgrade; `token_expires_at` (Unix seconds) is
+/// when its token ends, and the channel with it.
 pub async fn serve(
     rt: Realtime,
     actor: Actor,
     case: Case,
+    admission: Admission,
+    token_expires_at: i64,
     mut session: Session,
     stream: MessageStream,
 ) {
-    let Some(session_id) = actor.session_id.clone() else {
-        let _ = session.close(None).await;
-        return;
-    };
-    let connection = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
-    let (close_tx, close_rx) = oneshot::channel();
+    let Admission {
+        connection,
+        closing: close_rx,
+    } = admission;
     let tab = Tab {
         user_id: actor.user.id,
-        session_id,
+        session_id: actor.session_id.clone().unwrap_or_default(),
     };
-    // Registered before the join reads who may stay: a removal that commits
-    // after that read closes this tab through the hub.
-    rt.hub.register_tab(
-        TabOwner {
-            user_id: tab.user_id,
-            session_id: tab.session_id.clone(),
-            case_id: case.id,
-            token_id: actor.token_id,
-        },
-        connection,
-        close_tx,
-    );
     // Subscribe before the welcome snapshot, so nothing falls between them.
     let frames = rt.hub.subscribe(case.id);
 
@@ -85,7 +72,8 @@ pub async fn serve(
     match joined {
         Ok(Joined::Welcome(presence_id, welcome)) => {
             let end = if session.text(welcome).await.is_ok() {
-                pump(&rt, &tab, &mut session, stream, frames, close_rx).await
+                let token_ends = token_deadline(token_expires_at);
+                pump(&rt, &tab, &mut session, stream, frames, close_rx, token_ends).await
             } else {
                 End::Closed
             };
@@ -187,7 +175,14 @@ fn access_ended(tx: &mut Tx, actor: &Actor, case_id: CaseId) -> AppResult<Option
     Ok((!rank.is_some_and(|r| r.allows(Role::Reader))).then_some(KickReason::AccessRemoved))
 }
 
-/// Forwards frames and pings until the channel ends.
+/// When, on this process's monotonic clock, a token that ends at `exp`
+/// (Unix seconds) has ended.
+fn token_deadline(exp: i64) -> tokio::time::Instant {
+    let left = exp.saturating_sub(chrono::Utc::now().timestamp()).max(0);
+    tokio::time::Instant::now() + Duration::from_secs(left.unsigned_abs())
+}
+
+/// Forwards frames and pings until the channel ends, or its token does.
 async fn pump(
     rt: &Realtime,
     tab: &Tab,
@@ -195,6 +190,7 @@ async fn pump(
     stream: MessageStream,
     mut frames: broadcast::Receiver<Arc<Frame>>,
     mut closing: oneshot::Receiver<Closing>,
+    token_ends: tokio::time::Instant,
 ) -> End {
     let mut stream = stream
         .max_frame_size(MAX_CLIENT_FRAME)
@@ -208,6 +204,8 @@ async fn pump(
     let mut last_pong = Instant::now();
     // A oneshot must not be polled again once it has answered.
     let mut may_close = true;
+    let token_ended = tokio::time::sleep_until(token_ends);
+    tokio::pin!(token_ended);
     loop {
         let sent = tokio::select! {
             message = stream.recv() => match message {
@@ -247,6 +245,13 @@ async fn pump(
                 } else {
                     deliver(session.ping(b""), patience).await
                 }
+            }
+            // The token ran out: the tab is signed out, as when its token
+            // is revoked.
+            () = &mut token_ended => {
+                let kicked = ServerFrame::Kicked { reason: KickReason::SignedOut }.text();
+                let _ = deliver(session.text(kicked), patience).await;
+                Err(End::Kicked(KickReason::SignedOut))
             }
             closing = &mut closing, if may_close => match closing {
                 Ok(Closing::Kicked(reason)) => {

@@ -3,7 +3,7 @@
 //! resync. Open tabs also register here so that a kick can reach them.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, oneshot};
@@ -54,6 +54,9 @@ impl TabOwner {
                 except_token,
             } => *who == user && *except_token != Some(self.token_id),
             Tabs::Token { token } => *token == self.token_id,
+            Tabs::OutsideCases { user: who, keep } => {
+                *who == user && !keep.contains(&self.case_id.get())
+            }
         }
     }
 }
@@ -66,6 +69,17 @@ struct OpenTab {
     close: Option<CloseSender>,
 }
 
+/// An open channel's place in the hub: its connection id (a tab may
+/// briefly have two while it reconnects) and the signal that closes it.
+pub struct Admission {
+    pub connection: u64,
+    pub closing: oneshot::Receiver<Closing>,
+}
+
+/// The user has as many channels open here as `BATON_CHANNELS_PER_USER` allows.
+#[derive(Debug)]
+pub struct TooManyChannels;
+
 #[derive(Default)]
 pub struct Hub {
     cases: Mutex<HashMap<i64, broadcast::Sender<Arc<Frame>>>>,
@@ -74,6 +88,8 @@ pub struct Hub {
     tabs: Mutex<HashMap<UserId, Vec<OpenTab>>>,
     /// Set once the instance is shutting down: new channels are refused.
     restarting: AtomicBool,
+    /// The last connection id given.
+    connections: AtomicU64,
 }
 
 impl Hub {
@@ -114,23 +130,34 @@ impl Hub {
         }
     }
 
-    /// Registers an open channel; `connection` tells a tab's connections
-    /// apart. Once the instance is shutting down the tab is told to restart
-    /// at once.
-    pub fn register_tab(&self, owner: TabOwner, connection: u64, close: CloseSender) {
+    /// Registers a channel about to open, unless its user has `limit`
+    /// open here already. Registered before the tab's join reads who may
+    /// stay, so a removal that commits after that read reaches it. Once the
+    /// instance is shutting down the tab is told to restart at once.
+    pub fn admit(&self, owner: TabOwner, limit: usize) -> Result<Admission, TooManyChannels> {
         let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        let open = tabs.entry(owner.user_id).or_default();
+        if open.len() >= limit {
+            return Err(TooManyChannels);
+        }
+        let connection = self.connections.fetch_add(1, Ordering::Relaxed) + 1;
+        let (close, closing) = oneshot::channel();
         let close = if self.restarting.load(Ordering::SeqCst) {
             let _ = close.send(Closing::Restart);
             None
         } else {
             Some(close)
         };
-        tabs.entry(owner.user_id).or_default().push(OpenTab {
+        open.push(OpenTab {
             connection,
             owner,
             close,
         });
         metrics::gauge!("baton_open_tabs").increment(1);
+        Ok(Admission {
+            connection,
+            closing,
+        })
     }
 
     pub fn unregister_tab(&self, user_id: UserId, connection: u64) {
@@ -158,7 +185,9 @@ impl Hub {
         let mut open = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
         let user = match tabs {
             Tabs::Session { user, .. } => *user,
-            Tabs::OnCase { user, .. } | Tabs::OfUser { user, .. } => Some(*user),
+            Tabs::OnCase { user, .. }
+            | Tabs::OfUser { user, .. }
+            | Tabs::OutsideCases { user, .. } => Some(*user),
             Tabs::Token { .. } => None,
         };
         let lists: Vec<&mut Vec<OpenTab>> = match user {
@@ -224,17 +253,35 @@ mod tests {
         session: &str,
         case: i64,
         token: i64,
-        id: u64,
     ) -> oneshot::Receiver<Closing> {
-        let (close, closed) = oneshot::channel();
         let owner = TabOwner {
             user_id: UserId(user),
             session_id: session.into(),
             case_id: CaseId(case),
             token_id: token,
         };
-        hub.register_tab(owner, id, close);
-        closed
+        hub.admit(owner, 20).expect("room for the tab").closing
+    }
+
+    #[test]
+    fn a_user_opens_at_most_the_limit_here() {
+        let hub = Hub::default();
+        let owner = |session: &str| TabOwner {
+            user_id: UserId(1),
+            session_id: session.into(),
+            case_id: CaseId(10),
+            token_id: 100,
+        };
+        let first = hub.admit(owner("a"), 2).expect("first");
+        let _second = hub.admit(owner("b"), 2).expect("second");
+        assert!(hub.admit(owner("c"), 2).is_err(), "a third is refused");
+        let other = TabOwner {
+            user_id: UserId(2),
+            ..owner("d")
+        };
+        assert!(hub.admit(other, 2).is_ok(), "another user is not counted");
+        hub.unregister_tab(UserId(1), first.connection);
+        assert!(hub.admit(owner("c"), 2).is_ok(), "room again once one closed");
     }
 
     fn told(closed: &mut oneshot::Receiver<Closing>) -> Option<Closing> {
@@ -245,9 +292,9 @@ mod tests {
     fn a_close_reaches_only_the_tabs_it_names() {
         let hub = Hub::default();
         // Alice's tab, and Bob's tab that reuses her session id.
-        let mut alice = open(&hub, 1, "s", 10, 100, 1);
-        let mut bob = open(&hub, 2, "s", 10, 200, 2);
-        let mut bobs_other_case = open(&hub, 2, "t", 11, 201, 3);
+        let mut alice = open(&hub, 1, "s", 10, 100);
+        let mut bob = open(&hub, 2, "s", 10, 200);
+        let mut bobs_other_case = open(&hub, 2, "t", 11, 201);
         hub.close(
             &Tabs::Session {
                 session: "s".into(),
@@ -267,8 +314,8 @@ mod tests {
             Some(Closing::Kicked(KickReason::AccessRemoved))
         );
 
-        let mut kept = open(&hub, 1, "u", 10, 100, 4);
-        let mut other_token = open(&hub, 1, "v", 10, 101, 5);
+        let mut kept = open(&hub, 1, "u", 10, 100);
+        let mut other_token = open(&hub, 1, "v", 10, 101);
         hub.close(
             &Tabs::OfUser {
                 user: 1,

@@ -8,6 +8,7 @@ pub mod heartbeat;
 pub mod hub;
 pub mod pg_bus;
 pub mod presence;
+pub mod relay;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -205,19 +205,25 @@ macro_rules! db_now_moved {
 
 /// The fast path's acquire on record `$1` of type `$5`, whose case
 /// `$record` selects (as `case_id`, its row locked first, as on the general
-/// path), by user `$2` (named `$10` in `$11`) while auth epoch `$3` and
-/// their token's expiry `$12` hold ([`epoch_unmoved!`]), from tab `$6` with
-/// agent `$7`, for a lease of `$4` microseconds, if the caller may edit the
-/// record's case (a site admin, `$9`, or a case of `$8`). Its times are the database's clock
+/// path, and only for a caller who may edit that case: `$where` ends the
+/// record's `WHERE`, so that nobody else waits on its row), by user `$2`
+/// (named `$10` in `$11`) while auth epoch `$3` and their token's expiry
+/// `$12` hold ([`epoch_unmoved!`]), from tab `$6` with agent `$7`, for a
+/// lease of `$4` microseconds, if the caller may edit the record's case (a
+/// site admin, `$9`, or a case of `$8`). Its times are the database's clock
 /// (`crate::db_now!`), as on the general path. It declines while any deep
 /// lock is held on the case: the general path decides what a deep lock
 /// covers (its insert orders it with deep acquires, see
 /// `Lock::order_with_deep_acquires`).
 macro_rules! fast_acquire {
-    ($record:expr) => {
+    ($record:expr, $case_column:literal) => {
         concat!(
             "WITH record AS (",
             $record,
+            " AND ",
+            $crate::locks::fast_path::sql::may_edit!("$9", "$8", $case_column),
+            " AND ",
+            $crate::locks::fast_path::sql::epoch_unmoved!("$3", "$12", $crate::db_now!()),
             " FOR NO KEY UPDATE), caller AS (",
             $crate::locks::fast_path::sql::known_caller!("$2", "$10", "$11", "$3", "$12"),
             "), changed AS (INSERT INTO locks (",
@@ -228,9 +234,7 @@ macro_rules! fast_acquire {
             $crate::locks::fast_path::sql::db_now_moved!("+", "$4"),
             ", ",
             $crate::db_now!(),
-            ", FALSE FROM record, caller WHERE ",
-            $crate::locks::fast_path::sql::may_edit!("$9", "$8", "record.case_id"),
-            " AND NOT ",
+            ", FALSE FROM record, caller WHERE NOT ",
             $crate::locks::fast_path::sql::deep_lock_in_case!("record.case_id"),
             " ON CONFLICT DO NOTHING RETURNING *), published AS (",
             $crate::locks::fast_path::sql::event_row!(
@@ -245,12 +249,15 @@ macro_rules! fast_acquire {
 }
 
 /// The fast path's acquire on a case.
-pub const FAST_ACQUIRE_CASE: &str = fast_acquire!("SELECT id AS case_id FROM cases WHERE id = $1");
+pub const FAST_ACQUIRE_CASE: &str =
+    fast_acquire!("SELECT id AS case_id FROM cases WHERE id = $1", "id");
 
 /// The fast path's acquire on a record of any declared type: one statement
 /// for every type, since they share one table.
-pub const FAST_ACQUIRE_RECORD: &str =
-    fast_acquire!("SELECT case_id FROM records WHERE record_type = $5 AND id = $1");
+pub const FAST_ACQUIRE_RECORD: &str = fast_acquire!(
+    "SELECT case_id FROM records WHERE record_type = $5 AND id = $1",
+    "case_id"
+);
 
 pub(crate) use {
     db_now_moved, deep_lock_in_case, epoch_unmoved, event_row, known_caller, lock_columns, may_edit,
@@ -261,11 +268,12 @@ pub(crate) use {
 /// otherwise it writes nothing and returns no row, and the general path
 /// decides (401, 403, 404, 412, 423, an overdue lock). It is the guard
 /// (`crate::locks::guard`) in the guard's order, from the fragments above:
-/// the record's row first (one another transaction holds is left to the
-/// general path, which waits in a transaction it can roll back); then, each
-/// statement with a fresh snapshot (a VOLATILE function), the caller as
-/// this instance knows them still live ([`epoch_unmoved!`]) and their role
-/// ([`may_edit!`]), the record's lock (read FOR SHARE), no deep lock in the
+/// the record's row, row-locked only when the caller as this instance knows
+/// them is still live ([`epoch_unmoved!`]) and may edit its case
+/// ([`may_edit!`]), so that nobody else takes or waits for its lock (one
+/// another transaction holds is left to the general path, which waits in a
+/// transaction it can roll back); then, each statement with a fresh
+/// snapshot (a VOLATILE function), the record's lock (read FOR SHARE), no deep lock in the
 /// case, the lock held by the caller's tab and in force (or no lock),
 /// `Lock-Token` and `If-Match`. The lock's lease and activity are renewed
 /// as a save renews them, and its event row carries the saved row for
@@ -284,14 +292,12 @@ const FAST_SAVE_FUNCTION: &str = concat!(
     crate::db_now!(),
     "; rec records; held locks; \
      BEGIN \
-       SELECT * INTO rec FROM records WHERE record_type = p_type AND id = p_id \
-         FOR NO KEY UPDATE SKIP LOCKED; \
-       IF NOT FOUND THEN RETURN; END IF; \
-       IF NOT (",
-    epoch_unmoved!("p_epoch", "p_expires", "v_now"),
+       SELECT * INTO rec FROM records WHERE record_type = p_type AND id = p_id AND ",
+    may_edit!("p_admin", "p_cases", "case_id"),
     " AND ",
-    may_edit!("p_admin", "p_cases", "rec.case_id"),
-    ") THEN RETURN; END IF; ",
+    epoch_unmoved!("p_epoch", "p_expires", "v_now"),
+    " FOR NO KEY UPDATE SKIP LOCKED; \
+       IF NOT FOUND THEN RETURN; END IF; ",
     read_held_lock!("p_id", "RETURN"),
     "IF ",
     deep_lock_in_case!("rec.case_id"),
@@ -455,6 +461,8 @@ mod tests {
             "SELECT $2::bigint AS id, $6::text AS name, $7::text AS color WHERE EXISTS \
              (SELECT 1 FROM auth_epoch WHERE epoch = $3) AND $8 > (now() AT TIME ZONE 'UTC')"
         ));
-        assert!(super::FAST_ACQUIRE_RECORD.contains("WHERE ($9 OR record.case_id = ANY ($8))"));
+        assert!(super::FAST_ACQUIRE_RECORD.contains(
+            "WHERE record_type = $5 AND id = $1 AND ($9 OR case_id = ANY ($8)) AND EXISTS"
+        ));
     }
 }

@@ -43,6 +43,7 @@ use crate::db::{DbConn, Event, EventBus, Outgoing};
 
 pub use connection::check_listener_url;
 pub use listener::listen;
+pub(crate) use payload::deliver;
 pub use payload::OutboxPayload;
 pub use prune::{outbox_end, prune_outbox};
 

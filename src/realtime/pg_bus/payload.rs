@@ -59,7 +59,7 @@ impl OutboxPayload<'_> {
 }
 
 /// Hands one row's payload to the hub.
-pub(super) fn deliver(hub: &Hub, payload: &str) {
+pub(crate) fn deliver(hub: &Hub, payload: &str) {
     match serde_json::from_str::<OutboxPayload>(payload) {
         Ok(OutboxPayload::Frame { case, text, at }) => {
             record_delay(at);
