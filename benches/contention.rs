@@ -209,7 +209,13 @@ async fn seed(state: &AppState, clients: usize, cards: usize) -> Result<Seeded, 
     let (users, card_ids) = state
         .db
         .write(None, move |tx| {
-            let case = Case::create(tx.conn, "contention", "Contention", tx.now)?;
+            let case = Case::create(
+                tx.conn,
+                "contention",
+                "Contention",
+                baton::models::CaseMaker::Person,
+                tx.now,
+            )?;
             let page = support::plant(
                 tx,
                 "Page",

@@ -1765,7 +1765,13 @@ async fn seed(db: &Database, cases: usize, readers: usize) -> Result<Seed, BoxEr
             let mut seeded = Vec::with_capacity(cases);
             for c in 0..cases {
                 let slug = format!("fanout-{c}");
-                let case = Case::create(tx.conn, &slug, "Fan-out", tx.now)?;
+                let case = Case::create(
+                    tx.conn,
+                    &slug,
+                    "Fan-out",
+                    baton::models::CaseMaker::Person,
+                    tx.now,
+                )?;
                 Membership::create(tx.conn, case.id, publisher.id, Role::Editor, tx.now)?;
                 for reader in &readers {
                     Membership::create(tx.conn, case.id, reader.id, Role::Reader, tx.now)?;

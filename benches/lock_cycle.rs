@@ -423,7 +423,13 @@ async fn seed(state: &AppState, target: &Target, count: usize) -> Result<Vec<Edi
     let (case_id, seeded) = state
         .db
         .write(None, move |tx| {
-            let case = Case::create(tx.conn, "bench", "Benchmark", tx.now)?;
+            let case = Case::create(
+                tx.conn,
+                "bench",
+                "Benchmark",
+                baton::models::CaseMaker::Person,
+                tx.now,
+            )?;
             ApiKey::create(tx.conn, "bench", &key_hash, tx.now)?;
             let mut parent_id = None;
             for (name, fields) in parents {

@@ -201,7 +201,13 @@ async fn seed(state: &baton::state::AppState, clients: usize) -> Result<Vec<Tab>
         .db
         .write(None, move |tx| {
             User::create(tx.conn, TARGET_EMAIL, "Target", &hash, false, tx.now)?;
-            let case = Case::create(tx.conn, "flood", "Flood", tx.now)?;
+            let case = Case::create(
+                tx.conn,
+                "flood",
+                "Flood",
+                baton::models::CaseMaker::Person,
+                tx.now,
+            )?;
             let page = support::plant(
                 tx,
                 "Page",

@@ -196,7 +196,13 @@ async fn seed(state: &AppState, clients: usize) -> Result<Seeded, BoxError> {
     let (case_id, users) = state
         .db
         .write(None, move |tx| {
-            let case = Case::create(tx.conn, "upkeep", "Upkeep", tx.now)?;
+            let case = Case::create(
+                tx.conn,
+                "upkeep",
+                "Upkeep",
+                baton::models::CaseMaker::Person,
+                tx.now,
+            )?;
             let page = support::plant(
                 tx,
                 "Page",

@@ -8,8 +8,8 @@ use crate::error::{AppError, AppResult};
 use crate::locks::holding::{end, Line};
 use crate::locks::{line, LockPolicy};
 use crate::models::{
-    AuthToken, Case, CaseId, CaseMaker, Lock, LockAction, Membership, Role, User, UserChanges, UserId,
-    UserRef, Waiter,
+    AuthToken, Case, CaseId, CaseMaker, Lock, LockAction, Membership, Role, User, UserChanges,
+    UserId, UserRef, Waiter,
 };
 
 /// A user as a team's own backend describes them (`POST /auth/tokens`).

@@ -68,7 +68,12 @@ pub struct DatabaseSettings {
     /// of the process loses nothing, a power cut may roll back the last
     /// commits) or `full` (every acknowledged write survives a power cut,
     /// at a cost; see docs/operations.md). Fencing tokens only grow either way.
-    #[arg(long, env = "BATON_SQLITE_SYNCHRONOUS", default_value = "normal", value_enum)]
+    #[arg(
+        long,
+        env = "BATON_SQLITE_SYNCHRONOUS",
+        default_value = "normal",
+        value_enum
+    )]
     pub sqlite_synchronous: SqliteSynchronous,
 }
 

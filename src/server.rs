@@ -340,7 +340,12 @@ pub fn start(state: AppState, listener: TcpListener) -> Result<Server, StartErro
     }
     if state.db.backend() == Backend::Sqlite {
         // What `baton` commands commit in other processes, from now on.
-        let from = state.db.pool().get().ok().and_then(|mut conn| pg_bus::outbox_end(&mut conn).ok());
+        let from = state
+            .db
+            .pool()
+            .get()
+            .ok()
+            .and_then(|mut conn| pg_bus::outbox_end(&mut conn).ok());
         actix_web::rt::spawn(crate::realtime::relay::run(
             state.db.clone(),
             state.realtime.hub.clone(),

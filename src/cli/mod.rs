@@ -16,8 +16,8 @@ use crate::backup::BackupError;
 use crate::config::DatabaseSettings;
 use crate::db::{Backend, Database, EventBus};
 use crate::error::AppError;
-use crate::realtime::relay::CommandBus;
 use crate::realtime::pg_bus::PgBus;
+use crate::realtime::relay::CommandBus;
 use crate::server::{self, StartError};
 
 #[derive(Parser)]

@@ -122,9 +122,10 @@ impl Lock {
             .high
             .unwrap_or(0);
             let floor = (high.max(0) / TOKEN_RUN + 1) * TOKEN_RUN;
-            let raised = diesel::sql_query("UPDATE sqlite_sequence SET seq = ? WHERE name = 'locks'")
-                .bind::<BigInt, _>(floor)
-                .execute(c)?;
+            let raised =
+                diesel::sql_query("UPDATE sqlite_sequence SET seq = ? WHERE name = 'locks'")
+                    .bind::<BigInt, _>(floor)
+                    .execute(c)?;
             if raised == 0 {
                 diesel::sql_query("INSERT INTO sqlite_sequence (name, seq) VALUES ('locks', ?)")
                     .bind::<BigInt, _>(floor)

@@ -73,7 +73,16 @@ pub async fn serve(
         Ok(Joined::Welcome(presence_id, welcome)) => {
             let end = if session.text(welcome).await.is_ok() {
                 let token_ends = token_deadline(token_expires_at);
-                pump(&rt, &tab, &mut session, stream, frames, close_rx, token_ends).await
+                pump(
+                    &rt,
+                    &tab,
+                    &mut session,
+                    stream,
+                    frames,
+                    close_rx,
+                    token_ends,
+                )
+                .await
             } else {
                 End::Closed
             };

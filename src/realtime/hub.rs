@@ -281,7 +281,10 @@ mod tests {
         };
         assert!(hub.admit(other, 2).is_ok(), "another user is not counted");
         hub.unregister_tab(UserId(1), first.connection);
-        assert!(hub.admit(owner("c"), 2).is_ok(), "room again once one closed");
+        assert!(
+            hub.admit(owner("c"), 2).is_ok(),
+            "room again once one closed"
+        );
     }
 
     fn told(closed: &mut oneshot::Receiver<Closing>) -> Option<Closing> {

@@ -13,8 +13,8 @@ use diesel::prelude::*;
 
 use super::hub::Hub;
 use super::pg_bus::{deliver, OutboxPayload};
-use crate::db::schema::events;
 use crate::db::outbox::write_audit;
+use crate::db::schema::events;
 use crate::db::{Database, DbConn, Event, EventBus, Outgoing};
 use crate::error::AppError;
 
@@ -87,7 +87,9 @@ pub async fn run(db: Database, hub: std::sync::Arc<Hub>, interval: Duration, fro
                     next = id + 1;
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "cannot read commands' frames; retrying next tick"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read commands' frames; retrying next tick")
+            }
         }
     }
 }

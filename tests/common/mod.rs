@@ -5,6 +5,7 @@
 
 pub mod fault_proxy;
 pub mod line;
+pub mod listening;
 pub mod storm;
 
 use std::net::TcpListener;
@@ -315,7 +316,13 @@ impl TestApp {
         self.state
             .db
             .write(None, move |tx| {
-                let case = Case::create(tx.conn, &slug, "A case", tx.now)?;
+                let case = Case::create(
+                    tx.conn,
+                    &slug,
+                    "A case",
+                    baton::models::CaseMaker::Person,
+                    tx.now,
+                )?;
                 for (user_id, role) in members {
                     Membership::create(tx.conn, case.id, UserId(user_id), role, tx.now)?;
                 }
