@@ -102,6 +102,12 @@ struct Args {
     )]
     postgres_url: String,
 
+    /// SQLite's `synchronous` for the server (`BATON_SQLITE_SYNCHRONOUS`),
+    /// comma separated: each value is measured in turn, in the same run
+    /// (`normal,full` gives the cost of surviving a power cut).
+    #[arg(long, value_delimiter = ',', value_enum, default_value = "normal")]
+    sqlite_synchronous: Vec<baton::config::SqliteSynchronous>,
+
     /// Passed by `cargo bench` to every bench binary; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -131,12 +137,27 @@ fn main() {
 
     let mut rows = Vec::new();
     let mut failed = false;
-    let runs = backends::on_each(
-        args.backend,
-        &args.postgres_url,
-        "baton_bench",
-        |name, url, pool| run_backend(name, url, pool, &args, &target),
-    );
+    let mut runs = Vec::new();
+    for (i, &synchronous) in args.sqlite_synchronous.iter().enumerate() {
+        // PostgreSQL once, with the first; SQLite with each.
+        let backend = match (args.backend, i) {
+            (_, 0) => args.backend,
+            (Backends::Postgres, _) => continue,
+            _ => Backends::Sqlite,
+        };
+        runs.extend(backends::on_each(
+            backend,
+            &args.postgres_url,
+            "baton_bench",
+            |name, url, pool| {
+                let name = match (name, synchronous) {
+                    ("SQLite", baton::config::SqliteSynchronous::Full) => "SQLite, synchronous=full",
+                    _ => name,
+                };
+                run_backend(name, url, pool, &args, &target, synchronous)
+            },
+        ));
+    }
     for (name, outcome) in runs {
         match outcome {
             Ok(mut r) => rows.append(&mut r),
@@ -319,8 +340,10 @@ fn run_backend(
     pool_size: u32,
     args: &Args,
     target: &Target,
+    synchronous: baton::config::SqliteSynchronous,
 ) -> Result<Vec<Row>, BoxError> {
     let mut settings = Settings::defaults(database_url);
+    settings.database.sqlite_synchronous = synchronous;
     settings.workers = Some(2);
     settings.database.db_pool_size = pool_size;
     // The server loads and installs the same schema as `Target::from_args`.
