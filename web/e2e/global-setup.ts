@@ -76,7 +76,7 @@ function spawnLogged(name: string, command: string, args: string[], options: { c
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
   const collect = (d: Buffer) => {
     output = (output + d.toString()).slice(-20_000);
-    if (process.env.BATON_TEST_LOG) process.stderr.write(`[${name}] ${d}`);
+    if (process.env.BATON_TEST_LOG) process.stderr.write(`[${name}] ${d.toString()}`);
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);

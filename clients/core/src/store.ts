@@ -68,7 +68,7 @@ const holdsOn = (record: Stored): string | null => {
 /** A record of a declared type (not a case, a lock, a waiter, or a destroyed record's bare identity). */
 export function recordIn(record: Stored): AnyRecord | null {
   if (record.type === 'Case' || record.type === 'Lock' || record.type === 'Waiter') return null;
-  return 'caseId' in record && typeof record.caseId === 'number' && 'version' in record ? (record as AnyRecord) : null;
+  return 'caseId' in record && typeof record.caseId === 'number' && 'version' in record ? record : null;
 }
 
 const caseIn = (r: Stored): Case | null => (r.type === 'Case' && 'slug' in r && 'title' in r ? (r as Case) : null);
@@ -435,7 +435,7 @@ export class CaseStore<R extends RecordMap = RecordMap> {
     // sound: shared parts are the previous view's, of the same shapes
     return {
       ...next,
-      records: sameTree ? prev.records : (lists(prev.records as Lists, next.records as Lists) as CaseView<R>['records']),
+      records: sameTree ? prev.records : (lists(prev.records, next.records) as CaseView<R>['records']),
       children: sameTree ? prev.children : (shareMap(prev.children as Record<string, Lists>, children) as CaseView<R>['children']),
       locks: share(prev.locks, next.locks),
       lockOn: shareMap(prev.lockOn, next.lockOn),

@@ -17,7 +17,7 @@ const LOADING: LiveState = Object.freeze({
   onlineUsers: [],
   status: 'loading',
   error: null,
-}) as LiveState;
+});
 
 const noSubscription = () => () => {};
 

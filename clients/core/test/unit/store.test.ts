@@ -5,7 +5,7 @@ import { FakeSocket, ME, SESSION, bob, card, caseDetail, deferred, fakeFetch, lo
 
 const loaded = () => {
   const store = new CaseStore();
-  store.setSchema(new Schema(schemaDoc as never));
+  store.setSchema(new Schema(schemaDoc));
   store.reset(caseDetail() as unknown as CaseDetail);
   return store;
 };
