@@ -39,7 +39,12 @@ export function SignInAgain({ me, reason, onToken, onSignOut }: SignInAgainProps
     setBusy(true);
     setError(null);
     try {
-      const { token } = await baton.api.login(email.trim(), password);
+      const { token, user } = await baton.api.login(email.trim(), password);
+      // the page is this person's: their drafts and locks carry on only as them
+      if (user.id !== me.id) {
+        setError(`Sign in as ${me.name} to carry on, or sign out.`);
+        return;
+      }
       rememberToken(token);
       onToken(token);
     } catch (e) {

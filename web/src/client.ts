@@ -1,4 +1,4 @@
-import { BatonClient, tokenTimes, type TokenRequest } from '@baton/client';
+import { BatonClient, tokenTimes, tokenUserId, type TokenRequest } from '@baton/client';
 
 const TOKEN_KEY = 'baton.token';
 
@@ -19,10 +19,12 @@ export function renewTokensWith(next: Renewer | null): void {
   renewer = next;
 }
 
-/** A token another tab of this browser stored (it signed in again), when it differs from `current` and still lasts. */
+/** A token another tab of this browser stored (it signed in again, as the same person), when it differs from `current` and still lasts. */
 function fresherStored(current: string | null): string | null {
   const stored = storedToken();
   if (!stored || stored === current) return null;
+  // another person signed in in another tab: not this tab's to take
+  if (tokenUserId(stored) !== tokenUserId(current)) return null;
   const { exp } = tokenTimes(stored);
   return exp === null || exp * 1000 > Date.now() + 5_000 ? stored : null;
 }

@@ -677,7 +677,13 @@ export class LockManager {
     }
     for (const waiter of waiters) this.options.onWaiter?.(waiter, true);
     this.changed();
-    await this.options.api.releaseSessionLocks(keepalive);
+    try {
+      await this.options.api.releaseSessionLocks(keepalive);
+    } catch (error) {
+      // not confirmed: each lock is let go of on its own, and tried again until baton confirms it
+      for (const lock of locks) void this.letGo(lock.token, lock.lockable).catch(() => {});
+      throw error;
+    }
     // every lock of the session is gone: nothing is left to try again
     for (const token of [...this.releasing.keys()]) this.confirmed(token);
   }
