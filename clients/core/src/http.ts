@@ -89,7 +89,9 @@ export class Transport {
       return await this.send<T>(method, path, opts, token);
     } catch (error) {
       if (!(error instanceof UnauthorizedError) || path === '/auth/login') throw error;
-      const renewed = this.options.renewToken ? await this.options.renewToken(token).catch(() => null) : null;
+      // a fresh token came while this request was on its way: it is tried with that one, nobody is asked
+      const now = this.options.token();
+      const renewed = now && now !== token ? now : this.options.renewToken ? await this.options.renewToken(token).catch(() => null) : null;
       if (renewed && renewed !== token) {
         try {
           return await this.send<T>(method, path, opts, renewed);

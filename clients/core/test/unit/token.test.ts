@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BatonClient, KickedError, type TokenRequest, type WebSocketConstructor } from '../../src/index.js';
 import { MemoryStorage } from '../../../test/support.js';
-import { FakeSocket, ME, SESSION, card, caseDetail, fakeFetch, lockOn, schemaDoc } from './fakes.js';
+import { FakeSocket, ME, SESSION, card, caseDetail, deferred, fakeFetch, lockOn, schemaDoc } from './fakes.js';
 
 /** A token for user 1 with `exp` (and `iat`) in seconds, as the kit reads it (nothing checks the signature here). */
 const token = (name: string, exp?: number, iat?: number) =>
@@ -79,6 +79,41 @@ describe('a 401', () => {
     FakeSocket.last.welcome();
     await flush();
     expect(live.getState().status).toBe('live');
+    client.dispose();
+  });
+
+  it('a request sent with a token renewed meanwhile is tried with the fresh one, and nobody is asked again', async () => {
+    const gate = deferred<void>();
+    let asked = 0;
+    const { fetch, calls } = fakeFetch({
+      'GET /me': async (call) => {
+        await gate.promise;
+        return call.headers.authorization === `Bearer ${token('new')}`
+          ? { status: 200, body: { type: 'User', table: 'users', param: '1', id: ME, name: 'Alice', color: '#e6194b', kind: 'person' } }
+          : { status: 401, body: { error: { code: 'unauthorized', message: 'expired' } } };
+      },
+    });
+    const client = new BatonClient({
+      baseUrl: 'http://baton.test',
+      fetch,
+      storage: new MemoryStorage(),
+      sessionId: SESSION,
+      token: token('old'),
+      releaseOnPageHide: false,
+      askBeforeUnload: false,
+      getToken: () => {
+        asked++;
+        return token('other');
+      },
+    });
+    // a request goes out with the old token; a fresh one comes before baton answers it
+    const asking = client.api.me();
+    await flush();
+    client.setToken(token('new'));
+    gate.resolve();
+    expect((await asking).id).toBe(ME);
+    expect(asked).toBe(0);
+    expect(calls.map((c) => c.headers.authorization)).toEqual([`Bearer ${token('old')}`, `Bearer ${token('new')}`]);
     client.dispose();
   });
 
