@@ -7,8 +7,11 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 // @baton/client, bytes, minified + gzipped: 12 kB until the kit learnt real networks (the
 // watchdog, backoff with Retry-After, cancelled acquires, tombstones, structural sharing,
-// typing as activity: +2.1 kB)
-const BUDGET = 13 * 1000;
+// typing as activity: +2.1 kB); 13 kB until it kept drafts and one truth of the tab's locks
+// (drafts by record, a duplicated tab's own session id, getToken and renewal before `exp`,
+// release retries and lost acquires settled, request timeouts, an incremental store whose
+// frame costs what it changed: 12.2 → 16.7 kB)
+const BUDGET = 17 * 1000;
 const REACT_BUDGET = 2.5 * 1000; // @baton/react on its own (react and @baton/client external)
 
 async function measure(entry, external) {

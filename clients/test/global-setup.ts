@@ -99,7 +99,7 @@ async function start(
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => {
     output += d.toString();
-    if (process.env.BATON_TEST_LOG) process.stderr.write(`[baton ${backend}] ${d}`);
+    if (process.env.BATON_TEST_LOG) process.stderr.write(`[baton ${backend}] ${d.toString()}`);
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitHealthy(baseUrl, child, () => output);

@@ -284,7 +284,8 @@ test('Keyboard only: Tab to Edit, type, Escape releases; leaving the case releas
   const outline = await cardInput(carol.page, first!.id).evaluate((el) => getComputedStyle(el).outlineStyle);
   expect(outline).not.toBe('none');
 
-  // Escape discards and releases
+  // Escape discards and releases, asking first since the draft changed
+  carol.page.once('dialog', (dialog) => void dialog.accept());
   await carol.page.keyboard.press('Escape');
   await expect(card(bob.page, first!.id).getByTestId('lock-badge')).toHaveCount(0, WITHIN_1S);
   await expect(cardInput(bob.page, first!.id)).toHaveValue(first!.content);
@@ -300,7 +301,7 @@ test('Keyboard only: Tab to Edit, type, Escape releases; leaving the case releas
   await bob.context.close();
 });
 
-test('Page titles and edgenotes take their locks too; Enter saves a title, leaving the form saves and releases', async ({
+test('Page titles and edgenotes take their locks too; Enter saves a title; leaving the form keeps the draft and the lock', async ({
   browser,
   server,
 }) => {
@@ -322,11 +323,19 @@ test('Page titles and edgenotes take their locks too; Enter saves a title, leavi
 
   const bobCaption = bob.page.getByRole('textbox', { name: 'Harbour chart caption' });
   const carolNoteField = carol.page.locator('[data-testid^="field-Edgenote-"]').first();
+  // a record of several fields is taken with its Edit, not a click into one of them
   await bobCaption.click();
+  await expect(bobCaption).not.toBeEditable();
+  await bob.page.getByRole('button', { name: 'Edit Harbour chart' }).click();
   await bobCaption.fill('Harbour chart, 1890');
   await expect(carolNoteField.getByTestId('lock-badge')).toHaveText(/Bob is editing/, WITHIN_1S);
-  // leaving the form saves what was typed and releases the lock
+  // leaving the form saves nothing and keeps the draft and the lock
   await bob.page.getByRole('link', { name: 'baton' }).focus();
+  await bob.page.waitForTimeout(300);
+  await expect(carolNoteField.getByTestId('lock-badge')).toHaveText(/Bob is editing/);
+  await expect(carolNoteField.getByTestId('field-input').first()).toHaveValue('Harbour chart');
+  await expect(bobCaption).toHaveValue('Harbour chart, 1890');
+  await bob.page.getByRole('button', { name: 'Save Harbour chart' }).click();
   await expect(carolNoteField.getByTestId('field-input').first()).toHaveValue('Harbour chart, 1890', WITHIN_1S);
   await expect(carolNoteField.getByTestId('lock-badge')).toHaveCount(0);
   await expect(carolNoteField).toHaveAttribute('data-lock-state', 'free');

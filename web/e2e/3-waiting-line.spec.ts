@@ -101,7 +101,7 @@ test('8. Bob holds a card, Carol and then Alice wait: it is handed to each in tu
   await carol.context.addInitScript(() => {
     const send = window.fetch.bind(window);
     window.fetch = (input, init) => {
-      if (init?.method === 'DELETE' && String(input).endsWith('/locks?session=mine')) sessionStorage.setItem('e2e.left', `keepalive=${init.keepalive}`);
+      if (init?.method === 'DELETE' && (input instanceof Request ? input.url : input.toString()).endsWith('/locks?session=mine')) sessionStorage.setItem('e2e.left', `keepalive=${init.keepalive}`);
       return send(input, init);
     };
   });

@@ -62,9 +62,11 @@ test('12. Book: a deep lock on a division makes its components read-only for eve
   await bob.page.getByTestId(`division-${body!.id}`).scrollIntoViewIfNeeded();
   const bookShot = await shot(bob.page, artifactName(server, '12-bob-sees-the-body-restructured'));
   if (server.backend === 'sqlite') publish(bookShot, 'book.png');
-  // clicking into a component of the body takes nothing: it stays read-only, and says why
+  // clicking into a component of the body takes nothing; Enter asks for it, and is told why not
   const bobChapter = bob.page.getByRole('textbox', { name: 'Reading the tide table title' });
   await bobChapter.click();
+  await expect(bobChapter).not.toBeEditable();
+  await bobChapter.press('Enter');
   await expect(bobChapter).not.toBeEditable();
   await expect(bob.page.getByTestId(`field-BookComponent-${inBody[0]}`).getByTestId('field-notice')).toContainText('Alice');
 
@@ -75,7 +77,7 @@ test('12. Book: a deep lock on a division makes its components read-only for eve
   // a blank title breaks the field's schema: baton's 422 names the field, and its message shows there
   const prefaceTitle = bob.page.getByTestId(`field-BookComponent-${preface.id}`);
   const input = prefaceTitle.getByRole('textbox', { name: 'Preface title' });
-  await input.click();
+  await prefaceTitle.getByRole('button', { name: 'Edit Preface' }).click();
   await input.fill('   ');
   await input.press('Enter');
   await expect(prefaceTitle.getByTestId('field-notice')).toHaveText(/Not saved: .*title can't be blank/);
@@ -86,7 +88,7 @@ test('12. Book: a deep lock on a division makes its components read-only for eve
   await expect(carol.page.getByTestId(`field-BookComponent-${preface.id}`)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
 
   // one form: the title and the status under one lock, saved together
-  await input.click();
+  await prefaceTitle.getByRole('button', { name: 'Edit Preface' }).click();
   await input.fill('Preface, revised');
   await prefaceTitle.getByRole('combobox', { name: 'Preface status' }).selectOption('done');
   const carolTitle = carol.page.getByTestId(`field-BookComponent-${preface.id}`);

@@ -76,7 +76,7 @@ function spawnLogged(name: string, command: string, args: string[], options: { c
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
   const collect = (d: Buffer) => {
     output = (output + d.toString()).slice(-20_000);
-    if (process.env.BATON_TEST_LOG) process.stderr.write(`[${name}] ${d}`);
+    if (process.env.BATON_TEST_LOG) process.stderr.write(`[${name}] ${d.toString()}`);
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
@@ -87,6 +87,8 @@ export interface BatonOptions {
   port?: number;
   secret?: string;
   schema?: Schema;
+  /** More of baton's settings (e.g. a short `BATON_TOKEN_TTL`). */
+  env?: Record<string, string>;
 }
 
 /** The example schemas the scenario specs named after them run on (`5-kanban.spec.ts` on `kanban`). */
@@ -115,6 +117,7 @@ export async function startBaton(
     BATON_JWT_SECRET: options.secret ?? randomBytes(24).toString('hex'),
     RUST_LOG: process.env.RUST_LOG ?? 'warn',
     ...(options.schema ? { BATON_SCHEMA: join(repoRoot, 'examples', 'schemas', `${options.schema}.toml`) } : {}),
+    ...options.env,
   };
   // baton reads a .env from its working directory: run it in the scratch directory
   const name = `baton ${backend}${options.schema ? ` ${options.schema}` : ''}`;
@@ -151,8 +154,9 @@ async function serve(
   dir: string,
   running: Running[],
   schema?: Schema,
+  env?: Record<string, string>,
 ): Promise<ServerInfo> {
-  const apiUrl = await startBaton(bin, backend, databaseUrl, dir, running, { schema });
+  const apiUrl = await startBaton(bin, backend, databaseUrl, dir, running, { schema, env });
   const which = schema ? { schema } : {};
   // BATON_E2E_PREVIEW=1 puts `vite preview` (with the proxy) in front of baton, for a baton that does not serve the app
   if (process.env.BATON_E2E_PREVIEW) return { backend, ...which, appUrl: await startPreview(apiUrl, backend, running), apiUrl, servedBy: 'vite-preview' };
@@ -205,6 +209,13 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
       servers[`sqlite${suffix}`] = await serve(bin, 'sqlite', join(dir, 'baton.sqlite3'), dir, running, schema);
       if (process.env.BATON_TEST_POSTGRES_URL) servers[`postgres${suffix}`] = await servePostgres(bin, process.env.BATON_TEST_POSTGRES_URL, running, cleanups, schema);
     }
+    // the casebook once more with sign-ins that end within seconds, for the scenario of a token that ends under a draft
+    const dir = mkdtempSync(join(tmpdir(), 'baton-web-e2e-short-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    servers['sqlite-short-sign-in'] = await serve(bin, 'sqlite', join(dir, 'baton.sqlite3'), dir, running, undefined, SHORT_SIGN_IN);
+    if (process.env.BATON_TEST_POSTGRES_URL) {
+      servers['postgres-short-sign-in'] = await servePostgres(bin, process.env.BATON_TEST_POSTGRES_URL, running, cleanups, undefined, SHORT_SIGN_IN);
+    }
   } catch (error) {
     await teardown();
     throw error;
@@ -217,8 +228,18 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
   return teardown;
 }
 
+/** How long a sign-in lasts on the `*-short-sign-in` servers. */
+export const SHORT_SIGN_IN = { BATON_TOKEN_TTL: '6s' };
+
 /** baton on a scratch PostgreSQL database, created here and dropped by a cleanup. */
-async function servePostgres(bin: string, pgUrl: string, running: Running[], cleanups: (() => void)[], schema?: Schema): Promise<ServerInfo> {
+async function servePostgres(
+  bin: string,
+  pgUrl: string,
+  running: Running[],
+  cleanups: (() => void)[],
+  schema?: Schema,
+  env?: Record<string, string>,
+): Promise<ServerInfo> {
   const name = `baton_web_e2e_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const admin = new URL(pgUrl);
   admin.pathname = '/postgres';
@@ -228,5 +249,5 @@ async function servePostgres(bin: string, pgUrl: string, running: Running[], cle
   cleanups.push(() => rmSync(pgDir, { recursive: true, force: true }));
   psql(admin.toString(), `CREATE DATABASE ${name}`);
   cleanups.push(() => psql(admin.toString(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  return serve(bin, 'postgres', scratch.toString(), pgDir, running, schema);
+  return serve(bin, 'postgres', scratch.toString(), pgDir, running, schema, env);
 }

@@ -85,8 +85,16 @@ export interface Window {
   page: Page;
 }
 
-export async function signIn(browser: Browser, server: ServerInfo, who: Person, options: BrowserContextOptions = {}): Promise<Window> {
-  const context = await browser.newContext(options);
+export async function signIn(
+  browser: Browser,
+  server: ServerInfo,
+  who: Person,
+  options: BrowserContextOptions & { init?: () => void } = {},
+): Promise<Window> {
+  const { init, ...contextOptions } = options;
+  const context = await browser.newContext(contextOptions);
+  // a script every page of the window runs before the app (a browser's ways, emulated)
+  if (init) await context.addInitScript(init);
   const page = await context.newPage();
   page.on('pageerror', (error) => console.warn(`[${who.name}] page error: ${error.message}`));
   await page.goto(`${server.appUrl}/`);
@@ -162,6 +170,14 @@ export const test = base.extend<{ server: ServerInfo }>({
     await use(server);
   },
 });
+
+/** The project's baton whose sign-ins end within seconds (`BATON_TOKEN_TTL`, see global-setup.ts). */
+export function shortSignInServer(project: string): ServerInfo {
+  const servers = JSON.parse(process.env.BATON_E2E_SERVERS ?? '{}') as Record<string, ServerInfo>;
+  const server = servers[`${project}-short-sign-in`];
+  if (!server) throw new Error(`no short sign-in baton for project ${project}`);
+  return server;
+}
 
 /** Prefix for artifact names: the backend, so both runs keep theirs. */
 export function artifactName(server: ServerInfo, name: string): string {

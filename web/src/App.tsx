@@ -1,16 +1,28 @@
-import { BatonError, type User } from '@baton/client';
+import { BatonError, type TokenRequest, type User } from '@baton/client';
 import { useAuthError, useBaton } from '@baton/react';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { AdminSessions } from './AdminSessions';
 import { AuditTrail } from './AuditTrail';
 import { CaseEditor } from './CaseEditor';
 import { CaseList } from './CaseList';
-import { rememberToken } from './client';
+import { rememberToken, renewTokensWith } from './client';
 import { message } from './format';
-import { href, useRoute } from './router';
+import { guardLeaving, href, useRoute } from './router';
 import { SignIn } from './SignIn';
+import { SignInAgain } from './SignInAgain';
 
 type Auth = { state: 'checking' } | { state: 'out'; notice?: string } | { state: 'in'; user: User };
+
+/** The kit asked for a fresh token: the dialog is open until the person signs in again (or out). */
+interface Renewal {
+  reason: TokenRequest['reason'];
+  answer: (token: string | null) => void;
+}
+
+/** Whether the person may leave their unsaved changes behind (asked only when there are some). */
+function mayDropChanges(hasChanges: boolean, what: string): boolean {
+  return !hasChanges || window.confirm(`You have unsaved changes. ${what}`);
+}
 
 export function App() {
   const baton = useBaton();
@@ -33,9 +45,41 @@ export function App() {
     };
   }, [baton, auth.state]);
 
+  // the sign-in ends: the password is asked again over the page, which keeps its drafts, locks and channel
+  const [renewal, setRenewal] = useState<Renewal | null>(null);
+  const asking = useRef<Promise<string | null> | null>(null);
+  const signedIn = auth.state === 'in';
+  useEffect(() => {
+    if (!signedIn) return;
+    renewTokensWith((request) => {
+      asking.current ??= new Promise<string | null>((resolve) => {
+        setRenewal({
+          reason: request.reason,
+          answer: (token) => {
+            asking.current = null;
+            setRenewal(null);
+            resolve(token);
+          },
+        });
+      });
+      return asking.current;
+    });
+    return () => renewTokensWith(null);
+  }, [signedIn]);
+
+  // leaving a case with unsaved changes asks first
+  useEffect(() => {
+    guardLeaving((from, to) => {
+      const leaves = from.name === 'case' && (to.name !== 'case' || to.slug !== from.slug);
+      return !leaves || mayDropChanges(baton.drafts.hasChanges, 'Leave this case and discard them?');
+    });
+    return () => guardLeaving(null);
+  }, [baton]);
+
   const onAuthError = useCallback(
     (error: Error) => {
       rememberToken(null);
+      for (const draft of baton.drafts.all()) baton.drafts.discard(draft.key);
       baton.closeAll();
       // the server closed the tab's channel because the token ended (logout elsewhere, a password change)
       const signedOut = error instanceof BatonError && error.code === 'signed_out';
@@ -45,7 +89,11 @@ export function App() {
   );
   useAuthError(onAuthError);
 
-  const signOut = useCallback(async () => {
+  const signOut = useCallback(async (ask = true) => {
+    if (ask && !mayDropChanges(baton.drafts.hasChanges, 'Sign out and discard them?')) return;
+    // signing out needs no fresh token
+    renewTokensWith(null);
+    for (const draft of baton.drafts.all()) baton.drafts.discard(draft.key);
     try {
       await baton.locks.releaseAll();
     } catch {
@@ -92,6 +140,19 @@ export function App() {
           Sign out
         </button>
       </header>
+      {renewal ? (
+        <SignInAgain
+          me={me}
+          reason={renewal.reason}
+          onToken={(token) => renewal.answer(token)}
+          onSignOut={() => {
+            if (!mayDropChanges(baton.drafts.hasChanges, 'Sign out and discard them?')) return;
+            renewTokensWith(null);
+            renewal.answer(null);
+            void signOut(false);
+          }}
+        />
+      ) : null}
       <main id="main">
         {route.name === 'cases' ? <CaseList /> : null}
         {route.name === 'case' ? <CaseEditor key={route.slug} slug={route.slug} me={me} /> : null}

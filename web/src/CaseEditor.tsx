@@ -1,6 +1,6 @@
 import { KickedError, NotFoundError, ForbiddenError, UnauthorizedError, type DeclaredType, type LiveState, type User } from '@baton/client';
-import { useLiveCase, useLiveSelector } from '@baton/react';
-import { memo, useMemo, useRef } from 'react';
+import { useBaton, useLiveCase, useLiveSelector } from '@baton/react';
+import { memo, useEffect, useMemo, useRef } from 'react';
 import { AddRecord } from './AddRecord';
 import { AvatarStack } from './AvatarStack';
 import { canEdit, isManager } from './format';
@@ -9,7 +9,7 @@ import { RecordSection } from './RecordSection';
 import { href } from './router';
 import { kebab, lowerWords, words } from './schemaText';
 import { VirtualList } from './VirtualList';
-import { DragContext, TreeContext, useChildren, type DragSession, type Tree } from './tree';
+import { DragContext, TreeContext, useChildren, useKeepDrafted, type DragSession, type Tree } from './tree';
 
 function stoppedText(error: Error | null): string {
   if (error instanceof KickedError) {
@@ -43,6 +43,7 @@ const presenceOf = (s: LiveState) => s.onlineUsers;
  */
 export function CaseEditor({ slug, me }: { slug: string; me: User }) {
   const live = useLiveCase(slug);
+  useLeaving(live);
   const { current, role, schema, status, error } = useLiveSelector(live, headOf, sameHead);
   const onlineUsers = useLiveSelector(live, presenceOf);
   const stopped = status === 'stopped';
@@ -103,10 +104,39 @@ export function CaseEditor({ slug, me }: { slug: string; me: User }) {
   );
 }
 
+/**
+ * Leaving the case (another screen; the app asked first when a draft had
+ * changes) ends its edits: its drafts are dropped and the tab's locks in it
+ * released. A tick later, so that StrictMode's unmount-and-mount-again ends
+ * nothing.
+ */
+function useLeaving(live: ReturnType<typeof useLiveCase>): void {
+  const baton = useBaton();
+  const leaving = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => {
+    if (!live) return;
+    if (leaving.current) clearTimeout(leaving.current);
+    leaving.current = null;
+    return () => {
+      leaving.current = setTimeout(() => {
+        leaving.current = null;
+        const state = live.getState();
+        const caseId = state.case?.id;
+        for (const draft of baton.drafts.all()) {
+          const inCase = live.store.get(draft.key) !== undefined || ('caseId' in draft.base && draft.base.caseId === caseId);
+          if (inCase) baton.drafts.discard(draft.key);
+        }
+        for (const lock of state.locks) if (baton.locks.isMine(lock)) void baton.locks.release(lock.lockable).catch(() => undefined);
+      }, 0);
+    };
+  }, [baton, live]);
+}
+
 /** The case's records of one type: each as a section when the type has children, else as a list. */
 const CaseSection = memo(function CaseSection({ tree, type }: { tree: Tree; type: DeclaredType }) {
   const current = tree.kase;
   const records = useChildren(tree, `Case/${current.param}`, type.name);
+  const keep = useKeepDrafted();
   const { editable } = tree;
   if (tree.schema.childrenOf(type.name).length > 0) {
     return (
@@ -117,6 +147,7 @@ const CaseSection = memo(function CaseSection({ tree, type }: { tree: Tree; type
           items={records}
           keyOf={(record) => record.param}
           estimate={320}
+          keep={keep}
           render={(record, row) => <RecordSection key={record.param} record={record} type={type} parent={current} row={row} />}
         />
         {editable ? <AddRecord type={type} parent={current} /> : null}
@@ -134,6 +165,7 @@ const CaseSection = memo(function CaseSection({ tree, type }: { tree: Tree; type
         items={records}
         keyOf={(record) => record.param}
         estimate={160}
+        keep={keep}
         render={(record, row) => <RecordItem key={record.param} record={record} type={type} parent={current} look="note" row={row} />}
       />
       {editable ? <AddRecord type={type} parent={current} /> : null}

@@ -1,21 +1,24 @@
 import type { AnyRecord, DeclaredType, Lockable as LockableRecord } from '@baton/client';
-import { Lockable, useBaton, type LockableRenderProps } from '@baton/react';
-import { useEffect, useId, useMemo, useReducer, useRef, type FocusEvent, type KeyboardEvent } from 'react';
+import { Lockable, useBaton, useDraft, type LockableRenderProps } from '@baton/react';
+import { useEffect, useId, useMemo, useReducer, useRef, type KeyboardEvent } from 'react';
 import { useAnnounce } from './Announcer';
+import { askToNotify, tellAway } from './attention';
 import { Avatar } from './Avatar';
 import { DraftPanel } from './DraftPanel';
 import { FieldControl } from './FieldControl';
 import {
+  asksBeforeDropping,
   canStart,
   changeOf,
-  fieldReducer,
-  initialField,
+  formReducer,
+  initialForm,
   lockAnnouncement,
   refusal,
   textsOf,
   viewOf,
   type Drafts,
   type FieldName,
+  type FieldState,
 } from './fieldMachine';
 import { mayTakeOver, message } from './format';
 import { fieldOrder, isTextOnly, lowerWords, valueOf } from './schemaText';
@@ -36,19 +39,17 @@ export interface RecordFormProps {
 /**
  * A record edited as one form: one "Edit" takes the record's lock and opens
  * every field; "Save" sends one PATCH with the fields changed (If-Match and
- * Lock-Token, by the kit); "Cancel" (or Escape) drops the draft and releases
- * the lock; leaving the form saves what was typed and releases. Someone
- * else's lock shows once, on the form: who is editing, "Edit anyway",
- * "Notify me / wait"; a lock taken over keeps the unsaved changes. A record
- * whose only field is a text (the casebook's card) is that text: a click
- * into it starts editing there.
+ * Lock-Token, by the kit); "Cancel" drops the draft and releases the lock,
+ * and so does Escape (asking first when the draft changed). Nothing else
+ * ends an edit: focus leaving the form saves nothing, and the draft is the
+ * kit's (by record), so the form can unmount (scrolled out of a long list)
+ * and come back with it. Someone else's lock shows once, on the form: who
+ * is editing, "Edit anyway", "Notify me / wait"; a lock taken over keeps
+ * the unsaved changes. A record of one field (the casebook's card, a
+ * page's title) is that field: a click into it starts editing there.
  */
 export function RecordForm(props: RecordFormProps) {
-  return (
-    <Lockable record={props.record} releaseOnUnmount>
-      {(lock) => <FormView {...props} lock={lock} />}
-    </Lockable>
-  );
+  return <Lockable record={props.record}>{(lock) => <FormView {...props} lock={lock} />}</Lockable>;
 }
 
 /** The drafts of the fields a panel shows, as one text ("Title: …" per field when there are several). */
@@ -63,21 +64,29 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
   const { editable, me, role } = tree;
   const baton = useBaton();
   const announce = useAnnounce();
-  const [state, dispatch] = useReducer(fieldReducer, initialField);
+  const [form, dispatch] = useReducer(formReducer, initialForm);
+  const kept = useDraft(record);
   const plans = useMemo(() => fieldPlans(type, record, name), [type, record, name]);
   const fieldNames = useMemo(() => fieldOrder(type), [type]);
   const single = isTextOnly(type);
+  // a record of one field is that field: a click into it edits it; in a form of several, a click is only a click
+  const oneField = fieldNames.length === 1;
   const value = useMemo(() => textsOf(record, fieldNames), [record, fieldNames]);
   const inputs = useRef(new Map<FieldName, HTMLElement>());
   const focusOn = useRef<FieldName | null>(null);
+  /** "Edit again with my text": the next lock of this tab moves the kept draft onto the record as it is now. */
+  const carrying = useRef(false);
   const wrapperRef = useRef<HTMLDivElement>(null);
   const noticeId = useId();
   const baseId = useId();
   const thing = `this ${lowerWords(type.name)}`;
   const words = { label: name, noun: thing, thing };
   const takeover = mayTakeOver(role, type.lock.takeover);
+  // sound: the draft's base is the record this form opened it on
+  const state: FieldState = { ...form, draft: kept ? { ...kept.values } : null, base: kept ? (kept.base as LockableRecord) : null };
   const view = viewOf(state, lock, { fields: fieldNames, editable, me, role, value, moving, takeover, waitable: type.lock.wait }, words);
-  const { draft, base, stale, notice, errors } = state;
+  const { draft, base } = state;
+  const { stale, notice, errors } = form;
 
   const focusField = (field: FieldName | null) => {
     // the lock came back after the person had already moved into a field (typing there): leave the focus be
@@ -98,6 +107,11 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
     previousPlace.current = position;
     const text = lockAnnouncement(before, { state: lock.state, holder, lostTo, position, lock: current }, { label: name, noun: thing }, me, placeBefore);
     if (text) announce(text);
+    if (before === 'waiting' && lock.state === 'mine') {
+      // "Wait for it" tells you: in the page, in the title while the tab is hidden, by a notification where allowed
+      dispatch({ type: 'notice', notice: { kind: 'info', text: `It's yours: ${name}. You can edit it now.` } });
+      tellAway(`It's yours: ${name}`);
+    }
     // the button pressed went away: keep the focus in the form (unless the person is busy elsewhere)
     const active = document.activeElement;
     const here = !active || active === document.body || wrapperRef.current?.contains(active);
@@ -109,18 +123,20 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
   }, [lock.state, holder, lostTo, position, current, announce, name, thing, me]);
 
   // a lock of this tab (taken here, by "Edit anyway", handed over, or found again after a reload) opens the form
+  // on a draft of the kit's; one kept from before (the form scrolled away, or the lock was lost) carries on
   // (not a lock taken to move the record, nor this tab's deep lock on it: those are no edit)
   const { restructuring } = view;
   useEffect(() => {
-    if (lock.state === 'mine' && draft === null && !moving && !restructuring) {
-      dispatch({ type: 'opened', record, values: value });
-    }
-  }, [lock.state, draft, value, record, moving, restructuring]);
+    if (lock.state !== 'mine' || moving || restructuring) return;
+    if (!kept) baton.drafts.open(record, value);
+    else if (carrying.current) baton.drafts.rebase(record, value);
+    carrying.current = false;
+  }, [lock.state, kept, value, record, moving, restructuring, baton]);
 
   // a move takes the lock of a form open without changes: the form closes
   useEffect(() => {
-    if (moving && draft !== null && !view.dirty && lock.state === 'mine') dispatch({ type: 'closed' });
-  }, [moving, draft, view.dirty, lock.state]);
+    if (moving && kept && kept.changed.length === 0 && lock.state === 'mine') baton.drafts.discard(record);
+  }, [moving, kept, lock.state, baton, record]);
 
   // a refused lock action (held, outranked, network) is the form's notice
   useEffect(() => {
@@ -138,6 +154,8 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
 
   async function waitForIt(): Promise<void> {
     dispatch({ type: 'notice', notice: null });
+    // "Notify me": the browser may tell the person when it is theirs, if they allow it
+    askToNotify();
     await lock.waitForIt();
   }
 
@@ -146,10 +164,17 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
     if (await lock.editAnyway()) requestAnimationFrame(() => focusField(null));
   }
 
-  /** Ends editing: the form closes and the lock is released (or a lost one forgotten). */
+  /** Ends editing: the draft is dropped and the lock released (or a lost one forgotten). */
   async function finish(): Promise<void> {
+    baton.drafts.discard(record);
     dispatch({ type: 'closed' });
     await lock.stopEditing();
+  }
+
+  /** Escape: drops the draft and releases, asking first when the draft changed. */
+  function dropAsking(): void {
+    if (asksBeforeDropping(view) && !window.confirm(`Discard your changes to ${name}?`)) return;
+    void finish();
   }
 
   const parse = (field: FieldName, text: string) => valueOf(text, type.fields[field], type.required.includes(field));
@@ -177,18 +202,11 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
     }
   }
 
-  function onBlur(event: FocusEvent<HTMLDivElement>): void {
-    const next = event.relatedTarget;
-    if (next instanceof Node && wrapperRef.current?.contains(next)) return;
-    // leaving the form saves what was typed and releases the lock
-    if (view.editing && !view.busy && !stale) void saveAndFinish();
-  }
-
   function onKeyDown(field: FieldName, multiline: boolean) {
     return (event: KeyboardEvent) => {
       if (event.key === 'Escape' && view.editing) {
         event.preventDefault();
-        void finish();
+        dropAsking();
       } else if (event.key === 'Enter' && !view.editing && lock.state !== 'lost') {
         event.preventDefault();
         void startEditing(field);
@@ -203,8 +221,8 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
   }
 
   async function continueWithDraft(): Promise<void> {
-    dispatch({ type: 'carried' });
-    if (!(await startEditing(null, true))) dispatch({ type: 'carryFailed' });
+    carrying.current = true;
+    if (!(await startEditing(null, true))) carrying.current = false;
   }
 
   const control = (plan: FieldPlan) => {
@@ -227,11 +245,11 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
         value={view.shown[plan.field] ?? ''}
         editing={view.editing}
         onChange={(text) => {
-          dispatch({ type: 'typed', field: plan.field, text });
-          // typing is activity: a long draft keeps its lock (renewed at most once a minute)
-          baton.locks.touch(record);
+          // the kit keeps the draft, and renews the lock's activity (at most once a minute): typing is activity
+          baton.drafts.set(record, plan.field, text);
+          dispatch({ type: 'edited', field: plan.field });
         }}
-        onActivate={() => void startEditing(plan.field)}
+        onActivate={oneField ? () => void startEditing(plan.field) : undefined}
         onKeyDown={onKeyDown(plan.field, plan.control === 'textarea')}
         inputRef={(el) => {
           if (el) inputs.current.set(plan.field, el);
@@ -292,7 +310,6 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
       data-field-of={`${record.type}/${record.param}`}
       data-lock-state={lock.state}
       data-editing={view.editing ? 'true' : undefined}
-      onBlur={onBlur}
       style={lock.state === 'theirs' && holder ? { borderColor: holder.color } : undefined}
     >
       <div className="field-head">
@@ -409,7 +426,10 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
               if (await save(draft, base, stale)) await finish();
             })()
           }
-          onUseCurrent={() => dispatch({ type: 'usedCurrent', values: textsOf(stale, fieldNames) })}
+          onUseCurrent={() => {
+            baton.drafts.restart(stale, textsOf(stale, fieldNames));
+            dispatch({ type: 'usedCurrent' });
+          }}
         />
       ) : null}
 

@@ -11,7 +11,7 @@ import { planMove } from './moves';
 import { RecordForm } from './RecordForm';
 import { RecordItem } from './RecordItem';
 import { lowerWords, words } from './schemaText';
-import { childrenNow, keyOf, testIdOf, useChildren, useDragSession, useName, usePlace, useTree, type Tree } from './tree';
+import { childrenNow, keyOf, testIdOf, useChildren, useDragSession, useKeepDrafted, useName, usePlace, useTree, type Tree } from './tree';
 import { countRender } from './renderCount';
 import { rowProps, VirtualList, type VirtualRow } from './VirtualList';
 
@@ -222,6 +222,7 @@ export const RecordSection = memo(function RecordSection({ record, type, parent,
 /** A record's children of one type: re-renders when that list changes, not when the record or a sibling list does. */
 const Children = memo(function Children({ tree, record, type, name, thing }: { tree: Tree; record: AnyRecord; type: DeclaredType; name: string; thing: string }) {
   const children = useChildren(tree, keyOf(record), type.name);
+  const keep = useKeepDrafted();
   const nested = tree.schema.childrenOf(type.name).length > 0;
   return (
     <div className="children">
@@ -232,6 +233,7 @@ const Children = memo(function Children({ tree, record, type, name, thing }: { t
           items={children}
           keyOf={(child) => child.param}
           estimate={320}
+          keep={keep}
           render={(child, row) => <RecordSection key={child.param} record={child} type={type} parent={record} row={row} />}
         />
       ) : (
@@ -242,6 +244,7 @@ const Children = memo(function Children({ tree, record, type, name, thing }: { t
           items={children}
           keyOf={(child) => child.param}
           estimate={130}
+          keep={keep}
           render={(child, row) => <RecordItem key={child.param} record={child} type={type} parent={record} look="card" row={row} />}
         />
       )}

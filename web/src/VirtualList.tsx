@@ -2,10 +2,12 @@
  * A list of records that renders what is on screen: up to `LONG` records
  * are all rendered; a longer list keeps only the rows near the viewport in
  * the DOM (@tanstack/react-virtual, against the window's scroll, rows
- * measured as they render since a form's height varies).
+ * measured as they render since a form's height varies), and the rows it
+ * is told to keep (a record being edited stays mounted wherever the page
+ * is scrolled: its form, its focus, its text).
  */
-import { useWindowVirtualizer } from '@tanstack/react-virtual';
-import { useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import { defaultRangeExtractor, useWindowVirtualizer, type Range } from '@tanstack/react-virtual';
+import { useCallback, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 
 /** Lists this long or shorter are rendered whole. */
 export const LONG = 60;
@@ -34,6 +36,8 @@ export interface VirtualListProps<T> {
   className: string;
   label?: string | undefined;
   testId?: string | undefined;
+  /** Rows that stay mounted however far they are scrolled (records with an open form). */
+  keep?: ((item: T) => boolean) | undefined;
 }
 
 export function VirtualList<T>(props: VirtualListProps<T>) {
@@ -87,17 +91,28 @@ function useOffset(ref: React.RefObject<HTMLElement | null>): { offset: number; 
   return { offset, near };
 }
 
-function LongList<T>({ items, keyOf, estimate, render, as: Tag, className, label, testId }: VirtualListProps<T>) {
+function LongList<T>({ items, keyOf, estimate, render, as: Tag, className, label, testId, keep }: VirtualListProps<T>) {
   const ref = useRef<HTMLElement>(null);
   const { offset, near } = useOffset(ref);
+  const kept = useMemo(() => {
+    const at: number[] = [];
+    if (keep) items.forEach((item, i) => keep(item) && at.push(i));
+    return at;
+  }, [items, keep]);
+  const rangeExtractor = useCallback(
+    (range: Range) => (kept.length ? [...new Set([...defaultRangeExtractor(range), ...kept])].sort((a, b) => a - b) : defaultRangeExtractor(range)),
+    [kept],
+  );
   const virtualizer = useWindowVirtualizer({
     count: items.length,
     estimateSize: () => estimate,
     overscan: 6,
     scrollMargin: offset,
     getItemKey: (index) => keyOf(items[index]!),
+    rangeExtractor,
   });
-  const rows = near ? virtualizer.getVirtualItems() : [];
+  const all = virtualizer.getVirtualItems();
+  const rows = near ? all : all.filter((row) => kept.includes(row.index));
   return (
     <Tag
       // sound: the element is a ul or a div, an HTMLElement either way

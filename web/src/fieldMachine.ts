@@ -1,9 +1,10 @@
 /**
- * The editing state of one record's form, framework-free: what the person
- * typed in each field, the version it started from, a refused save's
- * outcome (a 422's message at each field it names). The lock
- * itself lives in the kit (`<Lockable>`); this module decides what the
- * field shows given both. Everything here is a pure function.
+ * The editing state of one record's form, framework-free: a refused save's
+ * outcome (a 422's message at each field it names, a 412's current record)
+ * and what the form says. What the person typed is the kit's draft
+ * (`client.drafts`, by record), so it outlives the form's component; the
+ * lock lives in the kit too (`<Lockable>`). This module decides what the
+ * form shows given all three. Everything here is a pure function.
  */
 import {
   InvalidError,
@@ -45,59 +46,51 @@ export interface Notice {
   text: string;
 }
 
-export interface FieldState {
-  /** The person's text, field by field, while the form is open; kept when the lock is lost. */
-  draft: Drafts | null;
-  /** The version the draft started from: a save sends its version as If-Match. */
-  base: LockableRecord | null;
+/** The form's own state: what a refused save said, and whether one is on its way. */
+export interface FormState {
   /** 412 `stale_version`: the record as it is now, shown beside the draft. */
   stale: LockableRecord | null;
   notice: Notice | null;
   /** A 422's message for each field it names, shown at that field. */
   errors: Record<FieldName, string>;
   saving: boolean;
-  /** "Edit again with my text": the draft, set aside while the lock is taken again. */
-  carried: Drafts | null;
 }
 
-export type FieldEvent =
-  /** The tab got the lock: the form opens on the record's values (or the carried draft). */
-  | { type: 'opened'; record: LockableRecord; values: Drafts }
-  | { type: 'typed'; field: FieldName; text: string }
+/** The form's state with the kit's draft of the record: what the view is made from. */
+export interface FieldState extends FormState {
+  /** The person's text, field by field, while the form is open; kept when the lock is lost. */
+  draft: Drafts | null;
+  /** The version the draft started from: a save sends its version as If-Match. */
+  base: LockableRecord | null;
+}
+
+export type FormEvent =
   | { type: 'saving' }
   | { type: 'saved' }
   /** A save was refused; `current` is the record now, for a stale version; `errors` a 422's, by field. */
   | { type: 'refused'; text: string; current?: LockableRecord | undefined; errors?: Record<FieldName, string> | undefined }
-  /** The form closes: the draft is dropped. */
+  /** The person typed in a field: its 422 message goes. */
+  | { type: 'edited'; field: FieldName }
+  /** The edit ended: what the last save said goes with it. */
   | { type: 'closed' }
-  /** Drop the draft for the current values of a stale record. */
-  | { type: 'usedCurrent'; values: Drafts }
-  | { type: 'carried' }
-  | { type: 'carryFailed' }
+  /** The person chose the current text over a stale draft. */
+  | { type: 'usedCurrent' }
   | { type: 'notice'; notice: Notice | null };
 
-export const initialField: FieldState = {
-  draft: null,
-  base: null,
+export const initialForm: FormState = {
   stale: null,
   notice: null,
   errors: {},
   saving: false,
-  carried: null,
 };
+
+/** No draft: the form shows the record. */
+export const initialField: FieldState = { ...initialForm, draft: null, base: null };
 
 const NO_ERRORS: Record<FieldName, string> = {};
 
-export function fieldReducer(state: FieldState, event: FieldEvent): FieldState {
+export function formReducer(state: FormState, event: FormEvent): FormState {
   switch (event.type) {
-    case 'opened':
-      if (state.draft !== null) return state;
-      return { ...state, draft: state.carried ? { ...event.values, ...state.carried } : event.values, base: event.record, carried: null };
-    case 'typed': {
-      if (state.draft === null) return state;
-      const { [event.field]: _fixed, ...errors } = state.errors;
-      return { ...state, draft: { ...state.draft, [event.field]: event.text }, errors: event.field in state.errors ? errors : state.errors };
-    }
     case 'saving':
       return { ...state, saving: true, notice: null, errors: NO_ERRORS };
     case 'saved':
@@ -110,18 +103,22 @@ export function fieldReducer(state: FieldState, event: FieldEvent): FieldState {
         errors: event.errors ?? NO_ERRORS,
         stale: event.current ?? state.stale,
       };
+    case 'edited': {
+      if (!(event.field in state.errors)) return state;
+      const { [event.field]: _fixed, ...errors } = state.errors;
+      return { ...state, errors };
+    }
     case 'closed':
-      return { ...state, draft: null, base: null, stale: null, carried: null, errors: NO_ERRORS };
+      return state.stale === null && state.errors === NO_ERRORS ? state : { ...state, stale: null, errors: NO_ERRORS };
     case 'usedCurrent':
-      return state.stale ? { ...state, draft: event.values, base: state.stale, stale: null, notice: null } : state;
-    case 'carried':
-      return state.draft === null ? state : { ...state, carried: state.draft, draft: null };
-    case 'carryFailed':
-      return state.carried === null ? state : { ...state, draft: state.carried, carried: null };
+      return { ...state, stale: null, notice: null };
     case 'notice':
       return { ...state, notice: event.notice };
   }
 }
+
+/** Whether Escape should ask before it drops the draft: it differs from the record. */
+export const asksBeforeDropping = (view: Pick<FieldView, 'editing' | 'dirty'>): boolean => view.editing && view.dirty;
 
 /** The field's value in a record as text (empty when the record has no such field, or it is null). */
 export function textOf(record: LockableRecord, field: FieldName): string {

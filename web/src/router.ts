@@ -27,6 +27,29 @@ export function href(route: Route): string {
   }
 }
 
+/** Asked before the route changes: false keeps the current one (e.g. the person chose to keep a draft). */
+type Guard = (from: Route, to: Route) => boolean;
+let guard: Guard | null = null;
+let shown = typeof window === 'undefined' ? '' : window.location.hash;
+
+/** Sets the question asked before the route changes (null: none). */
+export function guardLeaving(next: Guard | null): void {
+  guard = next;
+}
+
+if (typeof window !== 'undefined') {
+  // registered before any component's listener: a refused change is undone before anything renders it
+  window.addEventListener('hashchange', () => {
+    const next = window.location.hash;
+    if (next === shown) return;
+    if (guard && !guard(parseRoute(shown), parseRoute(next))) {
+      history.replaceState(history.state, '', shown || '#/');
+      return;
+    }
+    shown = next;
+  });
+}
+
 const subscribe = (cb: () => void) => {
   window.addEventListener('hashchange', cb);
   return () => window.removeEventListener('hashchange', cb);

@@ -63,7 +63,19 @@ export function valueOf(text: string, schema: FieldSchema | undefined, required:
 
 /** A field's value as the app's text (a draft is text): `null` is empty, `true` is `true`. */
 export function textOfValue(value: unknown): string {
-  return value === null || value === undefined ? '' : String(value);
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    case 'undefined':
+      return '';
+    default:
+      // null is empty; a field whose JSON Schema allows an object or a list shows it as JSON
+      return value === null ? '' : (JSON.stringify(value) ?? '');
+  }
 }
 
 /** The fields a record shows, its label field first, then the others in declaration order. */

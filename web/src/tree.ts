@@ -4,8 +4,8 @@
  * is looking. Shared by context, so nesting goes as deep as the schema does.
  */
 import type { AnyRecord, Case, CaseView, DeclaredType, LiveCase, LiveState, Role, Schema, User } from '@baton/client';
-import { useLiveSelector } from '@baton/react';
-import { createContext, useContext, type MutableRefObject } from 'react';
+import { useDrafts, useLiveSelector } from '@baton/react';
+import { createContext, useCallback, useContext, type MutableRefObject } from 'react';
 import { fieldLabel, fieldOrder, isTextOnly, kebab, numbering, recordName, controlOf, type Control } from './schemaText';
 
 /**
@@ -142,6 +142,19 @@ export function fieldPlans(type: DeclaredType, record: AnyRecord, name: string):
 }
 
 export const testIdOf = (type: DeclaredType, record: AnyRecord): string => `${kebab(type.name)}-${record.param}`;
+
+/** The keys of the records with a draft, as one string: the same string while only the text of a draft changes. */
+const draftKeys = (drafts: readonly { key: string }[]): string => (drafts.length ? `\n${drafts.map((d) => d.key).join('\n')}\n` : '');
+
+/**
+ * Which records of a list stay mounted however far they are scrolled: those
+ * with a draft (an open form keeps its focus and its place). Re-renders the
+ * list only when a draft starts or ends.
+ */
+export function useKeepDrafted(): (record: AnyRecord) => boolean {
+  const keys = useDrafts(draftKeys);
+  return useCallback((record: AnyRecord) => keys !== '' && keys.includes(`\n${keyOf(record)}\n`), [keys]);
+}
 
 /** The record being dragged in this tab, and how to finish its move: set at drag start, read by the drop target. */
 export interface DragSession {

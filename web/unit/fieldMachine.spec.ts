@@ -1,16 +1,19 @@
 /**
- * The field's state machine (src/fieldMachine.ts), without a browser or a
- * server: its transitions and what the view shows for each lock state.
+ * The form's state machine (src/fieldMachine.ts), without a browser or a
+ * server: its transitions and what the view shows for each lock state and
+ * draft (the draft itself is the kit's, tested in clients/).
  */
 import { expect, test } from '@playwright/test';
 import { InvalidError, LockHeldError, LockedError, StaleVersionError, type AnyRecord, type Lock, type User, type Waiter } from '@baton/client';
 import { ordinal } from '../src/format';
 import {
+  asksBeforeDropping,
   canStart,
   changedFields,
   changeOf,
-  fieldReducer,
+  formReducer,
   initialField,
+  initialForm,
   lockAnnouncement,
   moveRefusal,
   placeInLine,
@@ -18,8 +21,9 @@ import {
   textOf,
   textsOf,
   viewOf,
-  type FieldEvent,
   type FieldState,
+  type FormEvent,
+  type FormState,
   type LockView,
 } from '../src/fieldMachine';
 
@@ -73,24 +77,29 @@ const words = { label: 'Card 1', noun: 'this card' };
 /** A card's form: one field, `content`. */
 const d = (content: string) => ({ content });
 const context = (me: User, value: string, editable = true) => ({ fields: ['content'], editable, me, role: 'editor' as const, value: d(value) });
-const run = (...events: FieldEvent[]): FieldState => events.reduce(fieldReducer, initialField);
+const run = (...events: FormEvent[]): FormState => events.reduce(formReducer, initialForm);
+/** A form with a draft of `record` (the kit's), its text `values`, and the form's own state. */
+const drafted = (record: AnyRecord, values: Record<string, string>, form: FormState = initialForm): FieldState => ({ ...form, draft: values, base: record });
 
-test('taking the lock opens the editor on the current text; typing makes it dirty; closing drops the draft', () => {
+test('the lock opens the editor on the draft; a changed draft is dirty, and Escape asks before dropping it', () => {
   const v1 = card('The first card.', 1);
-  const opened = run({ type: 'opened', record: v1, values: d(textOf(v1, 'content')) });
-  expect(viewOf(opened, mine(carol), context(carol, v1.content), words)).toMatchObject({ editing: true, dirty: false, shown: d('The first card.') });
-  const typed = fieldReducer(opened, { type: 'typed', field: 'content', text: 'More.' });
-  expect(viewOf(typed, mine(carol), context(carol, v1.content), words)).toMatchObject({ editing: true, dirty: true, shown: d('More.') });
-  // a second `opened` (the lock renewed) keeps what was typed
-  expect(fieldReducer(typed, { type: 'opened', record: v1, values: d(v1.content) }).draft).toEqual(d('More.'));
-  expect(fieldReducer(typed, { type: 'closed' })).toMatchObject({ draft: null, base: null, stale: null });
-  // typing without an open editor changes nothing
-  expect(run({ type: 'typed', field: 'content', text: 'x' })).toBe(initialField);
+  const opened = drafted(v1, d(textOf(v1, 'content')));
+  const view = viewOf(opened, mine(carol), context(carol, v1.content), words);
+  expect(view).toMatchObject({ editing: true, dirty: false, shown: d('The first card.') });
+  expect(asksBeforeDropping(view)).toBe(false);
+  const typed = viewOf(drafted(v1, d('More.')), mine(carol), context(carol, v1.content), words);
+  expect(typed).toMatchObject({ editing: true, dirty: true, shown: d('More.') });
+  expect(asksBeforeDropping(typed)).toBe(true);
+  // no draft: the record's text, nothing to edit
+  expect(viewOf(initialField, mine(carol), context(carol, v1.content), words)).toMatchObject({ editing: false, shown: d('The first card.') });
+  // closing forgets what the last save said
+  const refused = run({ type: 'saving' }, { type: 'refused', text: 'no', current: v1, errors: { content: 'bad' } });
+  expect(formReducer(refused, { type: 'closed' })).toMatchObject({ stale: null, errors: {} });
 });
 
 test('a lock taken over keeps the draft: banner, badge of the taker, the draft panel', () => {
   const v1 = card('The first card.', 1);
-  const state = run({ type: 'opened', record: v1, values: d(v1.content) }, { type: 'typed', field: 'content', text: 'Carol adds…' });
+  const state = drafted(v1, d('Carol adds…'));
   const lost: LockView = { ...theirs(bob), state: 'lost', lostTo: bob, lostReason: 'overridden' };
   const view = viewOf(state, lost, context(carol, v1.content), words);
   expect(view).toMatchObject({
@@ -103,7 +112,7 @@ test('a lock taken over keeps the draft: banner, badge of the taker, the draft p
     shown: d('The first card.'),
   });
   // nothing typed: nothing to keep, the banner alone
-  const untouched = run({ type: 'opened', record: v1, values: d(v1.content) });
+  const untouched = drafted(v1, d(v1.content));
   expect(viewOf(untouched, lost, context(carol, v1.content), words).lostDraft).toBeNull();
   // an expired lock says why
   expect(viewOf(state, { ...free, state: 'lost', lostReason: 'expired' }, context(carol, v1.content), words)).toMatchObject({
@@ -118,36 +127,14 @@ test('a lock taken over keeps the draft: banner, badge of the taker, the draft p
   });
 });
 
-test('"Edit again with my text" carries the draft over a new lock, or gives it back', () => {
-  const v1 = card('The first card.', 1);
-  const v2 = card('Bob’s version.', 2);
-  const kept = run({ type: 'opened', record: v1, values: d(v1.content) }, { type: 'typed', field: 'content', text: 'mine' }, { type: 'carried' });
-  expect(kept).toMatchObject({ draft: null, carried: d('mine') });
-  const reopened = fieldReducer(kept, { type: 'opened', record: v2, values: d(v2.content) });
-  expect(reopened).toMatchObject({ draft: d('mine'), base: v2, carried: null });
-  expect(viewOf(reopened, mine(carol), context(carol, v2.content), words).dirty).toBe(true);
-  expect(fieldReducer(kept, { type: 'carryFailed' })).toMatchObject({ draft: d('mine'), base: v1, carried: null });
-});
-
-test('a stale save shows the current text; "Use the current text" edits from it', () => {
-  const v1 = card('The first card.', 1);
+test('a stale save shows the current text; choosing the current text clears the choice', () => {
   const v2 = card('Changed by a script', 2);
   const stale = new StaleVersionError(412, { code: 'stale_version', message: 'stale', current: v2 });
   const refused = refusal(stale, words, stale.message);
   expect(refused).toEqual({ text: 'Not saved: Card 1 was changed by someone else. Choose which text to keep.', current: v2 });
-  const state = run(
-    { type: 'opened', record: v1, values: d(v1.content) },
-    { type: 'typed', field: 'content', text: 'careful rewrite' },
-    { type: 'saving' },
-    { type: 'refused', ...refused },
-  );
-  expect(state).toMatchObject({ saving: false, stale: v2, draft: d('careful rewrite'), notice: { kind: 'error' } });
-  expect(fieldReducer(state, { type: 'usedCurrent', values: d(textOf(v2, 'content')) })).toMatchObject({
-    draft: d('Changed by a script'),
-    base: v2,
-    stale: null,
-    notice: null,
-  });
+  const state = run({ type: 'saving' }, { type: 'refused', ...refused });
+  expect(state).toMatchObject({ saving: false, stale: v2, notice: { kind: 'error' } });
+  expect(formReducer(state, { type: 'usedCurrent' })).toMatchObject({ stale: null, notice: null });
   const locked = new LockedError(423, { code: 'locked', message: 'locked', lock: lockOf(bob, '7') });
   expect(refusal(locked, words, locked.message).text).toMatch(/^Not saved: Bob is editing this card now/);
   expect(refusal(new Error('boom'), words, 'boom')).toEqual({ text: 'Not saved: boom' });
@@ -252,7 +239,7 @@ test('a deep lock: "Alice is restructuring this page" on the page and the cards 
     'Alice is restructuring the page of Card 1',
   );
   // the restructuring tab's own deep lock does not open the page title's editor
-  const opened = run({ type: 'opened', record: v1, values: d(v1.content) });
+  const opened = drafted(v1, d(v1.content));
   expect(viewOf(opened, { ...free, state: 'mine', holder: alice, lock: pageLock }, context(alice, v1.content), words)).toMatchObject({
     editing: false,
     restructuring: true,
@@ -292,16 +279,10 @@ test('a 422 names the field: its message is the notice of that field', () => {
   // each field's message goes to that field of the form, and typing there clears it
   const refused = refusal(invalid, words, invalid.message);
   expect(refused.errors).toEqual({ title: 'title: too long', dueOn: 'dueOn: not a date' });
-  const book = { ...card('', 1), title: 'T', dueOn: '2026-01-01' };
-  const state = run(
-    { type: 'opened', record: book, values: { title: 'T', dueOn: '2026-01-01' } },
-    { type: 'typed', field: 'dueOn', text: 'soon' },
-    { type: 'saving' },
-    { type: 'refused', ...refused },
-  );
+  const state = run({ type: 'saving' }, { type: 'refused', ...refused });
   expect(state.errors).toEqual({ title: 'title: too long', dueOn: 'dueOn: not a date' });
-  expect(state.draft).toEqual({ title: 'T', dueOn: 'soon' });
-  expect(fieldReducer(state, { type: 'typed', field: 'dueOn', text: '2026-02-01' }).errors).toEqual({ title: 'title: too long' });
+  expect(formReducer(state, { type: 'edited', field: 'dueOn' }).errors).toEqual({ title: 'title: too long' });
+  expect(formReducer(state, { type: 'edited', field: 'other' })).toBe(state);
 });
 
 test('one form for the whole record: a save sends only the fields changed', () => {
@@ -311,7 +292,7 @@ test('one form for the whole record: a save sends only the fields changed', () =
   expect(changeOf(draft, book, (field, text) => (field === 'pages' ? Number(text) : text))).toEqual({ status: 'review', pages: 4 });
   expect(textsOf(book, ['title', 'pages'])).toEqual({ title: 'Preface', pages: '3' });
   // a lost lock keeps only what was changed
-  const state = run({ type: 'opened', record: book, values: textsOf(book, ['title', 'status']) }, { type: 'typed', field: 'status', text: 'done' });
+  const state = drafted(book, { ...textsOf(book, ['title', 'status']), status: 'done' });
   const lost: LockView = { ...theirs(bob), state: 'lost', lostTo: bob, lostReason: 'overridden' };
   expect(viewOf(state, lost, { ...context(carol, ''), fields: ['title', 'status'], value: textsOf(book, ['title', 'status']) }, words).lostDraft).toEqual({
     status: 'done',

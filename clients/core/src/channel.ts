@@ -53,6 +53,13 @@ export interface ChannelOptions {
   random?: () => number;
   /** Where to listen for `online` and `visibilitychange` (default: the browser's window and document). */
   signals?: NetworkSignals;
+  /** Runs before every reconnect (not the first connect), e.g. to fetch a fresh token for the channel's URL. */
+  beforeReconnect?: () => Promise<void>;
+  /**
+   * A `kicked` frame came: resolves true to reconnect (e.g. a fresh token
+   * was found after `signed_out`), false to stop for good as usual.
+   */
+  recover?: (error: KickedError) => Promise<boolean>;
 }
 
 const KNOWN: ReadonlySet<string> = new Set<ServerFrame['type']>(['welcome', 'create', 'update', 'destroy', 'presence', 'resync', 'kicked', 'pong']);
@@ -133,6 +140,8 @@ export class EditsChannel {
   private awaitingPong = false;
   private probe: ReturnType<typeof setTimeout> | null = null;
   private unlisten: (() => void) | null = null;
+  /** A connect waits for `beforeReconnect` or `recover`: nothing else starts one meanwhile. */
+  private preparing = false;
 
   constructor(private readonly options: ChannelOptions) {}
 
@@ -158,7 +167,7 @@ export class EditsChannel {
 
   /** Drops the connection and connects again (as after a network change). */
   reconnect(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.preparing) return;
     if (this.socket) {
       this.drop(4000);
       this.setStatus('reconnecting');
@@ -231,10 +240,23 @@ export class EditsChannel {
   }
 
   private connect(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.preparing) return;
     this.timer = null;
     this.notBefore = 0;
-    this.setStatus(this.attempt === 0 && this.status !== 'reconnecting' ? 'connecting' : 'reconnecting');
+    const again = this.attempt > 0 || this.status === 'reconnecting';
+    this.setStatus(again ? 'reconnecting' : 'connecting');
+    const prepare = again ? this.options.beforeReconnect : undefined;
+    if (!prepare) return this.open();
+    this.preparing = true;
+    void prepare()
+      .catch(() => {})
+      .then(() => {
+        this.preparing = false;
+        if (!this.stopped && !this.socket) this.open();
+      });
+  }
+
+  private open(): void {
     let socket: WebSocketLike;
     try {
       socket = new this.options.WebSocket(this.options.url());
@@ -264,7 +286,7 @@ export class EditsChannel {
         this.startHeartbeat(frame.heartbeatMs);
       }
       if (frame.type === 'kicked') {
-        this.stop(new KickedError(frame.reason));
+        this.kicked(new KickedError(frame.reason));
         return;
       }
       try {
@@ -288,6 +310,24 @@ export class EditsChannel {
     };
   }
 
+  /** The server closed the tab on purpose: stop, unless `recover` finds a way to carry on. */
+  private kicked(error: KickedError): void {
+    const recover = this.options.recover;
+    if (!recover) return this.stop(error);
+    this.drop(1000);
+    this.setStatus('reconnecting');
+    this.clearTimer();
+    this.preparing = true;
+    void recover(error)
+      .catch(() => false)
+      .then((carryOn) => {
+        this.preparing = false;
+        if (this.stopped) return;
+        if (!carryOn) return this.stop(error);
+        if (!this.socket) this.open();
+      });
+  }
+
   private async retry(wasOpen: boolean): Promise<void> {
     if (this.stopped) return;
     let wait = 0;
@@ -304,7 +344,7 @@ export class EditsChannel {
       }
     }
     // a reconnect meanwhile (the `online` event) has a connection under way already
-    if (this.stopped || this.socket || this.timer) return;
+    if (this.stopped || this.socket || this.timer || this.preparing) return;
     this.schedule(wait);
   }
 
@@ -346,7 +386,7 @@ export class EditsChannel {
   };
 
   private dead(): void {
-    if (this.stopped || !this.socket) return;
+    if (this.stopped || !this.socket || this.preparing) return;
     this.drop(4000);
     this.setStatus('reconnecting');
     this.schedule(0);
@@ -362,7 +402,7 @@ export class EditsChannel {
     if (this.stopped) return;
     if (!this.socket) {
       // waiting to retry: try now, unless the server asked to wait
-      if (this.timer && Date.now() >= this.notBefore) {
+      if (this.timer && !this.preparing && Date.now() >= this.notBefore) {
         this.clearTimer();
         this.connect();
       }

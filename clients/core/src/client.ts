@@ -1,10 +1,11 @@
 import { Api, type ParentRef } from './api.js';
 import { KickedError, type Backoff, type NetworkSignals, type WebSocketConstructor } from './channel.js';
+import { DraftStore } from './drafts.js';
 import { LockLostError, StaleVersionError, UnauthorizedError } from './errors.js';
 import { Transport, type FetchLike } from './http.js';
 import { LiveCase } from './live.js';
 import { LockManager } from './locks.js';
-import { tabSessionId, type SessionStore } from './session.js';
+import { TabSession, type BroadcastConstructor, type SessionStore } from './session.js';
 import { keyOf } from './store.js';
 import type { Schema } from './schema.js';
 import type { Fields, Identity, LockableRef, RecordKey, RecordMap, User } from './types.js';
@@ -22,6 +23,21 @@ export interface BatonClientOptions {
   sessionId?: string;
   /** A token from an earlier sign-in. */
   token?: string | null;
+  /**
+   * Where a fresh token comes from (your sign-in: a refresh, or asking the
+   * person again). Asked after a 401 (the request is tried once more with a
+   * different token), before every reconnect of an edits channel, shortly
+   * before the token's `exp`, and after a `kicked` frame with reason
+   * `signed_out`; a token it gives that differs from the current one is
+   * used from then on, and the channels reconnect with it, keeping the
+   * tab's locks and drafts. `null`, or the same token, means none: the kit
+   * carries on as without it (signed out on a 401). See `TokenRequest`.
+   */
+  getToken?: (request: TokenRequest) => Promise<string | null> | string | null;
+  /** How long a REST call may take, answer included, before it fails with TimeoutError (ms; default 10 000). */
+  timeout?: number;
+  /** A `BroadcastChannel` implementation for telling a duplicated tab apart (default: the global one; `null`: none). */
+  broadcast?: BroadcastConstructor | null;
   /** Reconnect delays of the edits channel. */
   backoff?: Backoff;
   /** Where the edits channels hear `online` and `visibilitychange` (default: the browser's window and document). */
@@ -36,6 +52,8 @@ export interface BatonClientOptions {
   closeDelay?: number;
   /** Release the tab's locks and leave its lines on `pagehide` (default: true where there is a window). */
   releaseOnPageHide?: boolean;
+  /** Ask before the page is left or reloaded while a draft has changes (`beforeunload`; default: true where there is a window). */
+  askBeforeUnload?: boolean;
   /**
    * The case (its slug) that records of external types (`store: "external"`,
    * kept in a host's own database) are in: lock requests on them carry it as
@@ -46,6 +64,36 @@ export interface BatonClientOptions {
 }
 
 type Saveable = RecordKey & Identity & { version?: number; slug?: unknown };
+
+/**
+ * Why the kit asks for a token: `refused` (baton answered 401 to `refused`),
+ * `reconnect` (an edits channel is about to reconnect: the current token is
+ * fine if it is still good), `expiring` (the current token's `exp` is
+ * near) or `signed_out` (baton closed a channel because the token ended).
+ */
+export interface TokenRequest {
+  reason: 'refused' | 'reconnect' | 'expiring' | 'signed_out';
+  /** The token in use when asked. */
+  current: string | null;
+}
+
+/** A token's `exp` and `iat` (seconds since the epoch), when it has them. */
+export function tokenTimes(token: string | null): { exp: number | null; iat: number | null } {
+  const payload = tokenPayload(token);
+  const num = (key: string) => (payload && key in payload && typeof payload[key] === 'number' ? payload[key] : null);
+  return { exp: num('exp'), iat: num('iat') };
+}
+
+function tokenPayload(token: string | null): Record<string, unknown> | null {
+  const payload = token?.split('.')[1];
+  if (!payload || typeof atob !== 'function') return null;
+  try {
+    const json: unknown = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/')));
+    return json && typeof json === 'object' ? (json as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
 
 /** The case a record belongs to: a case is its own, every other record says so in `caseId`. */
 function caseIdOf(record: Identity): number | undefined {
@@ -61,15 +109,15 @@ interface Entry<R extends RecordMap> {
 
 /** The user id a token names (its `sub`), or null when it cannot be read. */
 export function tokenUserId(token: string | null): number | null {
-  const payload = token?.split('.')[1];
-  if (!payload || typeof atob !== 'function') return null;
-  try {
-    const json: unknown = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/')));
-    const sub = json && typeof json === 'object' && 'sub' in json ? Number(json.sub) : NaN;
-    return Number.isSafeInteger(sub) ? sub : null;
-  } catch {
-    return null;
-  }
+  const payload = tokenPayload(token);
+  const sub = payload && 'sub' in payload ? Number(payload.sub) : NaN;
+  return Number.isSafeInteger(sub) ? sub : null;
+}
+
+/** How long before a token's `exp` the kit asks for a fresh one: a fifth of its life, at most a minute. */
+function renewalMargin(exp: number, iat: number | null): number {
+  const life = iat !== null && iat < exp ? (exp - iat) * 1000 : 5 * 60_000;
+  return Math.min(60_000, life / 5);
 }
 
 /** A handle on an open case; `close()` when done with it. */
@@ -91,18 +139,27 @@ export interface MoveTarget {
  * every type is an `AnyRecord`.
  */
 export class BatonClient<R extends RecordMap = RecordMap> {
-  readonly sessionId: string;
   readonly api: Api;
   readonly locks: LockManager;
+  /** The tab's drafts, by record: what people typed and have not saved. */
+  readonly drafts: DraftStore;
   private token: string | null;
   /** The signed-in user's id: from the sign-in, else from the token. */
   private userId: number | null;
   private readonly transport: Transport;
   private readonly cases = new Map<string, Entry<R>>();
   private readonly authListeners = new Set<(error: UnauthorizedError) => void>();
+  private readonly session: TabSession;
+  /** Asks for a fresh token in flight, by reason: concurrent asks share one. */
+  private readonly renewing = new Map<TokenRequest['reason'], Promise<string | null>>();
+  private renewTimer: ReturnType<typeof setTimeout> | null = null;
+  private disposed = false;
+  /** The token each open case's channel last connected with. */
+  private readonly channelTokens = new Map<string, string | null>();
+  private stopAsking: (() => void) | null = null;
 
   constructor(private readonly options: BatonClientOptions = {}) {
-    this.sessionId = options.sessionId ?? tabSessionId(options.storage);
+    this.session = new TabSession({ storage: options.storage, id: options.sessionId, broadcast: options.broadcast });
     this.token = options.token ?? null;
     this.userId = tokenUserId(this.token);
     const fetchImpl = options.fetch ?? globalThis.fetch?.bind(globalThis);
@@ -110,14 +167,18 @@ export class BatonClient<R extends RecordMap = RecordMap> {
     this.transport = new Transport({
       baseUrl: options.baseUrl ?? '',
       fetch: fetchImpl,
-      sessionId: this.sessionId,
+      sessionId: () => this.session.id,
+      ready: () => (this.session.settled ? undefined : this.session.ready),
       token: () => this.token,
+      renewToken: options.getToken ? (refused) => this.renewToken('refused', refused) : undefined,
       onUnauthorized: (error) => this.unauthorized(error),
+      timeout: options.timeout,
     });
     this.api = new Api(this.transport, (record) => this.caseOf(record));
     this.locks = new LockManager({
       api: this.api,
-      sessionId: this.sessionId,
+      sessionId: () => this.session.id,
+      retry: options.backoff,
       userId: () => this.userId,
       findLock: (key) => {
         for (const { live } of this.cases.values()) {
@@ -148,6 +209,23 @@ export class BatonClient<R extends RecordMap = RecordMap> {
       hasChannel: (caseId) => this.storesOf(caseId).some((live) => live.status === 'live'),
     });
     if (options.releaseOnPageHide ?? true) this.locks.releaseOnPageHide();
+    // typing is activity: a long draft keeps its lock
+    this.drafts = new DraftStore({ onInput: (record) => this.locks.touch(record) });
+    if (options.askBeforeUnload ?? true) this.stopAsking = this.drafts.askBeforeUnload();
+    this.scheduleRenewal();
+  }
+
+  /**
+   * The tab's session id. Made once per tab and kept in `sessionStorage`; a
+   * duplicated tab (which copies it) takes a new one within `ready()`.
+   */
+  get sessionId(): string {
+    return this.session.id;
+  }
+
+  /** Resolves once the tab's session id is settled (requests and channels wait for it). */
+  ready(): Promise<void> {
+    return this.session.ready;
   }
 
   get signedIn(): boolean {
@@ -160,7 +238,66 @@ export class BatonClient<R extends RecordMap = RecordMap> {
 
   setToken(token: string | null): void {
     this.token = token;
-    this.userId = tokenUserId(token);
+    this.userId = tokenUserId(token) ?? (token === null ? null : this.userId);
+    this.scheduleRenewal();
+  }
+
+  /**
+   * Asks `getToken` for a fresh token. A different one is used from then
+   * on; with `reconnect`, the open channels reconnect with it (their tabs
+   * keep their locks through the server's disconnect grace). Resolves to
+   * the new token, or null when there is none.
+   */
+  private renewToken(reason: TokenRequest['reason'], current: string | null = this.token, reconnect = reason !== 'reconnect'): Promise<string | null> {
+    const getToken = this.options.getToken;
+    if (!getToken) return Promise.resolve(null);
+    const asking = this.renewing.get(reason);
+    if (asking) return asking;
+    const answer = (async () => {
+      try {
+        const token = await getToken({ reason, current });
+        if (!token || token === current || this.disposed) return null;
+        const was = this.token;
+        this.setToken(token);
+        if (reconnect && was !== token) for (const { live } of this.cases.values()) live.reconnect();
+        return token;
+      } finally {
+        this.renewing.delete(reason);
+      }
+    })();
+    this.renewing.set(reason, answer);
+    return answer;
+  }
+
+  /**
+   * A channel was kicked: with reason `signed_out` (its token ended), a
+   * fresh token from `getToken` (asked once) carries it on; anything else
+   * stops it as usual.
+   */
+  private async recover(slug: string, kicked: KickedError): Promise<boolean> {
+    if (kicked.reason !== 'signed_out') return false;
+    const used = this.channelTokens.get(slug) ?? null;
+    // another channel already found a fresh token
+    if (this.token !== null && this.token !== used) return true;
+    return (await this.renewToken('signed_out', used, false).catch(() => null)) !== null;
+  }
+
+  /** Asks for a fresh token shortly before the current one's `exp` (with `getToken` only). */
+  private scheduleRenewal(): void {
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.renewTimer = null;
+    if (!this.options.getToken || this.disposed) return;
+    const { exp, iat } = tokenTimes(this.token);
+    if (exp === null) return;
+    const delay = Math.max(0, exp * 1000 - renewalMargin(exp, iat) - Date.now());
+    // timers are 32-bit: a far `exp` is looked at again later
+    const timer = setTimeout(() => {
+      this.renewTimer = null;
+      if (Date.now() < exp * 1000 - renewalMargin(exp, iat) - 1000) return this.scheduleRenewal();
+      void this.renewToken('expiring').catch(() => null);
+    }, Math.min(delay, 2 ** 31 - 1));
+    (timer as { unref?: () => void }).unref?.();
+    this.renewTimer = timer;
   }
 
   /** The signed-in user's id, when known (from the sign-in or the token). */
@@ -171,7 +308,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
   /** Signs in; the token is kept for every later request. */
   async login(email: string, password: string): Promise<User> {
     const { token, user } = await this.api.login(email, password);
-    this.token = token;
+    this.setToken(token);
     this.userId = user.id;
     return user;
   }
@@ -181,7 +318,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
     try {
       await this.api.logout();
     } finally {
-      this.token = null;
+      this.setToken(null);
       this.userId = null;
       this.closeAll();
     }
@@ -208,6 +345,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
       const origin = typeof location === 'undefined' ? '' : location.origin;
       base = origin + base;
     }
+    this.channelTokens.set(slug, this.token);
     const query = new URLSearchParams({ token: this.token ?? '', sessionId: this.sessionId });
     return `${base.replace(/^http/i, 'ws')}/cases/${encodeURIComponent(slug)}/edits?${query}`;
   }
@@ -227,8 +365,12 @@ export class BatonClient<R extends RecordMap = RecordMap> {
         slug,
         api: this.api,
         locks: this.locks,
-        sessionId: this.sessionId,
+        sessionId: () => this.session.id,
+        ready: this.session.settled ? undefined : this.session.ready,
         userId: () => this.userId,
+        beforeReconnect: this.options.getToken ? () => this.renewToken('reconnect').then(() => {}) : undefined,
+        // the token ended (`signed_out`): a fresh one carries the tab on, locks, drafts and all
+        recover: this.options.getToken ? (kicked) => this.recover(slug, kicked) : undefined,
         signals: this.options.signals,
         random: this.options.random,
         onStop: (_live, error) => {
@@ -282,10 +424,15 @@ export class BatonClient<R extends RecordMap = RecordMap> {
     this.cases.clear();
   }
 
-  /** Closes the client: open cases, the `pagehide` listener. */
+  /** Closes the client: open cases, the `pagehide` listener, the session's answers to other tabs. */
   dispose(): void {
+    this.disposed = true;
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.renewTimer = null;
     this.closeAll();
     this.locks.dispose();
+    this.session.dispose();
+    this.stopAsking?.();
   }
 
   /** The slug of the case a record of an external type is in (see `BatonClientOptions.case`). */

@@ -162,9 +162,17 @@ export class ConflictError extends BatonError {
 export class NetworkError extends BatonError {
   override name = 'NetworkError';
   override readonly cause: unknown;
-  constructor(message: string, cause?: unknown) {
-    super('network', 0, message);
+  constructor(message: string, cause?: unknown, code = 'network') {
+    super(code, 0, message);
     this.cause = cause;
+  }
+}
+
+/** A request that had no complete answer within its timeout (default 10 s): it may or may not have reached baton. */
+export class TimeoutError extends NetworkError {
+  override name = 'TimeoutError';
+  constructor(message: string, cause?: unknown) {
+    super(message, cause, 'timeout');
   }
 }
 

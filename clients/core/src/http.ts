@@ -1,4 +1,4 @@
-import { NetworkError, UnauthorizedError, errorFromResponse } from './errors.js';
+import { NetworkError, TimeoutError, UnauthorizedError, errorFromResponse } from './errors.js';
 import { fromWire } from './wire.js';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -7,11 +7,24 @@ export interface TransportOptions {
   /** Where baton answers, e.g. `https://baton.example.com` or `''` for same origin. */
   baseUrl: string;
   fetch: FetchLike;
-  sessionId: string;
+  /** The tab's session id (it may change once at start: a duplicated tab takes a new one). */
+  sessionId: () => string;
+  /** Resolves once the session id is settled; requests wait for it. */
+  ready?: () => Promise<void> | undefined;
   token: () => string | null;
-  /** Told about every 401, so the app can send the person to sign in. */
+  /**
+   * Asked for a fresh token after a 401 (the token the request was sent
+   * with is passed): a different token is tried once more.
+   */
+  renewToken?: (refused: string | null) => Promise<string | null>;
+  /** Told about every 401 that a fresh token did not cure, so the app can send the person to sign in. */
   onUnauthorized?: (error: UnauthorizedError) => void;
+  /** How long a request may take, answer included, before it fails with TimeoutError (ms; default 10 000). */
+  timeout?: number;
 }
+
+/** How long a request may take by default (ms). */
+export const DEFAULT_TIMEOUT = 10_000;
 
 export interface RequestOptions {
   body?: unknown;
@@ -23,6 +36,8 @@ export interface RequestOptions {
   /** Lets the request outlive the page (`pagehide`). */
   keepalive?: boolean;
   signal?: AbortSignal;
+  /** This request's timeout (ms), instead of the transport's. */
+  timeout?: number;
 }
 
 export interface Reply<T> {
@@ -61,46 +76,95 @@ export class Transport {
 
   /**
    * Sends one request; `T` is what the caller expects the answer to be.
-   * `Api.call` fills it in from the OpenAPI document for each route.
+   * `Api.call` fills it in from the OpenAPI document for each route. A
+   * request that has no complete answer within the timeout fails with
+   * TimeoutError; a 401 asks `renewToken` once and tries again with a
+   * different token.
    */
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<Reply<T>> {
+    const ready = this.options.ready?.();
+    if (ready) await ready;
+    const token = this.options.token();
+    try {
+      return await this.send<T>(method, path, opts, token);
+    } catch (error) {
+      if (!(error instanceof UnauthorizedError) || path === '/auth/login') throw error;
+      // a fresh token came while this request was on its way: it is tried with that one, nobody is asked
+      const now = this.options.token();
+      const renewed = now && now !== token ? now : this.options.renewToken ? await this.options.renewToken(token).catch(() => null) : null;
+      if (renewed && renewed !== token) {
+        try {
+          return await this.send<T>(method, path, opts, renewed);
+        } catch (again) {
+          if (again instanceof UnauthorizedError) this.options.onUnauthorized?.(again);
+          throw again;
+        }
+      }
+      this.options.onUnauthorized?.(error);
+      throw error;
+    }
+  }
+
+  private async send<T>(method: string, path: string, opts: RequestOptions, token: string | null): Promise<Reply<T>> {
     const headers: Record<string, string> = {
       Accept: 'application/json',
-      'X-Session-ID': this.options.sessionId,
+      'X-Session-ID': this.options.sessionId(),
     };
-    const token = this.options.token();
     if (token) headers.Authorization = `Bearer ${token}`;
     if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
     if (opts.ifMatch != null) headers['If-Match'] = `"${opts.ifMatch}"`;
     if (opts.lockToken) headers['Lock-Token'] = opts.lockToken;
 
-    let response: Response;
-    try {
-      response = await this.options.fetch(this.url(path, opts.query), {
-        method,
-        headers,
-        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        keepalive: opts.keepalive,
-        signal: opts.signal,
-      });
-    } catch (cause) {
-      throw new NetworkError(`${method} ${path} failed: baton did not answer`, cause);
-    }
+    // the timeout covers the whole answer, body included: a connection that goes quiet halfway fails too
+    const ms = opts.timeout ?? this.options.timeout ?? DEFAULT_TIMEOUT;
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, ms);
+    const caller = opts.signal;
+    const passOn = () => abort.abort();
+    if (caller?.aborted) abort.abort();
+    else caller?.addEventListener('abort', passOn, { once: true });
+    const failed = (cause: unknown) =>
+      timedOut ? new TimeoutError(`${method} ${path}: no answer within ${ms} ms`, cause) : new NetworkError(`${method} ${path} failed: baton did not answer`, cause);
 
-    let data: unknown = null;
-    const text = await response.text().catch(() => '');
-    if (text) {
+    try {
+      let response: Response;
       try {
-        data = JSON.parse(text);
-      } catch {
-        data = text;
+        response = await this.options.fetch(this.url(path, opts.query), {
+          method,
+          headers,
+          body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+          keepalive: opts.keepalive,
+          signal: abort.signal,
+        });
+      } catch (cause) {
+        throw failed(cause);
       }
+
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (cause) {
+        // the answer was cut off: its status alone says nothing about what happened
+        if (timedOut || abort.signal.aborted) throw failed(cause);
+        text = '';
+      }
+      let data: unknown = null;
+      if (text) {
+        try {
+          data = JSON.parse(text);
+        } catch {
+          data = text;
+        }
+      }
+      if (!response.ok) throw errorFromResponse(response.status, data, response.headers);
+      return { status: response.status, data: fromWire<T>(data), version: parseEtag(response.headers.get('ETag')) };
+    } finally {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', passOn);
     }
-    if (!response.ok) {
-      const error = errorFromResponse(response.status, data, response.headers);
-      if (error instanceof UnauthorizedError && path !== '/auth/login') this.options.onUnauthorized?.(error);
-      throw error;
-    }
-    return { status: response.status, data: fromWire<T>(data), version: parseEtag(response.headers.get('ETag')) };
   }
 }

@@ -1,4 +1,5 @@
-export { BatonClient, tokenUserId, type BatonClientOptions, type CaseHandle, type MoveTarget } from './client.js';
+export { BatonClient, tokenTimes, tokenUserId, type BatonClientOptions, type CaseHandle, type MoveTarget, type TokenRequest } from './client.js';
+export { DraftStore, type Draft, type DraftBase, type DraftStoreOptions } from './drafts.js';
 export { Api, recordPath, type LockOptions, type ParentRef, type SaveOptions } from './api.js';
 export { Schema } from './schema.js';
 export {
@@ -37,15 +38,25 @@ export {
   OutrankedError,
   RateLimitedError,
   StaleVersionError,
+  TimeoutError,
   UnauthorizedError,
   errorFromResponse,
   isFatal,
   type ErrorInfo,
 } from './errors.js';
-export { Transport, type FetchLike, type Reply, type RequestOptions, type TransportOptions } from './http.js';
+export { DEFAULT_TIMEOUT, Transport, type FetchLike, type Reply, type RequestOptions, type TransportOptions } from './http.js';
 export { LiveCase, type LiveState, type LiveStatus } from './live.js';
 export { CancelledError, LockManager, endReason, type LockInfo, type LockState } from './locks.js';
 export { inLine, positionIn, waiterEnd, waiterIn } from './line.js';
-export { SESSION_KEY, tabSessionId, type SessionStore } from './session.js';
+export {
+  SESSION_CHANNEL,
+  SESSION_KEY,
+  TabSession,
+  tabSessionId,
+  type BroadcastConstructor,
+  type BroadcastLike,
+  type SessionStore,
+  type TabSessionOptions,
+} from './session.js';
 export { CaseStore, keyOf, lockIn, recordIn, type CaseView, type Listener } from './store.js';
 export type * from './types.js';

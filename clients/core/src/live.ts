@@ -1,5 +1,5 @@
 import type { Api } from './api.js';
-import { EditsChannel, type Backoff, type ChannelStatus, type NetworkSignals, type WebSocketConstructor } from './channel.js';
+import { EditsChannel, type Backoff, type ChannelStatus, type KickedError, type NetworkSignals, type WebSocketConstructor } from './channel.js';
 import { BatonError, NetworkError, NotFoundError, isFatal } from './errors.js';
 import { waiterIn } from './line.js';
 import { endReason, type LockManager } from './locks.js';
@@ -19,7 +19,14 @@ export interface LiveCaseOptions {
   slug: string;
   api: Api;
   locks: LockManager;
-  sessionId: string;
+  /** The tab's session id (read each time: a duplicated tab takes a new one at start). */
+  sessionId: () => string;
+  /** Resolves once the session id is settled: the channel connects after it. */
+  ready?: Promise<void>;
+  /** Runs before every reconnect of the channel (a fresh token). */
+  beforeReconnect?: () => Promise<void>;
+  /** A `kicked` frame: true to reconnect and resync instead of stopping. */
+  recover?: (error: KickedError) => Promise<boolean>;
   /** The signed-in user's id, when known: a tab is its user and its session id together. */
   userId?: () => number | null;
   channelUrl: (slug: string) => string;
@@ -140,8 +147,13 @@ export class LiveCase<R extends RecordMap = RecordMap> {
       },
       onStop: (error) => this.stop(error),
       check: () => this.refetch(),
+      beforeReconnect: this.options.beforeReconnect,
+      recover: this.options.recover,
     });
-    this.channel.start();
+    const channel = this.channel;
+    // a duplicated tab's session id is settled first: its channel is its own
+    if (this.options.ready) void this.options.ready.then(() => this.channel === channel && channel.start());
+    else channel.start();
   }
 
   /** Closes the channel; the store keeps its last data. */
@@ -165,9 +177,12 @@ export class LiveCase<R extends RecordMap = RecordMap> {
     this.fetching = (async () => {
       try {
         const since = this.options.locks.mark();
+        const asked = this.store.mark();
         const [schema, detail] = await Promise.all([this.options.api.schema(), this.options.api.case(this.slug)]);
         this.store.setSchema(schema);
-        this.store.reset(detail);
+        // locks this tab let go are not shown again (a snapshot taken before the release still has them)
+        const activeLocks = this.kept(detail.activeLocks);
+        this.store.reset({ ...detail, activeLocks }, asked);
         this.options.locks.reconcile(detail.id, detail.activeLocks, since, detail.waiters);
         const pending = this.pending ?? [];
         this.pending = null;
@@ -194,7 +209,7 @@ export class LiveCase<R extends RecordMap = RecordMap> {
   private onFrame = (frame: ServerFrame): void => {
     switch (frame.type) {
       case 'welcome':
-        this.store.setLocks(frame.activeLocks, frame.waiters);
+        this.store.setLocks(this.kept(frame.activeLocks), frame.waiters);
         this.store.setOnlineUsers(frame.onlineUsers);
         this.resync();
         return;
@@ -213,6 +228,12 @@ export class LiveCase<R extends RecordMap = RecordMap> {
     }
   };
 
+  /** The locks of a snapshot without those this tab released or is releasing. */
+  private kept<L extends { token: string }>(locks: L[]): L[] {
+    const { locks: manager } = this.options;
+    return locks.some((l) => manager.isReleased(l.token)) ? locks.filter((l) => !manager.isReleased(l.token)) : locks;
+  }
+
   /** Refetches; a failure drops the connection and tries again after the backoff, never at once. */
   private resync(): void {
     void this.refetch().catch((error: unknown) => this.channel?.failed(error));
@@ -220,7 +241,7 @@ export class LiveCase<R extends RecordMap = RecordMap> {
 
   /** Whether a lock, a waiter or a frame's editor is this tab: its session id, and its user when both are known. */
   private isThisTab(sessionId: string | null | undefined, userId: number | null | undefined): boolean {
-    if (sessionId !== this.options.sessionId) return false;
+    if (sessionId !== this.options.sessionId()) return false;
     const me = this.options.userId?.() ?? null;
     return me === null || userId === null || userId === undefined || userId === me;
   }

@@ -1,8 +1,8 @@
 import type { Api, LockOptions } from './api.js';
-import { BatonError, LockHeldError, NoneFreeError, NotFoundError, OutrankedError } from './errors.js';
+import { BatonError, LockHeldError, NetworkError, NoneFreeError, NotFoundError, OutrankedError } from './errors.js';
 import { positionIn, waiterEnd } from './line.js';
 import { keyOf, type Listener } from './store.js';
-import type { EndedLock, EndedWaiter, Lock, LockableRef, LockEndReason, User, Waiter, WaiterEndReason } from './types.js';
+import type { EndedLock, EndedWaiter, Lock, LockableRef, LockEndReason, LockStatus, User, Waiter, WaiterEndReason } from './types.js';
 
 /** `waiting`: this tab is in the record's line, and gets the lock when its turn comes. */
 export type LockState = 'free' | 'mine' | 'theirs' | 'waiting' | 'lost';
@@ -70,9 +70,19 @@ interface Attempt {
   done: Promise<unknown>;
 }
 
+/** How many released tokens the tab remembers (tokens are never reused: one it let go is never its again). */
+const RELEASED = 10_000;
+
+/** Whether a failed release is worth trying again: no answer, or the server could not answer now. */
+const retryable = (error: unknown): boolean =>
+  error instanceof NetworkError || (error instanceof BatonError && (error.status >= 500 || error.status === 429 || error.status === 401));
+
 export interface LockManagerOptions {
   api: Api;
-  sessionId: string;
+  /** The tab's session id (read each time: a duplicated tab takes a new one at start). */
+  sessionId: () => string;
+  /** Delays between tries of a release that failed (default 500 ms doubling to 30 s). */
+  retry?: { initialDelay?: number; maxDelay?: number };
   /** The signed-in user's id, when known: a tab is its user and its session id together. */
   userId?: () => number | null;
   /** The lock on a record as the open cases know it. */
@@ -115,6 +125,21 @@ export class LockManager {
   private attempts = new Map<string, Attempt[]>();
   /** When each held lock's activity was last renewed, and the renewal waiting for its minute. */
   private activity = new Map<string, { at: number; timer: ReturnType<typeof setTimeout> | null }>();
+  /**
+   * Tokens this tab released or is releasing: never adopted again, from a
+   * snapshot taken before the release or from anywhere else.
+   */
+  private released = new Set<string>();
+  /** Releases not yet confirmed by the server: the next try, and how many were made. */
+  private releasing = new Map<string, { tries: number; timer: ReturnType<typeof setTimeout> | null; lockable: LockableRef }>();
+  /**
+   * Records whose acquire lost its answer (the request may have reached
+   * baton) while the tab no longer wants them: a lock of this tab found on
+   * one is released, not adopted.
+   */
+  private unwanted = new Map<string, LockableRef>();
+  private settleTimer: ReturnType<typeof setTimeout> | null = null;
+  private idle: (() => void)[] = [];
 
   constructor(private readonly options: LockManagerOptions) {}
 
@@ -148,7 +173,9 @@ export class LockManager {
     const cached = this.cache.get(key);
     if (cached) return cached;
     const other = this.refused.get(key);
-    const seen = this.options.findLock(key) ?? (other && !this.options.isOpen(other.caseId) ? other : undefined);
+    const found = this.options.findLock(key) ?? (other && !this.options.isOpen(other.caseId) ? other : undefined);
+    // a lock this tab let go is nobody's to this tab, even while the server has not confirmed it yet
+    const seen = found && this.released.has(found.token) ? undefined : found;
     const mine = this.held.get(key);
     const enclosing = this.options.findCover?.(key);
     // this tab's own deep lock lets it work inside; someone else's holds the record
@@ -197,13 +224,19 @@ export class LockManager {
   }
 
   isMine(lock: Lock): boolean {
+    if (this.released.has(lock.token)) return false;
     return this.isThisTab(lock) || [...this.held.values()].some((l) => l.token === lock.token);
+  }
+
+  /** Whether this tab released (or is releasing) the lock with this token: it is never the tab's again. */
+  isReleased(token: string): boolean {
+    return this.released.has(token);
   }
 
   /** A lock or waiter of this tab: its session id, and its user when both are known. */
   private isThisTab(of: { sessionId?: string | null; user: User }): boolean {
     const me = this.options.userId?.() ?? null;
-    return of.sessionId === this.options.sessionId && (me === null || of.user.id === me);
+    return of.sessionId === this.options.sessionId() && (me === null || of.user.id === me);
   }
 
   /** Whether an acquire of the record is in flight (and not cancelled). */
@@ -215,28 +248,88 @@ export class LockManager {
    * Runs a request that may grant the record's lock. When the tab releases
    * the record before it answers, the lock it brings is released on the
    * server (unless a newer acquire of this tab wants the same lock) and the
-   * call rejects with CancelledError.
+   * call rejects with CancelledError. When its answer is lost (no answer,
+   * or none in time: the request may have reached baton), `GET
+   * /locks/status` settles it: a lock of this tab there is adopted when the
+   * tab still wants it (`settle` turns it into the answer), else released.
    */
-  private async attempt<T>(record: LockableRef, request: () => Promise<T>, lockOf: (result: T) => Lock | null): Promise<T> {
+  private async attempt<T>(
+    record: LockableRef,
+    request: () => Promise<T>,
+    lockOf: (result: T) => Lock | null,
+    settle: (status: LockStatus) => T | null,
+  ): Promise<T> {
     const key = keyOf(record);
-    let settle = () => {};
-    const attempt: Attempt = { cancelled: false, done: new Promise<void>((resolve) => (settle = resolve)) };
+    let done = () => {};
+    const attempt: Attempt = { cancelled: false, done: new Promise<void>((resolve) => (done = resolve)) };
     const list = this.attempts.get(key) ?? [];
     list.push(attempt);
     this.attempts.set(key, list);
     try {
-      const result = await request();
+      let result: T;
+      try {
+        result = await request();
+      } catch (error) {
+        if (!(error instanceof NetworkError)) throw error;
+        const settled = await this.settleLost(record, attempt, settle);
+        if (settled === null) throw attempt.cancelled ? new CancelledError(key) : error;
+        result = settled;
+      }
       if (!attempt.cancelled) return result;
       const lock = lockOf(result);
       const wanted = (this.attempts.get(key) ?? []).some((a) => a !== attempt && !a.cancelled) || (lock && this.held.get(key)?.token === lock.token);
-      if (lock && !wanted) await this.options.api.releaseLock(lock.token).catch(() => {});
+      if (lock && !wanted) void this.letGo(lock.token, record).catch(() => {});
       throw new CancelledError(key);
     } finally {
       const left = (this.attempts.get(key) ?? []).filter((a) => a !== attempt);
       if (left.length) this.attempts.set(key, left);
       else this.attempts.delete(key);
-      settle();
+      done();
+      if (this.releasing.size === 0 && this.attempts.size === 0) this.wake();
     }
+  }
+
+  /**
+   * An acquire whose answer was lost: what does baton say now? The answer
+   * made from a lock of this tab (or null: nothing to adopt). When baton
+   * cannot be asked either, the record is settled later: a lock of this
+   * tab found on it is released.
+   */
+  private async settleLost<T>(record: LockableRef, attempt: Attempt, settle: (status: LockStatus) => T | null): Promise<T | null> {
+    const key = keyOf(record);
+    let status: LockStatus;
+    try {
+      status = await this.options.api.lockStatus(record);
+    } catch {
+      this.unwanted.set(key, record);
+      this.settleLater();
+      return null;
+    }
+    const lock = status.lock && this.isThisTab(status.lock) && !this.released.has(status.lock.token) ? status.lock : null;
+    // the answer stands in for the lost one: a cancelled attempt releases what it brings, as always
+    if (!attempt.cancelled || lock) return settle(status);
+    return null;
+  }
+
+  /** Tries again, with backoff, to learn whether records whose acquire lost its answer are locked by this tab. */
+  private settleLater(delay = this.retryDelay(0), tries = 0): void {
+    if (this.settleTimer || this.disposed || this.unwanted.size === 0) return;
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = null;
+      void Promise.all(
+        [...this.unwanted].map(async ([key, record]) => {
+          const status = await this.options.api.lockStatus(record);
+          if (this.unwanted.get(key) !== record) return;
+          this.unwanted.delete(key);
+          const lock = status.lock;
+          if (lock && this.isThisTab(lock) && this.held.get(key)?.token !== lock.token && !this.isPending(record)) {
+            await this.letGo(lock.token, record);
+          }
+        }),
+      )
+        .then(() => this.settleLater())
+        .catch(() => this.settleLater(this.retryDelay(tries + 1), tries + 1));
+    }, delay);
   }
 
   /** Cancels the record's acquires in flight; resolves when each is over (its late lock released). */
@@ -311,6 +404,12 @@ export class LockManager {
       record,
       () => this.options.api.waitForLock(record),
       ({ data }) => (data.type === 'Lock' ? data : null),
+      (status) => {
+        const lock = status.lock && this.isThisTab(status.lock) ? status.lock : undefined;
+        const place = lock ? undefined : status.waiters.find((w) => this.isThisTab(w));
+        const found = lock ?? place;
+        return found ? { status: 200, data: found, version: null } : null;
+      },
     );
     if (data.type === 'Lock') this.adopt(data);
     else this.join(data);
@@ -404,7 +503,12 @@ export class LockManager {
 
   private async take(record: LockableRef, options: LockOptions): Promise<Lock> {
     try {
-      const { data: lock } = await this.attempt(record, () => this.options.api.acquireLock(record, options), ({ data }) => data);
+      const { data: lock } = await this.attempt(
+        record,
+        () => this.options.api.acquireLock(record, options),
+        ({ data }) => data,
+        (status) => (status.lock && this.isThisTab(status.lock) ? { status: 200, data: status.lock, version: null } : null),
+      );
       // "Edit anyway" skips the line: the tab's own place in it ended
       const waiter = this.waiting.get(keyOf(record));
       if (waiter) this.options.onWaiter?.(waiter, true);
@@ -423,30 +527,109 @@ export class LockManager {
   /**
    * Releases this tab's lock on a record (a lock already gone counts as
    * released). An acquire of it still in flight loses: the lock it brings
-   * is released on the server, and this resolves once that is done.
+   * is released on the server when it comes. Resolves once the first try
+   * is answered (never waiting on that acquire): a try that fails on the
+   * network is made again, with backoff, until baton confirms the release
+   * or the lock is gone (`settled()` waits for that); meanwhile the lock is
+   * not the tab's, and no snapshot makes it the tab's again.
    */
   async release(record: LockableRef): Promise<void> {
     const key = keyOf(record);
     this.lost.delete(key);
     this.refused.delete(key);
-    const inFlight = this.cancel(key);
+    void this.cancel(key);
     const lock = this.held.get(key);
     if (!lock) {
       this.changed();
-      await inFlight;
       return;
     }
     this.held.delete(key);
     this.forgetActivity(key);
     this.options.onUnlock(lock);
     this.changed();
-    try {
-      await this.options.api.releaseLock(lock.token);
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-    } finally {
-      await inFlight;
+    await this.letGo(lock.token, lock.lockable);
+  }
+
+  /**
+   * Releases a lock on the server: remembered as released at once (never
+   * adopted again), tried again with backoff while the network fails, done
+   * when baton confirms it (204) or says it is gone (404). Rejects only when
+   * baton refuses for good (403).
+   */
+  private async letGo(token: string, lockable: LockableRef): Promise<void> {
+    this.remember(token);
+    const pending = this.releasing.get(token);
+    if (pending) {
+      // a try is on its way or waiting: make the next one now
+      if (pending.timer) {
+        clearTimeout(pending.timer);
+        pending.timer = null;
+        return this.tryRelease(token);
+      }
+      return;
     }
+    this.releasing.set(token, { tries: 0, timer: null, lockable });
+    return this.tryRelease(token);
+  }
+
+  private async tryRelease(token: string): Promise<void> {
+    const pending = this.releasing.get(token);
+    if (!pending || this.disposed) return;
+    pending.tries++;
+    try {
+      await this.options.api.releaseLock(token);
+    } catch (error) {
+      if (error instanceof NotFoundError) return this.confirmed(token);
+      if (!retryable(error)) {
+        // refused for good (403: not this tab's to release): nothing to try again
+        this.confirmed(token);
+        throw error;
+      }
+      if (this.releasing.get(token) !== pending || this.disposed) return;
+      pending.timer = setTimeout(() => {
+        pending.timer = null;
+        void this.tryRelease(token).catch(() => {});
+      }, this.retryDelay(pending.tries - 1));
+      return;
+    }
+    this.confirmed(token);
+  }
+
+  /** The server confirmed a release (or the lock is gone). */
+  private confirmed(token: string): void {
+    const pending = this.releasing.get(token);
+    if (pending?.timer) clearTimeout(pending.timer);
+    this.releasing.delete(token);
+    if (this.releasing.size === 0 && this.attempts.size === 0) this.wake();
+  }
+
+  private remember(token: string): void {
+    if (this.released.size >= RELEASED) {
+      const oldest = this.released.values().next();
+      if (!oldest.done) this.released.delete(oldest.value);
+    }
+    this.released.add(token);
+  }
+
+  private retryDelay(tries: number): number {
+    const initial = this.options.retry?.initialDelay ?? 500;
+    const max = this.options.retry?.maxDelay ?? 30_000;
+    return Math.min(max, initial * 2 ** Math.min(tries, 30));
+  }
+
+  /** How many releases baton has not confirmed yet. */
+  get unconfirmed(): number {
+    return this.releasing.size;
+  }
+
+  /** Resolves when every release of this tab is confirmed and no acquire is in flight. */
+  settled(): Promise<void> {
+    if (this.releasing.size === 0 && this.attempts.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  private wake(): void {
+    for (const resolve of this.idle.splice(0)) resolve();
   }
 
   /**
@@ -488,10 +671,21 @@ export class LockManager {
     this.held.clear();
     this.lost.clear();
     this.waiting.clear();
-    for (const lock of locks) this.options.onUnlock(lock);
+    for (const lock of locks) {
+      this.remember(lock.token);
+      this.options.onUnlock(lock);
+    }
     for (const waiter of waiters) this.options.onWaiter?.(waiter, true);
     this.changed();
-    await this.options.api.releaseSessionLocks(keepalive);
+    try {
+      await this.options.api.releaseSessionLocks(keepalive);
+    } catch (error) {
+      // not confirmed: each lock is let go of on its own, and tried again until baton confirms it
+      for (const lock of locks) void this.letGo(lock.token, lock.lockable).catch(() => {});
+      throw error;
+    }
+    // every lock of the session is gone: nothing is left to try again
+    for (const token of [...this.releasing.keys()]) this.confirmed(token);
   }
 
   /** Forgets a record's lock without asking the server (the record was deleted with it). */
@@ -517,8 +711,10 @@ export class LockManager {
 
   /** Records a lock this tab holds (from a response, or found again after a reload). */
   adopt(lock: Lock): void {
+    if (this.released.has(lock.token)) return;
     const key = keyOf(lock.lockable);
     this.refused.delete(key);
+    this.unwanted.delete(key);
     if (this.held.get(key)?.token !== lock.token) this.forgetActivity(key);
     this.held.set(key, lock);
     this.heldAt.set(key, ++this.clock);
@@ -531,6 +727,7 @@ export class LockManager {
 
   /** A lock ended; if it was this tab's and the tab did not end it, the lock is lost. */
   ended(lock: Lock | EndedLock): void {
+    if (this.releasing.has(lock.token)) this.confirmed(lock.token);
     const key = keyOf(lock.lockable);
     const mine = this.held.get(key);
     if (!mine || mine.token !== lock.token) return;
@@ -595,12 +792,22 @@ export class LockManager {
     }
     for (const lock of active) {
       const key = keyOf(lock.lockable);
-      if (this.isThisTab(lock) && !this.held.has(key)) {
-        this.held.set(key, lock);
-        this.lost.delete(key);
-        this.waiting.delete(key);
-        this.heldAt.set(key, since);
+      if (!this.isThisTab(lock) || this.held.has(key)) continue;
+      if (this.released.has(lock.token)) {
+        // a release not confirmed yet (the snapshot may predate it): never adopted; try again now
+        if (this.releasing.has(lock.token)) void this.letGo(lock.token, lock.lockable).catch(() => {});
+        continue;
       }
+      if (this.unwanted.has(key) && !this.isPending(lock.lockable)) {
+        // what an acquire whose answer was lost took, after the tab gave up on it
+        this.unwanted.delete(key);
+        void this.letGo(lock.token, lock.lockable).catch(() => {});
+        continue;
+      }
+      this.held.set(key, lock);
+      this.lost.delete(key);
+      this.waiting.delete(key);
+      this.heldAt.set(key, since);
     }
     this.changed();
   }
@@ -633,5 +840,10 @@ export class LockManager {
     for (const key of [...this.activity.keys()]) this.forgetActivity(key);
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     this.refreshTimer = null;
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = null;
+    for (const pending of this.releasing.values()) if (pending.timer) clearTimeout(pending.timer);
+    this.releasing.clear();
+    this.wake();
   }
 }

@@ -12,7 +12,7 @@ import { cli, rest, schemaServers, tabsDisposedAfterEach, unique, type Person, t
 type Invoice = AnyRecord & { customer: string };
 
 /** A host: its API key, and people it signs in with baton tokens it minted for its case. */
-async function host(server: ServerInfo): Promise<{ slug: string; key: string; mint: (name: string) => Promise<Person> }> {
+function host(server: ServerInfo): { slug: string; key: string; mint: (name: string) => Promise<Person> } {
   const key = cli(server, ['key', 'add', '--name', unique('kit')]).trim();
   const slug = unique('acme');
   const mint = async (name: string): Promise<Person> => {
@@ -33,7 +33,7 @@ describe.each(schemaServers('invoices'))('records of an external type on $backen
   const tab = tabsDisposedAfterEach();
 
   it('locks them with the case: 409, status, waiting and hand-off, "Edit anyway", sets and claims, tokens that grow', async () => {
-    const { slug, mint } = await host(server);
+    const { slug, mint } = host(server);
     const alice = await mint('Alice');
     const bob = await mint('Bob');
     const a = tab(server, alice);
@@ -79,12 +79,12 @@ describe.each(schemaServers('invoices'))('records of an external type on $backen
     expect(other.caseId).toBe(first.caseId);
     const elsewhere = await mint('Carol');
     const d = tab(server, elsewhere, undefined, { case: 'no-such-case' });
-    const held = await d.locks.acquire({ ...invoice('inv-9'), case: slug } as LockableRef).catch((e: unknown) => e);
+    const held = await d.locks.acquire({ ...invoice('inv-9'), case: slug }).catch((e: unknown) => e);
     expect(held).toBeInstanceOf(LockHeldError);
   });
 
   it('keeps the records the host relays, keyed by type and param, through a refetch; the editing tab drops its echo', async () => {
-    const { slug, key, mint } = await host(server);
+    const { slug, key, mint } = host(server);
     const alice = await mint('Alice');
     const bob = await mint('Bob');
     const a = tab(server, alice);

@@ -1,7 +1,7 @@
 /**
  * The kit under real networks: a real baton behind a TCP proxy that delays,
- * black-holes and refuses connections (test/proxy.ts). Each scenario logs
- * its timings.
+ * black-holes and refuses connections, and loses or holds back one request
+ * or its answer (test/proxy.ts). Each scenario logs its timings.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
@@ -45,6 +45,8 @@ describe.each(servers())('under a bad network on $backend', (server) => {
       token,
       backoff: { initialDelay: 100, maxDelay: 1000, connectTimeout: 2000 },
       signals: { network },
+      // a request with no answer gives up after a second (10 s by default)
+      timeout: 1000,
     });
     return { client, network };
   };
@@ -123,6 +125,8 @@ describe.each(servers())('under a bad network on $backend', (server) => {
     await new Promise((r) => setTimeout(r, 50));
     await client.locks.release(card);
     const outcome = await acquiring;
+    // the release does not wait for the acquire: the late lock's release is done once the tab's releases are settled
+    await client.locks.settled();
     const took = since(t0);
     expect(outcome).toBeInstanceOf(CancelledError);
     // never adopted: no token to save with; the case shows the lock until its `destroy` frame comes (250 ms late)
@@ -134,6 +138,116 @@ describe.each(servers())('under a bad network on $backend', (server) => {
     await new Promise((r) => setTimeout(r, 500));
     expect((await rest<{ state: string }>(server, alice.token, 'GET', `/locks/status?lockableType=Card&lockableParam=${card.id}`)).data.state).toBe('unlocked');
     console.log(`[${server.backend}] 250 ms each way: acquire cancelled by a release, the late lock released on the server ${took} ms after the acquire was sent`);
+  });
+
+  /** What baton says about a card's lock now, as someone else. */
+  const statusOf = async (token: string, card: Card) =>
+    (await rest<{ state: string; lock?: { token: string; sessionId: string } }>(server, token, 'GET', `/locks/status?lockableType=Card&lockableParam=${card.id}`)).data;
+  const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'still waiting'> =>
+    Promise.race([promise, new Promise<'still waiting'>((r) => setTimeout(() => r('still waiting'), ms))]);
+
+  it('a release during a resync: the snapshot taken before it does not make the lock the tab’s again', async () => {
+    const alice = await person(server, 'Alice');
+    const bob = await person(server, 'Bob');
+    const { kase, cards } = await caseFor(server, alice, [bob]);
+    const card = cards[0]!;
+    const proxy = await proxied();
+    const { client } = flakyTab(proxy, bob.token);
+    const { live } = client.openCase(kase.slug);
+    await vi.waitFor(() => expect(status(live)).toBe('live'), { timeout: 10_000 });
+    await client.locks.acquire(card);
+
+    // a resync whose snapshot (with the lock in it) is 600 ms on its way back
+    proxy.cut({ match: 'GET /cases/', delay: 600 });
+    const resync = live.refetch();
+    await new Promise((r) => setTimeout(r, 200));
+    await client.locks.release(card);
+    expect((await statusOf(alice.token, card)).state).toBe('unlocked');
+    await resync;
+    expect(proxy.caught).toEqual(['GET /cases/']);
+    expect(client.locks.info(card).state).toBe('free');
+    expect(client.locks.tokenFor(card)).toBeNull();
+    expect(live.getState().lockOn[`Card/${card.id}`]).toBeUndefined();
+    console.log(`[${server.backend}] released during a resync: the older snapshot's lock was not adopted`);
+  });
+
+  it('a release whose request is lost is tried again until baton confirms it', async () => {
+    const alice = await person(server, 'Alice');
+    const bob = await person(server, 'Bob');
+    const { kase, cards } = await caseFor(server, alice, [bob]);
+    const card = cards[0]!;
+    const proxy = await proxied();
+    const { client } = flakyTab(proxy, bob.token);
+    const { live } = client.openCase(kase.slug);
+    await vi.waitFor(() => expect(status(live)).toBe('live'), { timeout: 10_000 });
+    await client.locks.acquire(card);
+
+    proxy.cut({ match: 'DELETE /locks/', lose: 'request' });
+    const t0 = performance.now();
+    void client.locks.release(card).catch(() => {});
+    expect(client.locks.info(card).state).toBe('free');
+    // the channel's pongs would keep the lock for good: the tab tries again, and baton lets go
+    await vi.waitFor(async () => expect((await statusOf(alice.token, card)).state).toBe('unlocked'), { timeout: 5_000, interval: 100 });
+    expect(proxy.caught).toEqual(['DELETE /locks/']);
+    console.log(`[${server.backend}] a lost release: confirmed by baton ${since(t0)} ms after the first try`);
+  });
+
+  it('an acquire whose answer is lost is settled with GET /locks/status: adopted when still wanted, else released', async () => {
+    const alice = await person(server, 'Alice');
+    const bob = await person(server, 'Bob');
+    const { kase, cards } = await caseFor(server, alice, [bob]);
+    const proxy = await proxied();
+    const { client } = flakyTab(proxy, bob.token);
+    const { live } = client.openCase(kase.slug);
+    await vi.waitFor(() => expect(status(live)).toBe('live'), { timeout: 10_000 });
+
+    // still wanted: the tab gets the lock baton granted
+    proxy.cut({ match: 'POST /locks ', lose: 'answer' });
+    const t0 = performance.now();
+    const got = await within(client.locks.acquire(cards[0]!), 5_000);
+    expect(got).not.toBe('still waiting');
+    expect(client.locks.info(cards[0]!).state).toBe('mine');
+    const held = await statusOf(alice.token, cards[0]!);
+    expect(held).toMatchObject({ state: 'locked', lock: { token: client.locks.tokenFor(cards[0]!), sessionId: client.sessionId } });
+    const adopted = since(t0);
+
+    // let go of meanwhile: the lock baton granted is released, not left held and invisible
+    proxy.cut({ match: 'POST /locks ', lose: 'answer' });
+    const acquiring = client.locks.acquire(cards[1]!).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 200));
+    await within(client.locks.release(cards[1]!), 5_000);
+    expect(await within(acquiring, 5_000)).toBeInstanceOf(CancelledError);
+    await vi.waitFor(async () => expect((await statusOf(alice.token, cards[1]!)).state).toBe('unlocked'), { timeout: 5_000, interval: 100 });
+    expect(client.locks.info(cards[1]!).state).toBe('free');
+    expect(proxy.caught).toEqual(['POST /locks ', 'POST /locks ']);
+    console.log(`[${server.backend}] a lost acquire answer: settled and adopted ${adopted} ms after the request`);
+  });
+
+  it('a hung request: Cancel answers at once, and Edit works again while it hangs', async () => {
+    const alice = await person(server, 'Alice');
+    const bob = await person(server, 'Bob');
+    const { kase, cards } = await caseFor(server, alice, [bob]);
+    const card = cards[0]!;
+    const proxy = await proxied();
+    const { client } = flakyTab(proxy, bob.token);
+    const { live } = client.openCase(kase.slug);
+    await vi.waitFor(() => expect(status(live)).toBe('live'), { timeout: 10_000 });
+
+    proxy.cut({ match: 'POST /locks ', lose: 'request' });
+    const hung = client.locks.acquire(card).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = performance.now();
+    expect(await within(client.locks.release(card), 300)).not.toBe('still waiting');
+    const cancelled = since(t0);
+    expect(client.locks.info(card).state).toBe('free');
+    // Edit again: a new request, not behind the hung one
+    await within(client.locks.acquire(card), 3_000);
+    expect(client.locks.info(card).state).toBe('mine');
+    // the hung one gives up at its timeout and is cancelled; the new lock stays
+    expect(await within(hung, 5_000)).toBeInstanceOf(CancelledError);
+    expect(client.locks.info(card).state).toBe('mine');
+    expect((await statusOf(alice.token, card)).state).toBe('locked');
+    console.log(`[${server.backend}] a hung acquire: Cancel answered in ${cancelled} ms`);
   });
 
   it('kicked: the tab says why and does not reconnect', async () => {

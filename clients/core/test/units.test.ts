@@ -46,7 +46,7 @@ describe('errors', () => {
     const headers = new Headers({ 'Retry-After': '7' });
     const limited = errorFromResponse(429, { error: { code: 'rate_limited', message: 'slow down' } }, headers);
     expect(limited).toBeInstanceOf(RateLimitedError);
-    expect((limited as RateLimitedError).retryAfter).toBe(7);
+    expect((limited).retryAfter).toBe(7);
     const held = errorFromResponse(409, { error: { code: 'lock_held', message: 'held', lock: { token: '4' } } }, headers);
     expect(held).toBeInstanceOf(LockHeldError);
     expect((held as LockHeldError).lock.token).toBe('4');

@@ -118,19 +118,24 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
     await run(leave);
   }, [run, leave]);
 
-  // leaving (unmounting) releases the lock this tab holds, or its place in the line, when asked to
-  const held = useRef<LockState>('free');
-  useEffect(() => {
-    held.current = lock.state;
-  });
+  // leaving (unmounting) releases the lock this tab holds, or its place in the line, when asked to:
+  // a tick later, so that StrictMode's unmount-and-mount-again (or a remount at once) keeps it
+  const leaving = useRef<ReturnType<typeof setTimeout> | null>(null);
   const { type, param } = record;
   useEffect(() => {
     if (!releaseOnUnmount) return;
+    if (leaving.current) clearTimeout(leaving.current);
+    leaving.current = null;
     return () => {
       const ref = { type, param };
-      // an acquire still in flight loses too: the lock it brings is released, never adopted
-      if (held.current === 'mine' || client.locks.isPending(ref)) void client.locks.release(ref).catch(() => {});
-      if (held.current === 'waiting') void client.locks.leave(ref).catch(() => {});
+      // an acquire still in flight loses at once: the lock it brings is released, never adopted
+      if (client.locks.isPending(ref)) void client.locks.release(ref).catch(() => {});
+      leaving.current = setTimeout(() => {
+        leaving.current = null;
+        const state: LockState = client.locks.info(ref).state;
+        if (state === 'mine') void client.locks.release(ref).catch(() => {});
+        if (state === 'waiting') void client.locks.leave(ref).catch(() => {});
+      }, 0);
     };
   }, [releaseOnUnmount, client, type, param]);
 

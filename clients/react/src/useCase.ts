@@ -17,14 +17,16 @@ const LOADING: LiveState = Object.freeze({
   onlineUsers: [],
   status: 'loading',
   error: null,
-}) as LiveState;
+});
 
 const noSubscription = () => () => {};
 
 /**
  * Opens a case for as long as the component is mounted and returns its
  * LiveCase (null until it is open). The open handle is the subscription:
- * React opens it on mount and closes it on unmount.
+ * React opens it on mount and closes it a tick after unmount, so
+ * StrictMode's unmount-and-mount-again keeps one connection, whatever the
+ * client's `closeDelay`.
  */
 export function useLiveCase(slug: string | null): LiveCase | null {
   const client = useBaton();
@@ -33,7 +35,10 @@ export function useLiveCase(slug: string | null): LiveCase | null {
       if (!slug) return () => {};
       const handle = client.openCase(slug);
       changed();
-      return () => handle.close();
+      // closed a tick later: StrictMode's unmount and mount again (or a quick remount) keep the one connection
+      return () => {
+        setTimeout(() => handle.close(), 0);
+      };
     },
     [client, slug],
   );

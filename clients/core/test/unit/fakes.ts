@@ -125,6 +125,10 @@ export interface Call {
   method: string;
   path: string;
   body: unknown;
+  /** The request's headers (`authorization`, `x-session-id`, … in lower case). */
+  headers: Record<string, string>;
+  /** The query string's parameters. */
+  query: Record<string, string>;
 }
 
 type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
@@ -136,13 +140,28 @@ export function fakeFetch(routes: Record<string, Route>) {
   const fetch = async (input: string, init?: RequestInit): Promise<Response> => {
     const url = new URL(input, 'http://baton.test');
     const method = init?.method ?? 'GET';
-    const call: Call = { method, path: url.pathname, body: typeof init?.body === 'string' ? JSON.parse(init.body) : undefined };
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
+    const call: Call = {
+      method,
+      path: url.pathname,
+      body: typeof init?.body === 'string' ? JSON.parse(init.body) : undefined,
+      headers,
+      query: Object.fromEntries(url.searchParams),
+    };
     calls.push(call);
     const route =
       routes[`${method} ${url.pathname}`] ??
       Object.entries(routes).find(([k]) => k.endsWith('*') && `${method} ${url.pathname}`.startsWith(k.slice(0, -1)))?.[1];
     if (!route) return new Response(JSON.stringify({ error: { code: 'not_found', message: 'no route' } }), { status: 404 });
-    const answer = await route(call);
+    // an aborted request (the kit's timeout, the caller's signal) fails as a real fetch does
+    const signal = init?.signal;
+    const aborted = new Promise<never>((_, reject) => {
+      const fail = () => reject(new DOMException('The operation was aborted.', 'AbortError'));
+      if (signal?.aborted) fail();
+      else signal?.addEventListener('abort', fail, { once: true });
+    });
+    const answer = await Promise.race([route(call), aborted]);
     const body = answer.body === undefined ? null : JSON.stringify(answer.body);
     return new Response(answer.status === 204 ? null : body, { status: answer.status, headers: answer.headers });
   };
@@ -163,3 +182,9 @@ export function deferred<T>() {
 /** A token whose `sub` is the user's id (the kit reads it; nothing checks the signature here). */
 export const tokenFor = (userId: number): string =>
   `e30.${Buffer.from(JSON.stringify({ sub: String(userId) })).toString('base64url')}.sig`;
+
+/** A route that fails as a fetch does when the connection breaks: the request may or may not have reached the server. */
+export const connectionLost = (): Promise<never> => Promise.reject(new TypeError('fetch failed'));
+
+/** A route that never answers. */
+export const never = (): Promise<never> => new Promise<never>(() => {});
