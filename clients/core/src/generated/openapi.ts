@@ -966,6 +966,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Only site admins may create cases on this server (`BATON_USER_CASES=false`) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description The slug is taken */
                 409: {
                     headers: {
@@ -1592,6 +1601,17 @@ export interface paths {
                     headers: {
                         /** @description `websocket` */
                         Upgrade?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `rate_limited`: you have `BATON_CHANNELS_PER_USER` channels open on this instance already; close one (another tab) or try again after `Retry-After` seconds */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
