@@ -1490,6 +1490,14 @@ async fn nul_in_any_string_is_refused_and_never_500(app: TestApp) {
             "sign-in with only a NUL as the email",
             json!({ "email": "\u{0}", "password": "x" }),
         ),
+        (
+            "sign-in with the right password and a NUL in a key it ignores",
+            json!({ "email": alice.email, "password": "password1", "remember\u{0}": true }),
+        ),
+        (
+            "sign-in with the right password and a NUL in a value it ignores",
+            json!({ "email": alice.email, "password": "password1", "remember": ["\u{0}"] }),
+        ),
     ] {
         let answer = app.post("/auth/login").json(body).send().await;
         if answer.status != 401 {
