@@ -11,7 +11,7 @@ fn baton(db_url: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(args)
         .env("DATABASE_URL", db_url)
-        .env("BATON_JWT_SECRET", "cli-test-secret")
+        .env("BATON_JWT_SECRET", "cli-test-secret-cli-test-secret-cli")
         .env("RUST_LOG", "warn")
         .output()
         .expect("run baton")
@@ -120,7 +120,10 @@ fn cli_commands(backend: Backend) {
     assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8"));
 
     let token = stdout(&baton(&url, &["token", "--email", "dana@example.com"]));
-    let keys = baton::auth::JwtKeys::new(b"cli-test-secret", std::time::Duration::from_secs(60));
+    let keys = baton::auth::JwtKeys::new(
+        b"cli-test-secret-cli-test-secret-cli",
+        std::time::Duration::from_secs(60),
+    );
     let claims = keys.verify(token.trim()).expect("a valid JWT");
     assert_eq!(claims.user_id.get(), user["id"].as_i64().unwrap());
     assert!(token_is_live(&url, claims), "a fresh token is live");

@@ -16,13 +16,16 @@ pub(super) struct ServeArgs {
     /// Seed alice, bob and carol (password `demo`) and a sample case; implies --dev.
     #[arg(long)]
     demo: bool,
-    /// Allow a random JWT secret (tokens die with the process).
+    /// Without BATON_JWT_SECRET, use a random one (tokens die with the
+    /// process); a secret that is set must still be at least 32 bytes.
     #[arg(long)]
     dev: bool,
 }
 
 pub(super) async fn serve(args: ServeArgs) -> Result<(), CliError> {
-    let secret = match (&args.settings.jwt_secret, args.dev || args.demo) {
+    // Set but empty (a `.env` copied from `.env.example`) is not set.
+    let given = args.settings.jwt_secret.as_ref().filter(|s| !s.is_empty());
+    let secret = match (given, args.dev || args.demo) {
         (Some(secret), _) => secret.clone().into_bytes(),
         (None, true) => {
             tracing::warn!(
@@ -33,8 +36,9 @@ pub(super) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         }
         (None, false) => {
             return Err(CliError::Failed(
-                "BATON_JWT_SECRET is not set. Set it (any long random string), \
-                 or run `baton serve --dev` to try baton with a throwaway secret."
+                "BATON_JWT_SECRET is not set. Set it (at least 32 random bytes: \
+                 `openssl rand -hex 32`), or run `baton serve --dev` to try baton with a \
+                 throwaway secret."
                     .to_owned(),
             ))
         }

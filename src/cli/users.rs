@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::{open, CliError};
 use crate::accounts;
-use crate::auth::{password, tokens, JwtKeys};
+use crate::auth::{check_secret, password, tokens, JwtKeys};
 use crate::config::DatabaseSettings;
 use crate::db::Tx;
 use crate::error::AppError;
@@ -154,6 +154,7 @@ async fn remove(args: UserRemoveArgs) -> Result<(), CliError> {
 
 /// `baton token`: a login token for a user, for scripts.
 pub(super) async fn token(args: TokenArgs) -> Result<(), CliError> {
+    check_secret(args.jwt_secret.as_bytes()).map_err(|e| CliError::Refused(e.to_string()))?;
     let db = open(&args.database)?;
     let keys = JwtKeys::new(args.jwt_secret.as_bytes(), args.token_ttl);
     let email = args.email;

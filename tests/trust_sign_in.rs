@@ -1,0 +1,100 @@
+//! Attacks on secrets and sign-in (the contract's "Secrets and sign-in"):
+//! a short JWT secret, a flood that would push an account's lockout out of
+//! the login throttle, and `--demo` pointed at a database of real people.
+//! Each test is one attack, on both databases where one is involved.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{described, text, Backend, TestDb, SECRET};
+
+/// `baton ARGS` on `db_url` with `secret` as `BATON_JWT_SECRET`; a command
+/// still running after 20 s (a server that started) is killed.
+fn baton_with_secret(db_url: &str, secret: &str, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .env("DATABASE_URL", db_url)
+        .env("BATON_JWT_SECRET", secret)
+        .env("RUST_LOG", "warn")
+        .env_remove("BATON_SCHEMA")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run baton");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().expect("wait for baton").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    child.wait_with_output().expect("baton's output")
+}
+
+/// Exit 2 with a message naming the secret and its floor.
+fn refused_for_its_secret(output: &Output) -> bool {
+    let stderr = text(&output.stderr);
+    output.status.code() == Some(2)
+        && stderr.contains("BATON_JWT_SECRET")
+        && stderr.contains("at least 32")
+}
+
+// ---- 1. a short secret ----
+
+/// `baton serve` with the one-letter secret a site admin's token was
+/// forged with, and with 31 bytes, even with `--dev`: exit 2 with a
+/// message, before it listens.
+#[test]
+fn serve_refuses_a_jwt_secret_shorter_than_32_bytes() {
+    let (_db, url) = TestDb::create(Backend::Sqlite).expect("a SQLite file");
+    let bind = format!("127.0.0.1:{}", common::free_port());
+    let mut wrong = Vec::new();
+    for (secret, args) in [
+        ("a", vec!["serve", "--bind", &bind]),
+        (&"x".repeat(31), vec!["serve", "--bind", &bind]),
+        ("a", vec!["serve", "--dev", "--bind", &bind]),
+    ] {
+        let output = baton_with_secret(&url, secret, &args);
+        if !refused_for_its_secret(&output) {
+            wrong.push(format!(
+                "{} bytes, {args:?}: {}",
+                secret.len(),
+                described(&output)
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// `baton token` signs nothing with a short secret (exit 2, a message);
+/// with 32 bytes it prints a token.
+#[test]
+fn token_refuses_a_jwt_secret_shorter_than_32_bytes() {
+    let (_db, url) = TestDb::create(Backend::Sqlite).expect("a SQLite file");
+    let add = [
+        "user",
+        "add",
+        "--email",
+        "root@example.com",
+        "--name",
+        "Root",
+        "--password",
+        "long-enough",
+        "--admin",
+    ];
+    let added = baton_with_secret(&url, std::str::from_utf8(SECRET).unwrap(), &add);
+    assert!(added.status.success(), "{}", described(&added));
+    let token = ["token", "--email", "root@example.com"];
+    let short = baton_with_secret(&url, "a", &token);
+    assert!(
+        refused_for_its_secret(&short) && short.stdout.is_empty(),
+        "{}",
+        described(&short)
+    );
+    let long = baton_with_secret(&url, &"x".repeat(32), &token);
+    assert!(
+        long.status.success() && text(&long.stdout).trim().split('.').count() == 3,
+        "{}",
+        described(&long)
+    );
+}
