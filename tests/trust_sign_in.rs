@@ -8,7 +8,13 @@ mod common;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{described, text, Backend, TestDb, SECRET};
+use baton::config::Settings;
+use common::{described, text, Backend, TestApp, TestDb, SECRET};
+use serde_json::json;
+
+on_both_backends!(|backend| TestApp::start_with(backend, small_throttle) =>
+    a_flood_of_other_names_leaves_a_locked_out_account_locked_out,
+);
 
 /// `baton ARGS` on `db_url` with `secret` as `BATON_JWT_SECRET`; a command
 /// still running after 20 s (a server that started) is killed.
@@ -96,5 +102,68 @@ fn token_refuses_a_jwt_secret_shorter_than_32_bytes() {
         long.status.success() && text(&long.stdout).trim().split('.').count() == 3,
         "{}",
         described(&long)
+    );
+}
+
+// ---- 2. a flood that would push a lockout out ----
+
+/// An account is locked out after 3 failures; the throttle counts at most
+/// 20 accounts and addresses; the client address is the one a proxy names.
+fn small_throttle(s: &mut Settings) {
+    s.login_account_limit = 3;
+    s.login_address_limit = 1_000;
+    s.login_tracked = 20;
+    s.client_ip_header = Some("X-Forwarded-For".into());
+}
+
+/// A sign-in as `email` with `password` from `address`.
+async fn sign_in(app: &TestApp, email: &str, password: &str, address: &str) -> common::Resp {
+    app.post("/auth/login")
+        .header("X-Forwarded-For", address)
+        .json(json!({ "email": email, "password": password }))
+        .send()
+        .await
+}
+
+/// Three wrong passwords lock Alice's account out; then forty sign-ins
+/// with names nobody has, each from an address of its own, fill the
+/// throttle four times over. Alice's account is still locked out (429,
+/// even with the right password): the flood did not give her attacker ten
+/// more tries.
+async fn a_flood_of_other_names_leaves_a_locked_out_account_locked_out(app: TestApp) {
+    let alice = app.user("Alice").await;
+    for _ in 0..3 {
+        sign_in(&app, &alice.email, "wrong-guess", "10.9.0.1")
+            .await
+            .expect(401);
+    }
+    sign_in(&app, &alice.email, "password1", "10.9.0.1")
+        .await
+        .expect_error(429, "rate_limited");
+    for i in 0..40 {
+        let answer = sign_in(
+            &app,
+            &format!("nobody{i}@example.com"),
+            "wrong-guess",
+            &format!("10.8.0.{i}"),
+        )
+        .await;
+        assert!(
+            [401, 429].contains(&answer.status),
+            "flood sign-in {i}: {} {}",
+            answer.status,
+            answer.body
+        );
+    }
+    let after = sign_in(&app, &alice.email, "password1", "10.9.0.2").await;
+    assert_eq!(
+        after.status, 429,
+        "Alice's lockout after the flood: {}",
+        after.body
+    );
+    assert!(
+        after.headers.contains_key("retry-after"),
+        "{:?}",
+        after.headers
     );
 }
