@@ -15,6 +15,7 @@ use serde_json::json;
 on_both_backends!(|backend| TestApp::start_with(backend, small_throttle) =>
     a_flood_of_other_names_leaves_a_locked_out_account_locked_out,
 );
+on_both_backends!(demo_refuses_a_database_with_people_of_its_own,);
 
 /// `baton ARGS` on `db_url` with `secret` as `BATON_JWT_SECRET`; a command
 /// still running after 20 s (a server that started) is killed.
@@ -166,4 +167,58 @@ async fn a_flood_of_other_names_leaves_a_locked_out_account_locked_out(app: Test
         "{:?}",
         after.headers
     );
+}
+
+// ---- 3. --demo on a database of real people ----
+
+/// `baton serve --demo` on a database where `baton user add` made Dana:
+/// exit 2 with a message, and no alice (a site admin whose password is
+/// `demo`) in it. The demo's own database, served with `--demo` and served
+/// again, starts both times.
+async fn demo_refuses_a_database_with_people_of_its_own(backend: Backend) {
+    let Some((_db, url)) = TestDb::create(backend) else {
+        return;
+    };
+    let secret = std::str::from_utf8(SECRET).unwrap();
+    let add = [
+        "user",
+        "add",
+        "--email",
+        "dana@example.com",
+        "--name",
+        "Dana",
+        "--password",
+        "long-enough",
+    ];
+    let added = baton_with_secret(&url, secret, &add);
+    assert!(added.status.success(), "{}", described(&added));
+    let bind = format!("127.0.0.1:{}", common::free_port());
+    let demo = baton_with_secret(&url, secret, &["serve", "--demo", "--bind", &bind]);
+    let stderr = text(&demo.stderr);
+    assert!(
+        demo.status.code() == Some(2) && stderr.contains("--demo") && stderr.contains("1 other"),
+        "{}",
+        described(&demo)
+    );
+    let alice = baton_with_secret(&url, secret, &["token", "--email", "alice@example.com"]);
+    assert!(
+        !alice.status.success(),
+        "alice was seeded: {}",
+        described(&alice)
+    );
+
+    let Some((_own, url)) = TestDb::create(backend) else {
+        return;
+    };
+    for start in ["first", "second"] {
+        let server =
+            common::ServerProcess::spawn_with(&url, start, &[], &["--demo"], Stdio::null()).await;
+        let signed_in = reqwest::Client::new()
+            .post(format!("{}/auth/login", server.base))
+            .json(&json!({ "email": "alice@example.com", "password": "demo" }))
+            .send()
+            .await
+            .expect("sign in");
+        assert_eq!(signed_in.status(), 200, "the {start} start");
+    }
 }

@@ -7,13 +7,15 @@ use rand::Rng;
 
 use super::CliError;
 use crate::config::Settings;
+use crate::demo::SeedError;
 use crate::server::{self, StartError};
 
 #[derive(Args)]
 pub(super) struct ServeArgs {
     #[command(flatten)]
     settings: Settings,
-    /// Seed alice, bob and carol (password `demo`) and a sample case; implies --dev.
+    /// Seed alice, bob and carol (password `demo`) and a sample case; implies
+    /// --dev. Refused on a database that holds anyone else.
     #[arg(long)]
     demo: bool,
     /// Without BATON_JWT_SECRET, use a random one (tokens die with the
@@ -53,7 +55,10 @@ pub(super) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     if args.demo {
         crate::demo::seed(&state.db, demo_data)
             .await
-            .map_err(|e| CliError::Failed(format!("seeding the demo failed: {e}")))?;
+            .map_err(|e| match e {
+                SeedError::NotItsOwn(_) => CliError::Refused(e.to_string()),
+                SeedError::Failed(e) => CliError::Failed(format!("seeding the demo failed: {e}")),
+            })?;
         tracing::info!("demo data ready: sign in as alice@example.com, bob@example.com or carol@example.com with password `demo`");
     }
     let listener = TcpListener::bind(&bind).map_err(|source| {
