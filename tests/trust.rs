@@ -44,6 +44,7 @@ on_both_backends!(|backend| start_with(backend, |s| { s.login_account_limit = 5;
 );
 on_both_backends!(start =>
     nul_in_any_string_is_refused_and_never_500,
+    a_manager_adding_a_member_learns_nothing_of_them_beyond_the_email,
 );
 on_both_backends!(her_session_id_on_a_save_is_tagged_with_his_user_and_refused_on_her_record,);
 
@@ -1690,4 +1691,36 @@ async fn a_host_frame_for_a_record_baton_stores_is_422(h: Host) {
         "host frames for baton's own types:\n{}",
         wrong.join("\n")
     );
+}
+
+// ---- 7. what adding a member tells a manager ----
+
+/// Mia, who manages the case, adds Root (a site admin) and a user a host
+/// provisioned with an email, by email: the answer's user is the public
+/// one with the email she typed, no `admin`, no `externalId`.
+async fn a_manager_adding_a_member_learns_nothing_of_them_beyond_the_email(app: TestApp) {
+    let p = people(&app).await;
+    let mut wrong = Vec::new();
+    for (email, role, status) in [
+        (p.root.email.clone(), "reader", 201),
+        (p.root.email.clone(), "editor", 200),
+        (p.eve.email.clone(), "editor", 201),
+    ] {
+        let added = app
+            .post(&format!("/cases/{SLUG}/memberships"))
+            .by(&p.mia)
+            .json(json!({ "membership": { "email": email, "role": role } }))
+            .send()
+            .await
+            .expect(status);
+        let user = added.body["user"].as_object().expect("a user").clone();
+        let keys: Vec<&str> = user.keys().map(String::as_str).collect();
+        if user.contains_key("admin") || user.contains_key("externalId") {
+            wrong.push(format!("adding {email} as {role}: the user has {keys:?}"));
+        }
+        if user.get("email") != Some(&json!(email)) {
+            wrong.push(format!("adding {email}: email {:?}", user.get("email")));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
