@@ -45,6 +45,7 @@ on_both_backends!(|backend| start_with(backend, |s| { s.login_account_limit = 5;
 on_both_backends!(start =>
     nul_in_any_string_is_refused_and_never_500,
     a_manager_adding_a_member_learns_nothing_of_them_beyond_the_email,
+    schema_drop_audits_and_broadcasts_each_lock_it_ends,
 );
 on_both_backends!(her_session_id_on_a_save_is_tagged_with_his_user_and_refused_on_her_record,);
 
@@ -1723,4 +1724,34 @@ async fn a_manager_adding_a_member_learns_nothing_of_them_beyond_the_email(app: 
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+// ---- 8. a lock ended from a shell ----
+
+/// Bob holds the card when an operator runs `baton schema drop Card`: his
+/// lock ends with an audit row (`kicked`, by nobody), and on PostgreSQL
+/// Mia's channel hears its `destroy` (reason `kicked`) from the command,
+/// another process, through the event stream. (On SQLite a running server
+/// does not hear another process; the audit row is there.)
+async fn schema_drop_audits_and_broadcasts_each_lock_it_ends(app: TestApp) {
+    let p = people(&app).await;
+    let (mut mia, _) = channel(&app, SLUG, &p.mia).await;
+    let lock = app.lock(&p.bob, "Card", p.case.card_id).await;
+    let lock_id = id(&lock);
+    let dropped = common::run_baton(&app.db_url, &["schema", "drop", "Card"]);
+    assert!(dropped.status.success(), "{}", common::described(&dropped));
+    let audit = app.audit(p.case.case_id).await;
+    assert!(
+        audit.contains(&("kicked".to_owned(), lock_id, None, p.bob.id)),
+        "no audit row of lock {lock_id} ending: {audit:?}"
+    );
+    app.assert_lock_gone(&p.bob, lock_id).await;
+    if app.backend == Backend::Postgres {
+        let gone = mia
+            .next_where("the destroy of Bob's lock", |f| {
+                is_destroy_of(f, "Lock", lock_id)
+            })
+            .await;
+        assert_eq!(gone["watchable"]["reason"], "kicked", "{gone}");
+    }
 }
