@@ -1920,7 +1920,9 @@ export interface paths {
         put?: never;
         /**
          * `POST /cases/:slug/memberships {membership: {email, role}}`: 201 for a new
-         *     member, 200 when an existing member's role changes.
+         *     member, 200 when an existing member's role changes. The user in the
+         *     answer is the public one with the email sent: adding someone tells a
+         *     manager nothing more of them (not whether they are a site admin).
          */
         post: {
             parameters: {
