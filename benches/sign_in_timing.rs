@@ -12,6 +12,8 @@
 
 #[path = "support/backends.rs"]
 mod backends;
+// Only its scratch PostgreSQL database (through `backends`) is used here.
+#[allow(dead_code)]
 mod support;
 
 use std::net::TcpListener;

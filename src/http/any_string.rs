@@ -179,7 +179,14 @@ pub const JSON_VALUE: &str = "JsonValue";
 pub fn document_refusals(doc: &mut Document) {
     let mut reached = Vec::new();
     for item in doc.paths.paths.values_mut() {
-        for operation in super::openapi::operations(item) {
+        let operations = [
+            item.get.as_mut(),
+            item.post.as_mut(),
+            item.put.as_mut(),
+            item.patch.as_mut(),
+            item.delete.as_mut(),
+        ];
+        for operation in operations.into_iter().flatten() {
             for parameter in operation.parameters.iter_mut().flatten() {
                 if let RefOr::T(parameter) = parameter {
                     if let Some(schema) = parameter.schema.as_mut() {

@@ -220,9 +220,7 @@ impl Modify for Conventions {
     }
 }
 
-pub(super) fn operations(
-    item: &mut utoipa::openapi::PathItem,
-) -> impl Iterator<Item = &mut Operation> {
+fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut Operation> {
     [
         item.get.as_mut(),
         item.post.as_mut(),
