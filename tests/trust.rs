@@ -1755,3 +1755,83 @@ async fn schema_drop_audits_and_broadcasts_each_lock_it_ends(app: TestApp) {
         assert_eq!(gone["watchable"]["reason"], "kicked", "{gone}");
     }
 }
+
+// ---- 9. the callers every instance keeps ----
+
+/// The auth epoch (PostgreSQL's fast path: every instance forgets the
+/// callers it knows when it moves), as it is now.
+fn auth_epoch(app: &TestApp) -> i64 {
+    use diesel::prelude::*;
+    #[derive(QueryableByName)]
+    struct Epoch {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        epoch: i64,
+    }
+    let mut pg = diesel::PgConnection::establish(&app.db_url).expect("connect");
+    diesel::sql_query("SELECT epoch FROM auth_epoch")
+        .get_result::<Epoch>(&mut pg)
+        .expect("the auth epoch")
+        .epoch
+}
+
+/// Alice renames herself and makes a case, Mia adds Eve and raises Rita
+/// to editor: none of it moves the auth epoch (each used to flush every
+/// instance's callers), and Alice's next lock, on the fast path, names her
+/// by her new name. Demoting Bob moves it, and so does his signing out,
+/// after which his token is refused at once.
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn harmless_writes_leave_the_auth_epoch_and_narrowing_ones_move_it() {
+    let Some(app) = start(Backend::Postgres).await else {
+        return;
+    };
+    let p = people(&app).await;
+    let first = app.lock(&p.alice, "Card", p.case.card_id).await;
+    app.release(&p.alice, id(&first)).await;
+    let before = auth_epoch(&app);
+    app.patch(&format!("/users/{}", p.alice.id))
+        .by(&p.alice)
+        .json(json!({ "user": { "name": "Alice Renamed" } }))
+        .send()
+        .await
+        .expect(200);
+    app.post("/cases")
+        .by(&p.alice)
+        .json(json!({ "case": { "slug": "alices-own", "title": "Her own" } }))
+        .send()
+        .await
+        .expect(201);
+    let member = |email: &str, role: &str| {
+        app.post(&format!("/cases/{SLUG}/memberships"))
+            .by(&p.mia)
+            .json(json!({ "membership": { "email": email, "role": role } }))
+    };
+    member(&p.eve.email, "reader").send().await.expect(201);
+    member(&p.rita.email, "editor").send().await.expect(200);
+    assert_eq!(
+        auth_epoch(&app),
+        before,
+        "a rename, a new case, a new member or a raised role moved the epoch"
+    );
+    let again = app.lock(&p.alice, "Card", p.case.card_id).await;
+    assert_eq!(again["user"]["name"], "Alice Renamed", "{again}");
+
+    member(&p.bob.email, "reader").send().await.expect(200);
+    let demoted = auth_epoch(&app);
+    assert!(demoted > before, "demoting Bob did not move the epoch");
+    app.post("/auth/logout").by(&p.bob).send().await.expect(204);
+    assert!(
+        auth_epoch(&app) > demoted,
+        "signing out did not move the epoch"
+    );
+    app.lock_error(
+        &p.bob,
+        common::lock_body("Card", p.other_card),
+        401,
+        "unauthorized",
+    )
+    .await;
+}
