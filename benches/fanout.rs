@@ -91,7 +91,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-const JWT_SECRET: &str = "baton-fanout-bench-secret";
+const JWT_SECRET: &str = "baton-fanout-bench-secret-baton-fanout";
 
 /// The project's targets.
 const TARGET_P99: Duration = Duration::from_millis(20);

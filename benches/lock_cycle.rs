@@ -54,7 +54,7 @@ use support::tab_client;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-const JWT_SECRET: &[u8] = b"baton-bench-secret";
+const JWT_SECRET: &[u8] = b"baton-bench-secret-baton-bench-secret";
 
 #[derive(Parser)]
 #[command(about = "Lock cycles and guarded writes per second, over HTTP and as raw SQL")]
@@ -151,7 +151,9 @@ fn main() {
             "baton_bench",
             |name, url, pool| {
                 let name = match (name, synchronous) {
-                    ("SQLite", baton::config::SqliteSynchronous::Full) => "SQLite, synchronous=full",
+                    ("SQLite", baton::config::SqliteSynchronous::Full) => {
+                        "SQLite, synchronous=full"
+                    }
                     _ => name,
                 };
                 run_backend(name, url, pool, &args, &target, synchronous)

@@ -32,7 +32,7 @@ use support::tab_client;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-const JWT_SECRET: &[u8] = b"baton-bench-secret";
+const JWT_SECRET: &[u8] = b"baton-bench-secret-baton-bench-secret";
 const TARGET_EMAIL: &str = "target@bench.invalid";
 
 #[derive(Parser)]

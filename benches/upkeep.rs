@@ -53,7 +53,7 @@ use support::tab_client;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-const JWT_SECRET: &[u8] = b"baton-bench-secret";
+const JWT_SECRET: &[u8] = b"baton-bench-secret-baton-bench-secret";
 
 #[derive(Parser)]
 #[command(about = "The audit trail's size with and without retention, and SQLite backups")]

@@ -104,7 +104,8 @@ pub struct Settings {
     #[arg(long, env = "BATON_BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
 
-    /// HS256 secret for the JWTs. Required unless --dev or --demo.
+    /// HS256 secret for the JWTs, at least 32 bytes. Required unless --dev
+    /// or --demo.
     #[arg(long, env = "BATON_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
 

@@ -1,5 +1,5 @@
 //! `serve --demo`: three people and a sample case, created only if absent,
-//! with demo data for the schema in force.
+//! with demo data for the schema in force; on a database of its own only.
 
 use crate::auth::password;
 use crate::db::{Database, DbError, Tx};
@@ -33,7 +33,37 @@ pub fn demo_data(schema_file: Option<&std::path::Path>) -> Value {
         .unwrap_or(Value::Null)
 }
 
-pub async fn seed(db: &Database, data: Value) -> AppResult<()> {
+/// Why the demo was not seeded.
+#[derive(Debug, thiserror::Error)]
+pub enum SeedError {
+    /// The database holds people of its own: the demo would give them a
+    /// site admin anyone can sign in as (alice, password `demo`).
+    #[error(
+        "--demo seeds alice (a site admin), bob and carol with the password `demo`, so it \
+         runs only on a database of its own, and this one has {0} other user(s). Point \
+         DATABASE_URL at a new file (DATABASE_URL=demo.sqlite3) or database, or serve \
+         without --demo."
+    )]
+    NotItsOwn(i64),
+    #[error(transparent)]
+    Failed(#[from] AppError),
+}
+
+impl From<DbError> for SeedError {
+    fn from(e: DbError) -> SeedError {
+        SeedError::Failed(e.into())
+    }
+}
+
+impl From<diesel::result::Error> for SeedError {
+    fn from(e: diesel::result::Error) -> SeedError {
+        SeedError::Failed(e.into())
+    }
+}
+
+/// Seeds the demo's people and case where they are absent, in one
+/// transaction; on a database with anyone else in it, nothing.
+pub async fn seed(db: &Database, data: Value) -> Result<(), SeedError> {
     let hash = actix_web::web::block(|| password::hash(DEMO_PASSWORD))
         .await
         .map_err(|_| AppError::Db(DbError::Cancelled))?
@@ -41,7 +71,12 @@ pub async fn seed(db: &Database, data: Value) -> AppResult<()> {
     db.write(None, move |tx| seed_in(tx, &hash, &data)).await
 }
 
-fn seed_in(tx: &mut Tx, hash: &str, seed: &Value) -> AppResult<()> {
+fn seed_in(tx: &mut Tx, hash: &str, seed: &Value) -> Result<(), SeedError> {
+    let own: Vec<&str> = PEOPLE.iter().map(|(email, ..)| *email).collect();
+    let others = User::count_others(tx.conn, &own)?;
+    if others > 0 {
+        return Err(SeedError::NotItsOwn(others));
+    }
     let mut people = Vec::new();
     for (email, name, admin, role) in PEOPLE {
         let user = match User::find_by_email(tx.conn, email)? {

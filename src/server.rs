@@ -202,11 +202,7 @@ pub fn raise_open_file_limit(pool_size: u32) -> std::io::Result<OpenFiles> {
 
 /// Opens (and migrates) the database and checks that tokens can be signed.
 pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, StartError> {
-    if jwt_secret.is_empty() {
-        return Err(StartError::Config(
-            "BATON_JWT_SECRET must not be empty.".into(),
-        ));
-    }
+    crate::auth::check_secret(jwt_secret).map_err(|e| StartError::Setting(e.to_string()))?;
     let jwt = JwtKeys::new(jwt_secret, settings.token_ttl);
     jwt.self_check()?;
     let url = &settings.database.database_url;

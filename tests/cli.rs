@@ -11,7 +11,7 @@ fn baton(db_url: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(args)
         .env("DATABASE_URL", db_url)
-        .env("BATON_JWT_SECRET", "cli-test-secret")
+        .env("BATON_JWT_SECRET", "cli-test-secret-cli-test-secret-cli")
         .env("RUST_LOG", "warn")
         .output()
         .expect("run baton")
@@ -120,7 +120,10 @@ fn cli_commands(backend: Backend) {
     assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8"));
 
     let token = stdout(&baton(&url, &["token", "--email", "dana@example.com"]));
-    let keys = baton::auth::JwtKeys::new(b"cli-test-secret", std::time::Duration::from_secs(60));
+    let keys = baton::auth::JwtKeys::new(
+        b"cli-test-secret-cli-test-secret-cli",
+        std::time::Duration::from_secs(60),
+    );
     let claims = keys.verify(token.trim()).expect("a valid JWT");
     assert_eq!(claims.user_id.get(), user["id"].as_i64().unwrap());
     assert!(token_is_live(&url, claims), "a fresh token is live");
@@ -194,4 +197,70 @@ fn bad_durations_are_explained() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("250ms"), "{stderr}");
+}
+
+/// `user add` and `user passwd` read the password from standard input with
+/// `--password-stdin` (one line, its newline not part of it), so it shows
+/// neither in `ps` nor in the shell's history.
+#[test]
+fn passwords_are_read_from_standard_input() {
+    use std::io::Write;
+    let (_db, url) = TestDb::create(Backend::Sqlite).unwrap();
+    let with_stdin = |args: &[&str], input: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(args)
+            .env("DATABASE_URL", &url)
+            .env("RUST_LOG", "warn")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run baton");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().expect("baton's output")
+    };
+    let stored_hash = || {
+        let mut conn = baton::db::connect(&url).expect("connect");
+        baton::models::User::find_by_email(&mut conn, "fay@example.com")
+            .expect("query")
+            .expect("Fay")
+            .password_hash
+    };
+    let add = ["user", "add", "--email", "fay@example.com", "--name", "Fay"];
+    let added = with_stdin(
+        &[&add[..], &["--password-stdin"]].concat(),
+        "from stdin 1\n",
+    );
+    stdout(&added);
+    assert!(baton::auth::password::verify(
+        "from stdin 1",
+        &stored_hash()
+    ));
+    let passwd = [
+        "user",
+        "passwd",
+        "--email",
+        "fay@example.com",
+        "--password-stdin",
+    ];
+    stdout(&with_stdin(&passwd, "from stdin 2\r\n"));
+    assert!(baton::auth::password::verify(
+        "from stdin 2",
+        &stored_hash()
+    ));
+    // Both ways at once is refused; nothing changes.
+    let both = with_stdin(
+        &[&passwd[..], &["--password", "on the line"]].concat(),
+        "x\n",
+    );
+    assert!(!both.status.success());
+    assert!(baton::auth::password::verify(
+        "from stdin 2",
+        &stored_hash()
+    ));
 }

@@ -876,7 +876,7 @@ async fn a_second_instance_on_one_sqlite_file_refuses_to_start() {
     let second = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(["serve", "--bind", "127.0.0.1:0"])
         .env("DATABASE_URL", &url)
-        .env("BATON_JWT_SECRET", "x-secret")
+        .env("BATON_JWT_SECRET", "x-secret-x-secret-x-secret-x-secret")
         .output()
         .expect("run baton");
     assert!(!second.status.success());

@@ -759,7 +759,12 @@ async fn the_printed_drop_commands_make_kanban_fit(db: Casebook) {
     assert!(after.records.is_empty(), "records left: {after:?}");
     assert_eq!(after.locks, 0, "the dropped card's lock is left");
     assert_eq!(after.waiters, 0, "the dropped card's line is left");
-    assert_eq!(after.audit, before.audit, "the audit trail is kept");
+    // Kept, with a row for each lock the drop ended (every record went).
+    assert_eq!(
+        after.audit,
+        before.audit + before.locks,
+        "the audit trail is kept, and each ended lock audited"
+    );
     let out = stdout_ok(&baton(
         Some(&db.url),
         &["schema", "check", path_str(&kanban)],

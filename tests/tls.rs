@@ -15,7 +15,7 @@ fn a_build_without_tls_refuses_sslmode_require_at_start() {
             "DATABASE_URL",
             "postgres://postgres@127.0.0.1:5432/test?sslmode=require",
         )
-        .env("BATON_JWT_SECRET", "tls-test-secret")
+        .env("BATON_JWT_SECRET", "tls-test-secret-tls-test-secret-tls")
         .env("BATON_BIND", "127.0.0.1:0")
         .output()
         .expect("run baton serve");

@@ -43,6 +43,8 @@ on_both_backends!(|backend| start_with(backend, |s| { s.login_account_limit = 5;
 );
 on_both_backends!(start =>
     nul_in_any_string_is_refused_and_never_500,
+    a_manager_adding_a_member_learns_nothing_of_them_beyond_the_email,
+    schema_drop_audits_and_broadcasts_each_lock_it_ends,
 );
 on_both_backends!(her_session_id_on_a_save_is_tagged_with_his_user_and_refused_on_her_record,);
 
@@ -1344,6 +1346,14 @@ async fn nul_in_any_string_is_refused_and_never_500(app: TestApp) {
             "sign-in with only a NUL as the email",
             json!({ "email": "\u{0}", "password": "x" }),
         ),
+        (
+            "sign-in with the right password and a NUL in a key it ignores",
+            json!({ "email": alice.email, "password": "password1", "remember\u{0}": true }),
+        ),
+        (
+            "sign-in with the right password and a NUL in a value it ignores",
+            json!({ "email": alice.email, "password": "password1", "remember": ["\u{0}"] }),
+        ),
     ] {
         let answer = app.post("/auth/login").json(body).send().await;
         if answer.status != 401 {
@@ -1536,4 +1546,146 @@ async fn a_host_frame_for_a_record_baton_stores_is_422(h: Host) {
         "host frames for baton's own types:\n{}",
         wrong.join("\n")
     );
+}
+
+// ---- 7. what adding a member tells a manager ----
+
+/// Mia, who manages the case, adds Root (a site admin) and a user a host
+/// provisioned with an email, by email: the answer's user is the public
+/// one with the email she typed, no `admin`, no `externalId`.
+async fn a_manager_adding_a_member_learns_nothing_of_them_beyond_the_email(app: TestApp) {
+    let p = people(&app).await;
+    let mut wrong = Vec::new();
+    for (email, role, status) in [
+        (p.root.email.clone(), "reader", 201),
+        (p.root.email.clone(), "editor", 200),
+        (p.eve.email.clone(), "editor", 201),
+    ] {
+        let added = app
+            .post(&format!("/cases/{SLUG}/memberships"))
+            .by(&p.mia)
+            .json(json!({ "membership": { "email": email, "role": role } }))
+            .send()
+            .await
+            .expect(status);
+        let user = added.body["user"].as_object().expect("a user").clone();
+        let keys: Vec<&str> = user.keys().map(String::as_str).collect();
+        if user.contains_key("admin") || user.contains_key("externalId") {
+            wrong.push(format!("adding {email} as {role}: the user has {keys:?}"));
+        }
+        if user.get("email") != Some(&json!(email)) {
+            wrong.push(format!("adding {email}: email {:?}", user.get("email")));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+// ---- 8. a lock ended from a shell ----
+
+/// Bob holds the card when an operator runs `baton schema drop Card`: his
+/// lock ends with an audit row (`kicked`, by nobody), and on PostgreSQL
+/// Mia's channel hears its `destroy` (reason `kicked`) from the command,
+/// another process, through the event stream. (On SQLite a running server
+/// does not hear another process; the audit row is there.)
+async fn schema_drop_audits_and_broadcasts_each_lock_it_ends(app: TestApp) {
+    let p = people(&app).await;
+    let (mut mia, _) = channel(&app, SLUG, &p.mia).await;
+    let lock = app.lock(&p.bob, "Card", p.case.card_id).await;
+    let lock_id = id(&lock);
+    let dropped = common::run_baton(&app.db_url, &["schema", "drop", "Card"]);
+    assert!(dropped.status.success(), "{}", common::described(&dropped));
+    let audit = app.audit(p.case.case_id).await;
+    assert!(
+        audit.contains(&("kicked".to_owned(), lock_id, None, p.bob.id)),
+        "no audit row of lock {lock_id} ending: {audit:?}"
+    );
+    app.assert_lock_gone(&p.bob, lock_id).await;
+    if app.backend == Backend::Postgres {
+        let gone = mia
+            .next_where("the destroy of Bob's lock", |f| {
+                is_destroy_of(f, "Lock", lock_id)
+            })
+            .await;
+        assert_eq!(gone["watchable"]["reason"], "kicked", "{gone}");
+    }
+}
+
+// ---- 9. the callers every instance keeps ----
+
+/// The auth epoch (PostgreSQL's fast path: every instance forgets the
+/// callers it knows when it moves), as it is now.
+fn auth_epoch(app: &TestApp) -> i64 {
+    use diesel::prelude::*;
+    #[derive(QueryableByName)]
+    struct Epoch {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        epoch: i64,
+    }
+    let mut pg = diesel::PgConnection::establish(&app.db_url).expect("connect");
+    diesel::sql_query("SELECT epoch FROM auth_epoch")
+        .get_result::<Epoch>(&mut pg)
+        .expect("the auth epoch")
+        .epoch
+}
+
+/// Alice renames herself and makes a case, Mia adds Eve and raises Rita
+/// to editor: none of it moves the auth epoch (each used to flush every
+/// instance's callers), and Alice's next lock, on the fast path, names her
+/// by her new name. Demoting Bob moves it, and so does his signing out,
+/// after which his token is refused at once.
+#[actix_web::test]
+#[cfg_attr(
+    not(baton_postgres_tests),
+    ignore = "PostgreSQL: set BATON_TEST_POSTGRES_URL to run it"
+)]
+async fn harmless_writes_leave_the_auth_epoch_and_narrowing_ones_move_it() {
+    let Some(app) = start(Backend::Postgres).await else {
+        return;
+    };
+    let p = people(&app).await;
+    let first = app.lock(&p.alice, "Card", p.case.card_id).await;
+    app.release(&p.alice, id(&first)).await;
+    let before = auth_epoch(&app);
+    app.patch(&format!("/users/{}", p.alice.id))
+        .by(&p.alice)
+        .json(json!({ "user": { "name": "Alice Renamed" } }))
+        .send()
+        .await
+        .expect(200);
+    app.post("/cases")
+        .by(&p.alice)
+        .json(json!({ "case": { "slug": "alices-own", "title": "Her own" } }))
+        .send()
+        .await
+        .expect(201);
+    let member = |email: &str, role: &str| {
+        app.post(&format!("/cases/{SLUG}/memberships"))
+            .by(&p.mia)
+            .json(json!({ "membership": { "email": email, "role": role } }))
+    };
+    member(&p.eve.email, "reader").send().await.expect(201);
+    member(&p.rita.email, "editor").send().await.expect(200);
+    assert_eq!(
+        auth_epoch(&app),
+        before,
+        "a rename, a new case, a new member or a raised role moved the epoch"
+    );
+    let again = app.lock(&p.alice, "Card", p.case.card_id).await;
+    assert_eq!(again["user"]["name"], "Alice Renamed", "{again}");
+
+    member(&p.bob.email, "reader").send().await.expect(200);
+    let demoted = auth_epoch(&app);
+    assert!(demoted > before, "demoting Bob did not move the epoch");
+    app.post("/auth/logout").by(&p.bob).send().await.expect(204);
+    assert!(
+        auth_epoch(&app) > demoted,
+        "signing out did not move the epoch"
+    );
+    app.lock_error(
+        &p.bob,
+        common::lock_body("Card", p.other_card),
+        401,
+        "unauthorized",
+    )
+    .await;
 }

@@ -24,6 +24,19 @@ pub struct TokenClaims {
     pub token_id: i64,
 }
 
+/// The shortest `BATON_JWT_SECRET` baton takes: as long as HS256's hash.
+/// A shorter one can be guessed offline from any token it signed, and then
+/// anyone can sign themselves a site admin's token.
+pub const MIN_SECRET_BYTES: usize = 32;
+
+/// Refuses a secret shorter than [`MIN_SECRET_BYTES`].
+pub fn check_secret(secret: &[u8]) -> Result<(), AuthError> {
+    if secret.len() < MIN_SECRET_BYTES {
+        return Err(AuthError::WeakSecret(secret.len()));
+    }
+    Ok(())
+}
+
 #[derive(Clone)]
 pub struct JwtKeys {
     encoding: EncodingKey,
@@ -107,6 +120,14 @@ impl JwtKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_shorter_than_32_bytes_are_refused() {
+        assert!(matches!(check_secret(b""), Err(AuthError::WeakSecret(0))));
+        assert!(matches!(check_secret(b"a"), Err(AuthError::WeakSecret(1))));
+        assert!(check_secret(&[b'x'; 31]).is_err());
+        assert!(check_secret(&[b'x'; 32]).is_ok());
+    }
 
     #[test]
     fn tokens_round_trip_and_reject_other_secrets() {

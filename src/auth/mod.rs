@@ -11,7 +11,7 @@ pub mod tokens;
 
 pub use access::Rank;
 pub use actor::{Actor, Caller};
-pub use jwt::{JwtKeys, TokenClaims};
+pub use jwt::{check_secret, JwtKeys, TokenClaims};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
@@ -35,12 +35,19 @@ pub enum AuthError {
     KeyRefused,
     #[error("cannot sign tokens: {0}")]
     Signing(String),
+    #[error(
+        "BATON_JWT_SECRET has {0} byte(s); it needs at least 32 (a shorter one can be \
+         guessed from any token it signed). Make one with `openssl rand -hex 32`."
+    )]
+    WeakSecret(usize),
 }
 
 impl From<AuthError> for crate::error::AppError {
     fn from(e: AuthError) -> Self {
         match e {
-            AuthError::Signing(_) => crate::error::AppError::Unavailable(e.to_string()),
+            AuthError::Signing(_) | AuthError::WeakSecret(_) => {
+                crate::error::AppError::Unavailable(e.to_string())
+            }
             _ => crate::error::AppError::Unauthorized(e.to_string()),
         }
     }

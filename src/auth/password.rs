@@ -1,6 +1,6 @@
 //! Argon2id password hashes in PHC string format.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
@@ -20,8 +20,20 @@ pub struct PasswordPool {
 /// How long a sign-in waits for a hashing thread before it is told to retry.
 const QUEUE_PATIENCE: Duration = Duration::from_secs(10);
 
+/// The hash of a password nobody has, made once with the parameters of
+/// every new hash: a sign-in for an account that has no password here (no
+/// such email, a removed user, one a team's backend signs in) verifies
+/// against it, so that it costs what a wrong password costs and its answer
+/// time does not say whether the email is known.
+static NOBODYS_HASH: LazyLock<String> = LazyLock::new(|| {
+    let unguessable = uuid::Uuid::new_v4().to_string();
+    hash(&unguessable).expect("argon2 hashes a UUID")
+});
+
 impl PasswordPool {
     pub fn new(threads: usize) -> PasswordPool {
+        // Made now, so that the first such sign-in does not take longer.
+        LazyLock::force(&NOBODYS_HASH);
         PasswordPool {
             permits: Arc::new(Semaphore::new(threads.max(1))),
         }
@@ -30,6 +42,16 @@ impl PasswordPool {
     /// Whether `password` matches `hash`.
     pub async fn verify(&self, password: String, hash: String) -> AppResult<bool> {
         self.run(move || verify(&password, &hash)).await
+    }
+
+    /// As long as [`PasswordPool::verify`] of a wrong password, on the same
+    /// threads, for a sign-in with no password to check: never a match.
+    pub async fn verify_nobody(&self, password: String) -> AppResult<bool> {
+        self.run(move || {
+            std::hint::black_box(verify(&password, &NOBODYS_HASH));
+            false
+        })
+        .await
     }
 
     pub async fn hash(&self, password: String) -> AppResult<String> {
@@ -68,6 +90,22 @@ pub fn verify(password: &str, hash: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// `$argon2id$v=19$m=…,t=…,p=…`: the algorithm, version and costs.
+    fn parameters(hash: &str) -> String {
+        hash.split('$').take(4).collect::<Vec<_>>().join("$")
+    }
+
+    #[test]
+    fn nobodys_hash_costs_what_a_real_one_does_and_matches_nothing() {
+        let real = super::hash("correct horse").unwrap();
+        assert_eq!(parameters(&super::NOBODYS_HASH), parameters(&real));
+        assert!(parameters(&real).contains("m="), "{real}");
+        let pool = super::PasswordPool::new(1);
+        let answered = actix_web::rt::System::new()
+            .block_on(async { pool.verify_nobody("correct horse".into()).await });
+        assert!(!answered.unwrap());
+    }
+
     #[test]
     fn hashes_verify_only_their_password() {
         let h = super::hash("correct horse").unwrap();

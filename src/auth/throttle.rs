@@ -5,9 +5,15 @@
 //! A team behind one NAT signing in correctly is therefore never throttled.
 //!
 //! What a flood of sign-ins can make baton hold is bounded: at most
-//! `tracked` accounts and addresses are counted (past it, expired windows
-//! go, then the oldest), and an IPv6 address counts by its /64, the block a
-//! single host is usually given.
+//! `tracked` accounts and addresses are counted, and an IPv6 address counts
+//! by its /64, the block a single host is usually given. When the count is
+//! full, windows that have passed go first, then the oldest of those still
+//! below their limit. A window that has reached its limit stays until it
+//! ends, whatever else comes: otherwise a flood of other names would give a
+//! locked-out account its tries back. Should every window be at its limit
+//! (a flood that failed `tracked` names to their limits), a sign-in that
+//! needs a new one is refused until the first of them ends: a sign-in
+//! baton could not count would be a try without a limit.
 //!
 //! The counts live in this process. Behind a load balancer with N instances
 //! an attacker gets up to N times the limit; the limits are settings.
@@ -117,8 +123,12 @@ impl LoginThrottle {
         let window = self.limits.window;
         let keys = self.keys(account, address);
         let mut windows = self.lock();
-        if windows.len() + keys.len() > self.limits.tracked {
-            make_room(&mut windows, now, window, self.limits.tracked);
+        let new_keys = keys
+            .iter()
+            .filter(|(k, _)| !windows.contains_key(k))
+            .count();
+        if windows.len() + new_keys > self.limits.tracked {
+            self.make_room(&mut windows, now, new_keys)?;
         }
         let mut wait = Duration::ZERO;
         for (key, limit) in &keys {
@@ -155,6 +165,55 @@ impl LoginThrottle {
         })
     }
 
+    /// The failures `key` may have in a window.
+    fn limit_of(&self, key: &Key) -> u32 {
+        match key {
+            Key::Account(_) => self.limits.per_account,
+            Key::Address(_) => self.limits.per_address,
+        }
+    }
+
+    /// Frees room for `new_keys` more windows: windows that have passed go
+    /// first; then, if still too many, the oldest below their limit, down to
+    /// nine tenths of `tracked` so that the next sweep is many sign-ins away.
+    /// Windows at their limit, and windows with an attempt under way, stay.
+    /// When that leaves no room, the sign-in waits for the first window at
+    /// its limit to end.
+    fn make_room(
+        &self,
+        windows: &mut HashMap<Key, Window>,
+        now: Instant,
+        new_keys: usize,
+    ) -> Result<(), RetryAfter> {
+        let (window, tracked) = (self.limits.window, self.limits.tracked);
+        windows.retain(|_, w| w.in_flight > 0 || now - w.started < window);
+        let keep = (tracked - tracked / 10).min(tracked.saturating_sub(new_keys));
+        if windows.len() > keep {
+            let droppable =
+                |key: &Key, w: &Window| w.in_flight == 0 && w.failures < self.limit_of(key);
+            let mut started: Vec<Instant> = windows
+                .iter()
+                .filter(|(key, w)| droppable(key, w))
+                .map(|(_, w)| w.started)
+                .collect();
+            let excess = (windows.len() - keep).min(started.len());
+            if excess > 0 {
+                let (_, cutoff, _) = started.select_nth_unstable(excess - 1);
+                let cutoff = *cutoff;
+                windows.retain(|key, w| !droppable(key, w) || w.started > cutoff);
+            }
+        }
+        if windows.len() + new_keys <= tracked {
+            return Ok(());
+        }
+        let first_end = windows
+            .values()
+            .map(|w| window.saturating_sub(now - w.started))
+            .min()
+            .unwrap_or(window);
+        Err(RetryAfter(first_end.max(Duration::from_secs(1))))
+    }
+
     /// The account first: [`Attempt::succeeded`] clears it.
     fn keys(&self, account: &str, address: Option<IpAddr>) -> Vec<(Key, u32)> {
         let mut keys = vec![(Key::Account(account.to_owned()), self.limits.per_account)];
@@ -175,29 +234,6 @@ fn counted_as(address: IpAddr) -> IpAddr {
             None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
         },
     }
-}
-
-/// Frees room below `tracked`: windows that have passed go first; then, if
-/// still too many, the oldest, down to nine tenths of `tracked` so that the
-/// next sweep is many sign-ins away. Windows with an attempt under way stay.
-fn make_room(windows: &mut HashMap<Key, Window>, now: Instant, window: Duration, tracked: usize) {
-    windows.retain(|_, w| w.in_flight > 0 || now - w.started < window);
-    let keep = tracked - tracked / 10;
-    if windows.len() <= keep {
-        return;
-    }
-    let mut started: Vec<Instant> = windows
-        .values()
-        .filter(|w| w.in_flight == 0)
-        .map(|w| w.started)
-        .collect();
-    let excess = (windows.len() - keep).min(started.len());
-    if excess == 0 {
-        return;
-    }
-    let (_, cutoff, _) = started.select_nth_unstable(excess - 1);
-    let cutoff = *cutoff;
-    windows.retain(|_, w| w.in_flight > 0 || w.started > cutoff);
 }
 
 #[cfg(test)]
@@ -270,6 +306,49 @@ mod tests {
         // The newest accounts are still counted, the oldest were dropped.
         assert!(t.lock().contains_key(&Key::Account("user999@x".into())));
         assert!(!t.lock().contains_key(&Key::Account("user0@x".into())));
+    }
+
+    #[test]
+    fn a_window_at_its_limit_outlives_a_flood_of_others() {
+        let t = throttle(Duration::from_secs(60));
+        let ip: IpAddr = "10.2.0.1".parse().unwrap();
+        for _ in 0..3 {
+            fail(&t, "victim@x", ip);
+        }
+        assert!(t.begin("victim@x", None).is_err());
+        // Ten times as many other accounts and addresses as are counted.
+        for i in 0..1_000u16 {
+            let [high, low] = i.to_be_bytes();
+            fail(&t, &format!("user{i}@x"), IpAddr::from([10, 3, high, low]));
+            assert!(t.lock().len() <= 100, "{} keys after {i}", t.lock().len());
+        }
+        let RetryAfter(wait) = t
+            .begin("victim@x", None)
+            .err()
+            .expect("the account's lockout outlived the flood");
+        assert!(wait > Duration::from_secs(50), "{wait:?}");
+        assert!(t.lock().contains_key(&Key::Account("victim@x".into())));
+    }
+
+    #[test]
+    fn when_every_window_is_at_its_limit_a_new_one_waits_for_the_first_to_end() {
+        let t = LoginThrottle::new(ThrottleLimits {
+            per_account: 1,
+            per_address: 5,
+            window: Duration::from_millis(300),
+            tracked: 10,
+        });
+        for i in 0..10 {
+            t.begin(&format!("user{i}@x"), None).unwrap().failed();
+        }
+        let RetryAfter(wait) = t.begin("fresh@x", None).err().expect("no room");
+        assert!(wait >= Duration::from_secs(1), "{wait:?}");
+        // Every lockout is still counted, and a known account is answered
+        // as before (refused, at its limit).
+        assert_eq!(t.lock().len(), 10);
+        assert!(t.begin("user0@x", None).is_err());
+        std::thread::sleep(Duration::from_millis(350));
+        assert!(t.begin("fresh@x", None).is_ok());
     }
 
     #[test]

@@ -129,7 +129,7 @@ pub fn main() -> ExitCode {
             Some(Command::Migrate(args)) => database::migrate(args),
             Some(Command::User(command)) => users::run(command).await,
             Some(Command::Token(args)) => users::token(args).await,
-            Some(Command::Schema(command)) => schema::run(command),
+            Some(Command::Schema(command)) => schema::run(command).await,
             Some(Command::Key(command)) => keys::run(command).await,
             Some(Command::Backup(args)) => database::backup(args),
             Some(Command::Audit(command)) => database::audit(command).await,

@@ -4,8 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{connect, CliError};
+use super::{connect, open, CliError};
 use crate::config::DatabaseSettings;
+use crate::error::AppError;
+use crate::locks::holding::{self, Line};
+use crate::models::{Lock, LockAction};
 use crate::schema::Schema;
 use crate::server::{self, StartError};
 
@@ -45,11 +48,11 @@ pub(super) struct SchemaDropArgs {
     database: DatabaseSettings,
 }
 
-pub(super) fn run(command: SchemaCommand) -> Result<(), CliError> {
+pub(super) async fn run(command: SchemaCommand) -> Result<(), CliError> {
     match command {
         SchemaCommand::Print(args) => print(args),
         SchemaCommand::Check(args) => check(args),
-        SchemaCommand::Drop(args) => drop(args),
+        SchemaCommand::Drop(args) => drop(args).await,
     }
 }
 
@@ -94,12 +97,29 @@ fn check(args: SchemaCheckArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `baton schema drop WHAT`: deletes what the command names.
-fn drop(args: SchemaDropArgs) -> Result<(), CliError> {
+/// `baton schema drop WHAT`: deletes what the command names. Each lock on
+/// a record of a dropped type ends as any lock ends (`locks::holding::end`):
+/// audited as `kicked` and broadcast as its `destroy`, in the transaction
+/// that deletes the records; on PostgreSQL running instances hear it
+/// through the event stream, as they hear `baton user remove`.
+async fn drop(args: SchemaDropArgs) -> Result<(), CliError> {
     let mut conn = connect(&args.database)?;
     crate::db::migrate(&mut conn).map_err(CliError::failed)?;
-    let changed =
-        crate::models::stored_types::drop(&mut conn, &args.what).map_err(CliError::failed)?;
+    let what = args.what.clone();
+    let changed = match what.split_once('.') {
+        Some(_) => crate::models::stored_types::drop(&mut conn, &what).map_err(CliError::failed)?,
+        None => {
+            std::mem::drop(conn);
+            let db = open(&args.database)?;
+            db.write_retrying(None, move |tx| {
+                for held in Lock::of_type(tx.conn, &what)? {
+                    holding::end(tx, &held, LockAction::Kicked, None, Line::Drop)?;
+                }
+                Ok::<_, AppError>(crate::models::stored_types::drop(tx.conn, &what)?)
+            })
+            .await?
+        }
+    };
     match args.what.split_once('.') {
         None => println!("deleted {changed} record(s) of {}", args.what),
         Some((type_name, field)) => {

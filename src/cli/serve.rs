@@ -7,22 +7,27 @@ use rand::Rng;
 
 use super::CliError;
 use crate::config::Settings;
+use crate::demo::SeedError;
 use crate::server::{self, StartError};
 
 #[derive(Args)]
 pub(super) struct ServeArgs {
     #[command(flatten)]
     settings: Settings,
-    /// Seed alice, bob and carol (password `demo`) and a sample case; implies --dev.
+    /// Seed alice, bob and carol (password `demo`) and a sample case; implies
+    /// --dev. Refused on a database that holds anyone else.
     #[arg(long)]
     demo: bool,
-    /// Allow a random JWT secret (tokens die with the process).
+    /// Without BATON_JWT_SECRET, use a random one (tokens die with the
+    /// process); a secret that is set must still be at least 32 bytes.
     #[arg(long)]
     dev: bool,
 }
 
 pub(super) async fn serve(args: ServeArgs) -> Result<(), CliError> {
-    let secret = match (&args.settings.jwt_secret, args.dev || args.demo) {
+    // Set but empty (a `.env` copied from `.env.example`) is not set.
+    let given = args.settings.jwt_secret.as_ref().filter(|s| !s.is_empty());
+    let secret = match (given, args.dev || args.demo) {
         (Some(secret), _) => secret.clone().into_bytes(),
         (None, true) => {
             tracing::warn!(
@@ -33,8 +38,9 @@ pub(super) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         }
         (None, false) => {
             return Err(CliError::Failed(
-                "BATON_JWT_SECRET is not set. Set it (any long random string), \
-                 or run `baton serve --dev` to try baton with a throwaway secret."
+                "BATON_JWT_SECRET is not set. Set it (at least 32 random bytes: \
+                 `openssl rand -hex 32`), or run `baton serve --dev` to try baton with a \
+                 throwaway secret."
                     .to_owned(),
             ))
         }
@@ -49,7 +55,10 @@ pub(super) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     if args.demo {
         crate::demo::seed(&state.db, demo_data)
             .await
-            .map_err(|e| CliError::Failed(format!("seeding the demo failed: {e}")))?;
+            .map_err(|e| match e {
+                SeedError::NotItsOwn(_) => CliError::Refused(e.to_string()),
+                SeedError::Failed(e) => CliError::Failed(format!("seeding the demo failed: {e}")),
+            })?;
         tracing::info!("demo data ready: sign in as alice@example.com, bob@example.com or carol@example.com with password `demo`");
     }
     let listener = TcpListener::bind(&bind).map_err(|source| {

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::{open, CliError};
 use crate::accounts;
-use crate::auth::{password, tokens, JwtKeys};
+use crate::auth::{check_secret, password, tokens, JwtKeys};
 use crate::config::DatabaseSettings;
 use crate::db::Tx;
 use crate::error::AppError;
@@ -24,14 +24,58 @@ pub(super) enum UserCommand {
     Remove(UserRemoveArgs),
 }
 
+/// Where a new password comes from: a prompt (the default), standard
+/// input, or the command line.
+#[derive(Args)]
+struct PasswordArgs {
+    /// The password itself, for scripts that cannot do otherwise: a
+    /// command line shows in `ps` to every user of the machine and stays in
+    /// the shell's history. Prefer the prompt, or --password-stdin.
+    #[arg(long, conflicts_with = "password_stdin")]
+    password: Option<String>,
+    /// Read the password from the first line of standard input.
+    #[arg(long)]
+    password_stdin: bool,
+}
+
+impl PasswordArgs {
+    fn read(self) -> Result<String, CliError> {
+        if let Some(password) = self.password {
+            return Ok(password);
+        }
+        if self.password_stdin {
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map_err(|e| {
+                CliError::Failed(format!("cannot read the password from standard input: {e}"))
+            })?;
+            return Ok(line.trim_end_matches(['\n', '\r']).to_owned());
+        }
+        let prompt = |label: &str| {
+            rpassword::prompt_password(label).map_err(|e| {
+                CliError::Refused(format!(
+                    "cannot prompt for the password ({e}): give it on standard input \
+                     with --password-stdin"
+                ))
+            })
+        };
+        let password = prompt("Password: ")?;
+        if prompt("Password again: ")? != password {
+            return Err(CliError::Refused(
+                "the two passwords differ; nothing was changed".to_owned(),
+            ));
+        }
+        Ok(password)
+    }
+}
+
 #[derive(Args)]
 pub(super) struct UserAddArgs {
     #[arg(long)]
     email: String,
     #[arg(long)]
     name: String,
-    #[arg(long)]
-    password: String,
+    #[command(flatten)]
+    password: PasswordArgs,
     /// Make the user a site admin.
     #[arg(long)]
     admin: bool,
@@ -43,8 +87,8 @@ pub(super) struct UserAddArgs {
 pub(super) struct UserPasswdArgs {
     #[arg(long)]
     email: String,
-    #[arg(long)]
-    password: String,
+    #[command(flatten)]
+    password: PasswordArgs,
     #[command(flatten)]
     database: DatabaseSettings,
 }
@@ -85,7 +129,7 @@ pub(super) async fn run(command: UserCommand) -> Result<(), CliError> {
 async fn add(args: UserAddArgs) -> Result<(), CliError> {
     let email = params::email(Some(args.email))?;
     let name = params::required_text("name", Some(args.name), params::MAX_TITLE)?;
-    let pw = params::password(Some(args.password))?;
+    let pw = params::password(Some(args.password.read()?))?;
     let db = open(&args.database)?;
     let hash = password::hash(&pw).map_err(CliError::Failed)?;
     let admin = args.admin;
@@ -109,7 +153,7 @@ async fn add(args: UserAddArgs) -> Result<(), CliError> {
 
 /// `baton user passwd`: every token of theirs ends.
 async fn passwd(args: UserPasswdArgs) -> Result<(), CliError> {
-    let pw = params::password(Some(args.password))?;
+    let pw = params::password(Some(args.password.read()?))?;
     let db = open(&args.database)?;
     let hash = password::hash(&pw).map_err(CliError::Failed)?;
     let email = args.email;
@@ -150,6 +194,7 @@ async fn remove(args: UserRemoveArgs) -> Result<(), CliError> {
 
 /// `baton token`: a login token for a user, for scripts.
 pub(super) async fn token(args: TokenArgs) -> Result<(), CliError> {
+    check_secret(args.jwt_secret.as_bytes()).map_err(|e| CliError::Refused(e.to_string()))?;
     let db = open(&args.database)?;
     let keys = JwtKeys::new(args.jwt_secret.as_bytes(), args.token_ttl);
     let email = args.email;

@@ -94,6 +94,8 @@ pub async fn login(
     }
     // A user provisioned by a team's backend signs in there, never here.
     .filter(|user| user.is_active() && !user.is_external());
+    // One argon2 verification either way: a sign-in for an unknown email
+    // takes as long as one with a wrong password.
     let verified = match &user {
         Some(user) => {
             state
@@ -101,7 +103,7 @@ pub async fn login(
                 .verify(pw, user.password_hash.clone())
                 .await?
         }
-        None => false,
+        None => state.passwords.verify_nobody(pw).await?,
     };
     let Some(user) = user.filter(|_| verified) else {
         attempt.failed();

@@ -63,7 +63,9 @@ pub struct MembershipFields {
 }
 
 /// `POST /cases/:slug/memberships {membership: {email, role}}`: 201 for a new
-/// member, 200 when an existing member's role changes.
+/// member, 200 when an existing member's role changes. The user in the
+/// answer is the public one with the email sent: adding someone tells a
+/// manager nothing more of them (not whether they are a site admin).
 #[utoipa::path(post, operation_id = "addMembership", path = "/cases/{slug}/memberships", tag = "cases",
     params(("slug" = String, Path, description = "The case's slug")),
     request_body = MembershipBody,
@@ -121,7 +123,7 @@ pub async fn create(
     } else {
         HttpResponse::Ok()
     };
-    Ok(response.json(MembershipView::new(&membership, &user)))
+    Ok(response.json(MembershipView::added(&membership, &user)))
 }
 
 /// `DELETE /memberships/:id`: 204. The user's locks and places in line in

@@ -7,7 +7,9 @@
 //! are written once: the error envelope on every 4xx/5xx, 401 and the
 //! `X-Session-ID` header on authenticated routes, 400/413/415/422 wherever a
 //! JSON body is read, 404 wherever a path names a record, 422 wherever a
-//! path or query string can hold a NUL, 503 everywhere.
+//! path or query string can hold a NUL, 503 everywhere. Last, every string
+//! and object a request can carry says it may not hold U+0000
+//! (`super::any_string::document_refusals`).
 
 use actix_web::HttpResponse;
 use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
@@ -58,6 +60,7 @@ pub fn document() -> Document {
     super::openapi_records::add_declared_types(&mut doc);
     Conventions.modify(&mut doc);
     tag_records(&mut doc);
+    super::any_string::document_refusals(&mut doc);
     doc
 }
 

@@ -348,6 +348,17 @@ impl Lock {
         locks::table.count().get_result(conn)
     }
 
+    /// Every lock on a record of `lockable_type`, oldest first.
+    pub fn of_type(conn: &mut DbConn, lockable_type: &str) -> QueryResult<Vec<HeldLock>> {
+        locks::table
+            .inner_join(users::table)
+            .filter(locks::lockable_type.eq(lockable_type))
+            .select((Lock::as_select(), UserRef::as_select()))
+            .order(locks::id.asc())
+            .load::<(Lock, UserRef)>(conn)
+            .map(held_locks)
+    }
+
     pub fn of_user(conn: &mut DbConn, user_id: UserId) -> QueryResult<Vec<HeldLock>> {
         locks::table
             .inner_join(users::table)

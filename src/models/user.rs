@@ -167,6 +167,15 @@ impl User {
             .optional()
     }
 
+    /// How many users have none of these emails (removed ones, and users a
+    /// team's backend provisioned without an email, included).
+    pub fn count_others(conn: &mut DbConn, emails: &[&str]) -> QueryResult<i64> {
+        users::table
+            .filter(users::email.is_null().or(users::email.ne_all(emails)))
+            .count()
+            .get_result(conn)
+    }
+
     pub fn is_admin(conn: &mut DbConn, id: UserId) -> QueryResult<bool> {
         users::table
             .find(id)

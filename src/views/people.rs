@@ -111,6 +111,19 @@ impl MembershipView {
             user: UserView::full(user),
         }
     }
+
+    /// What a manager who added (or re-roled) someone by email sees: the
+    /// public user and the email they typed, not whether the user is a
+    /// site admin or who a team's backend knows them as.
+    pub fn added(membership: &Membership, user: &User) -> MembershipView {
+        MembershipView {
+            user: UserView {
+                email: Some(user.email.clone()),
+                ..UserView::public(&user.to_ref())
+            },
+            ..MembershipView::new(membership, user)
+        }
+    }
 }
 
 /// One person online in a case, with how many tabs they have open there.

@@ -37,17 +37,22 @@ pub struct RelayedRecord;
 impl utoipa::PartialSchema for RelayedRecord {
     fn schema() -> RefOr<Schema> {
         let external = external_types();
-        let description = if external.is_empty() {
-            "The record as your backend has it. This server's schema declares no type with \
-             `store = \"external\"`, so no event can be right: every one is 422."
-        } else {
-            "The record as your backend has it: `type` (a type with `store = \"external\"`), \
-             `param`, and any fields. Relayed as sent."
-        };
-        ObjectBuilder::new()
-            .schema_type(Type::Object)
-            .property(
-                "type",
+        let (description, type_name) =
+            if external.is_empty() {
+                // Still a schema a request can satisfy (an empty `enum` would
+                // be none): the document says the server refuses it, and why.
+                (
+                "The record as your backend has it. This server's schema declares no type with \
+                 `store = \"external\"`, so no event can be right: every one is 422.",
+                ObjectBuilder::new().schema_type(Type::String).description(Some(
+                    "Must name a type declared with `store = \"external\"`; this server's \
+                     schema declares none, so every event is refused (422).",
+                )),
+            )
+            } else {
+                (
+                "The record as your backend has it: `type` (a type with `store = \"external\"`), \
+                 `param`, and any fields. Relayed as sent.",
                 ObjectBuilder::new()
                     .schema_type(Type::String)
                     .enum_values(Some(external))
@@ -55,6 +60,10 @@ impl utoipa::PartialSchema for RelayedRecord {
                         "An external type: baton announces the records it stores itself.",
                     )),
             )
+            };
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("type", type_name)
             .required("type")
             .property(
                 "param",

@@ -6,7 +6,12 @@
 //! Revocation still reaches every instance at once. A caller is read in one
 //! snapshot together with the auth epoch (`auth_epoch`), a one-row number
 //! that triggers move in the same transaction as anything that could end or
-//! narrow someone's access (migration `2026-12-01-000015_auth_epoch`). The
+//! narrow someone's access (migrations `2026-12-01-000015_auth_epoch` and
+//! `2026-12-04-000019_auth_epoch_narrows_only`), and only that: a rename, a
+//! new case or membership, a higher role leave every instance's callers be.
+//! A caller who may now edit where they could not declines once (the
+//! general path answers) and is read again; the statements read the
+//! holder's name and colour from `users` themselves. The
 //! fast statements go ahead only while the epoch is still the one the
 //! caller was read under (`sql::epoch_unmoved!`); once it moved, they decline,
 //! the general path answers from the tables, and this instance forgets the

@@ -49,17 +49,15 @@ macro_rules! may_edit {
 }
 
 /// The caller, as the fast statements' event rows name them: user `$user`
-/// named `$name` in `$color`, while [`epoch_unmoved!`].
+/// with the name and colour they have now, while [`epoch_unmoved!`]. (A
+/// rename does not move the epoch, so the name is read here, by the user's
+/// key, not kept with the caller.)
 macro_rules! known_caller {
-    ($user:literal, $name:literal, $color:literal, $epoch:literal, $expires:literal) => {
+    ($user:literal, $epoch:literal, $expires:literal) => {
         concat!(
-            "SELECT ",
+            "SELECT u.id, u.name, u.color FROM users u WHERE u.id = ",
             $user,
-            "::bigint AS id, ",
-            $name,
-            "::text AS name, ",
-            $color,
-            "::text AS color WHERE ",
+            " AND ",
             $crate::locks::fast_path::sql::epoch_unmoved!($epoch, $expires, $crate::db_now!())
         )
     };
@@ -205,12 +203,11 @@ macro_rules! db_now_moved {
 
 /// The fast path's acquire on record `$1` of type `$5`, whose case
 /// `$record` selects (as `case_id`, its row locked first, as on the general
-/// path, and only for a caller who may edit that case: `$where` ends the
-/// record's `WHERE`, so that nobody else waits on its row), by user `$2`
-/// (named `$10` in `$11`) while auth epoch `$3` and their token's expiry
-/// `$12` hold ([`epoch_unmoved!`]), from tab `$6` with agent `$7`, for a
-/// lease of `$4` microseconds, if the caller may edit the record's case (a
-/// site admin, `$9`, or a case of `$8`). Its times are the database's clock
+/// path, and only for a caller who may edit that case: nobody else waits
+/// on its row), by user `$2` while auth epoch `$3` and their token's
+/// expiry `$10` hold ([`epoch_unmoved!`]), from tab `$6` with agent `$7`,
+/// for a lease of `$4` microseconds, if the caller may edit the record's
+/// case (a site admin, `$9`, or a case of `$8`). Its times are the database's clock
 /// (`crate::db_now!`), as on the general path. It declines while any deep
 /// lock is held on the case: the general path decides what a deep lock
 /// covers (its insert orders it with deep acquires, see
@@ -223,9 +220,9 @@ macro_rules! fast_acquire {
             " AND ",
             $crate::locks::fast_path::sql::may_edit!("$9", "$8", $case_column),
             " AND ",
-            $crate::locks::fast_path::sql::epoch_unmoved!("$3", "$12", $crate::db_now!()),
+            $crate::locks::fast_path::sql::epoch_unmoved!("$3", "$10", $crate::db_now!()),
             " FOR NO KEY UPDATE), caller AS (",
-            $crate::locks::fast_path::sql::known_caller!("$2", "$10", "$11", "$3", "$12"),
+            $crate::locks::fast_path::sql::known_caller!("$2", "$3", "$10"),
             "), changed AS (INSERT INTO locks (",
             $crate::locks::fast_path::sql::lock_columns!(),
             ") SELECT $5, $1, record.case_id, caller.id, $6, $7, ",
@@ -419,8 +416,8 @@ pub static FAST_GUARD: PgFunction = PgFunction::new(
     "SELECT baton_fast_guard($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS allowed",
 );
 
-/// The fast path's release: lock `$1`, if user `$2` (named `$6` in `$7`,
-/// while auth epoch `$3` and their token's expiry `$8` hold) holds it from
+/// The fast path's release: lock `$1`, if user `$2` (while auth epoch `$3`
+/// and their token's expiry `$6` hold) holds it from
 /// tab `$4`, it is in force at the database's clock (active within
 /// the last `$5` microseconds) and nobody joined its line (a hand-off is the
 /// general path's). A tab joining the line sets `has_waiters` on the lock's
@@ -428,7 +425,7 @@ pub static FAST_GUARD: PgFunction = PgFunction::new(
 /// re-checks the flag, or goes first.
 pub const FAST_RELEASE: &str = concat!(
     "WITH caller AS (",
-    known_caller!("$2", "$6", "$7", "$3", "$8"),
+    known_caller!("$2", "$3", "$6"),
     "), changed AS ( \
        DELETE FROM locks l USING caller \
        WHERE l.id = $1 AND NOT l.has_waiters AND ",
@@ -458,8 +455,8 @@ mod tests {
         assert!(super::FAST_RELEASE
             .contains("changed.case_id, changed.user_id, changed.user_id, 'released'"));
         assert!(super::FAST_RELEASE.contains(
-            "SELECT $2::bigint AS id, $6::text AS name, $7::text AS color WHERE EXISTS \
-             (SELECT 1 FROM auth_epoch WHERE epoch = $3) AND $8 > (now() AT TIME ZONE 'UTC')"
+            "SELECT u.id, u.name, u.color FROM users u WHERE u.id = $2 AND EXISTS \
+             (SELECT 1 FROM auth_epoch WHERE epoch = $3) AND $6 > (now() AT TIME ZONE 'UTC')"
         ));
         assert!(super::FAST_ACQUIRE_RECORD.contains(
             "WHERE record_type = $5 AND id = $1 AND ($9 OR case_id = ANY ($8)) AND EXISTS"

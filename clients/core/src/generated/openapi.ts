@@ -1940,7 +1940,9 @@ export interface paths {
         put?: never;
         /**
          * `POST /cases/:slug/memberships {membership: {email, role}}`: 201 for a new
-         *     member, 200 when an existing member's role changes.
+         *     member, 200 when an existing member's role changes. The user in the
+         *     answer is the public one with the email sent: adding someone tells a
+         *     manager nothing more of them (not whether they are a site admin).
          */
         post: {
             parameters: {
@@ -5260,6 +5262,8 @@ export interface components {
             /** Format: int64 */
             id: number;
         };
+        /** @description Any JSON value in which no string and no key holds U+0000 (NUL): baton refuses those (422). */
+        JsonValue: unknown & unknown;
         /**
          * @description Why a tab was closed, as its `kicked` frame says.
          * @enum {string}
@@ -5562,11 +5566,8 @@ export interface components {
         RecordParam: string | number;
         /** @description The record as your backend has it. This server's schema declares no type with `store = "external"`, so no event can be right: every one is 422. */
         RelayedRecord: {
-            /**
-             * @description An external type: baton announces the records it stores itself.
-             * @enum {string}
-             */
-            type: never;
+            /** @description Must name a type declared with `store = "external"`; this server's schema declares none, so every event is refused (422). */
+            type: string;
             /** @description The record's param, what tabs key it by. */
             param: string;
         };
