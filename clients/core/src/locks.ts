@@ -4,8 +4,15 @@ import { positionIn, waiterEnd } from './line.js';
 import { keyOf, type Listener } from './store.js';
 import type { EndedLock, EndedWaiter, Lock, LockableRef, LockEndReason, LockStatus, User, Waiter, WaiterEndReason } from './types.js';
 
-/** `waiting`: this tab is in the record's line, and gets the lock when its turn comes. */
-export type LockState = 'free' | 'mine' | 'theirs' | 'waiting' | 'lost';
+/**
+ * A record's lock as this tab sees it. The first three are baton's own
+ * (`GET /locks/status`): `unlocked` (nobody holds it), `owned` (this tab
+ * does), `locked` (someone else does, or a deep lock on one of its
+ * containers). The kit adds two: `waiting` (this tab is in the record's
+ * line, and gets the lock when its turn comes) and `lost` (this tab's lock
+ * ended without it asking).
+ */
+export type LockState = 'unlocked' | 'owned' | 'locked' | 'waiting' | 'lost';
 
 /** Why a lock ended, from its `destroy` frame; `expired` when the frame does not say. */
 export function endReason(lock: Lock | EndedLock): LockEndReason {
@@ -179,17 +186,17 @@ export class LockManager {
     const mine = this.held.get(key);
     const enclosing = this.options.findCover?.(key);
     // this tab's own deep lock lets it work inside; someone else's holds the record
-    const theirs = enclosing && !this.isMine(enclosing) ? enclosing : undefined;
+    const theirs = enclosing && !this.isOwned(enclosing) ? enclosing : undefined;
     const lock = mine ?? seen ?? theirs ?? null;
     // a refusal names the deep lock in the way when the case is not open
     const cover = theirs ?? (lock && !mine && keyOf(lock.lockable) !== key ? lock : null);
     const lost = this.lost.get(key);
     const waiter = mine ? undefined : this.waiting.get(key);
-    let state: LockState = 'free';
-    if (mine) state = 'mine';
+    let state: LockState = 'unlocked';
+    if (mine) state = 'owned';
     else if (waiter) state = 'waiting';
     else if (lost) state = 'lost';
-    else if (lock) state = this.isMine(lock) ? 'mine' : 'theirs';
+    else if (lock) state = this.isOwned(lock) ? 'owned' : 'locked';
     const line = this.options.findLine?.(key) ?? NO_WAITERS;
     const info: LockInfo = {
       state,
@@ -202,7 +209,7 @@ export class LockManager {
       position: waiter ? (this.options.isOpen(waiter.caseId) ? positionIn(line, waiter) : waiter.position) : null,
       waiter: waiter ?? null,
       waiters: line,
-      lineEnded: state === 'waiting' || state === 'mine' ? null : (this.lineEnded.get(key) ?? null),
+      lineEnded: state === 'waiting' || state === 'owned' ? null : (this.lineEnded.get(key) ?? null),
     };
     // unchanged → the same object, so React skips the re-render
     const prev = this.last.get(key);
@@ -223,7 +230,8 @@ export class LockManager {
     return result;
   }
 
-  isMine(lock: Lock): boolean {
+  /** Whether the lock is this tab's (state `owned`), and not one it released. */
+  isOwned(lock: Lock): boolean {
     if (this.released.has(lock.token)) return false;
     return this.isThisTab(lock) || [...this.held.values()].some((l) => l.token === lock.token);
   }
@@ -397,7 +405,7 @@ export class LockManager {
    * "Wait for it": takes the lock when the record is free (or renews this
    * tab's), else joins the record's line and resolves to the tab's waiter
    * (state `waiting`). The lock comes over the edits channel when the tab's
-   * turn comes: state becomes `mine` by itself. Asking again keeps the place.
+   * turn comes: state becomes `owned` by itself. Asking again keeps the place.
    */
   async wait(record: LockableRef): Promise<Lock | Waiter> {
     const { data } = await this.attempt(

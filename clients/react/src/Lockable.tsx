@@ -133,7 +133,7 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
       leaving.current = setTimeout(() => {
         leaving.current = null;
         const state: LockState = client.locks.info(ref).state;
-        if (state === 'mine') void client.locks.release(ref).catch(() => {});
+        if (state === 'owned') void client.locks.release(ref).catch(() => {});
         if (state === 'waiting') void client.locks.leave(ref).catch(() => {});
       }, 0);
     };
@@ -143,7 +143,7 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
   return (
     <>
       {children({
-        editing: lock.state === 'mine',
+        editing: lock.state === 'owned',
         state: lock.state,
         holder: lock.holder,
         lock: current,

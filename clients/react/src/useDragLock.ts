@@ -95,5 +95,5 @@ export function useDragLock<T extends Lockable>(card: T): UseDragLock<T> {
     [client, release],
   );
 
-  return { dragging: active && lock.state === 'mine', busy, error, start, drop, cancel: release };
+  return { dragging: active && lock.state === 'owned', busy, error, start, drop, cancel: release };
 }

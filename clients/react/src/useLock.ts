@@ -2,8 +2,8 @@ import type { Lock, LockDepth, LockInfo, LockState, LockableRef, LockEndReason, 
 import { useCallback, useSyncExternalStore } from 'react';
 import { useBaton } from './context.js';
 
-const FREE: LockInfo = Object.freeze({
-  state: 'free',
+const UNLOCKED: LockInfo = Object.freeze({
+  state: 'unlocked',
   lock: null,
   cover: null,
   holder: null,
@@ -17,15 +17,15 @@ const FREE: LockInfo = Object.freeze({
 
 export interface UseLock {
   /**
-   * `free`, `mine` (this tab holds it), `theirs` (someone else does),
-   * `waiting` (this tab is in the line for it), `lost` (this tab's lock was
-   * taken or ended).
+   * `unlocked`, `owned` (this tab holds it), `locked` (someone else does),
+   * as baton says them; and the kit's `waiting` (this tab is in the line
+   * for it) and `lost` (this tab's lock was taken or ended).
    */
   state: LockState;
   /** Who holds the lock now. */
   holder: User | null;
   lock: Lock | null;
-  /** Someone else's deep lock on a record that encloses this one, or its case (then `lock` is that lock and `state` is `theirs`). */
+  /** Someone else's deep lock on a record that encloses this one, or its case (then `lock` is that lock and `state` is `locked`). */
   cover: Lock | null;
   /** Who took this tab's lock ("Edit anyway"), when `state` is `lost`. */
   lostTo: User | null;
@@ -59,7 +59,7 @@ export function useLock(record: LockableRef | null): UseLock {
   const type = record?.type ?? null;
   const param = record?.param ?? null;
   const get = useCallback(
-    () => (type && param ? client.locks.info({ type, param }) : FREE),
+    () => (type && param ? client.locks.info({ type, param }) : UNLOCKED),
     [client, type, param],
   );
   const info = useSyncExternalStore(client.locks.subscribe, get, get);
