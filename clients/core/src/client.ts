@@ -187,9 +187,9 @@ export class BatonClient<R extends RecordMap = RecordMap> {
         }
         return undefined;
       },
-      findCover: (key) => {
+      findContainerLock: (key) => {
         for (const { live } of this.cases.values()) {
-          const lock = live.store.getView().coverOn[key];
+          const lock = live.store.getView().containerLockOn[key];
           if (lock) return lock;
         }
         return undefined;

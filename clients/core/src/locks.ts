@@ -26,11 +26,12 @@ export interface LockInfo {
   /** The lock on the record now (this tab's or someone else's; a covering deep lock when the record has none of its own). */
   lock: Lock | null;
   /**
-   * Someone else's deep lock on the page or case the record is inside: the
-   * record is theirs too ("Bob is editing this page"). Taking it over means
-   * taking over that lock, not the record's.
+   * Someone else's deep lock on one of the record's containers (a record
+   * it is inside, or its case): the record is theirs too ("Bob is editing
+   * this project"). Taking it over means taking over that lock, not the
+   * record's.
    */
-  cover: Lock | null;
+  containerLock: Lock | null;
   /** Who holds it now. */
   holder: User | null;
   /** When this tab's lock ended without it asking: who took it ("Edit anyway"), if anyone. */
@@ -94,8 +95,8 @@ export interface LockManagerOptions {
   userId?: () => number | null;
   /** The lock on a record as the open cases know it. */
   findLock: (key: string) => Lock | undefined;
-  /** The deep lock on the page or case enclosing a record, as the open cases know it. */
-  findCover?: (key: string) => Lock | undefined;
+  /** The deep lock on a container of a record (a record it is inside, or its case), as the open cases know it. */
+  findContainerLock?: (key: string) => Lock | undefined;
   /** Puts a lock this tab got (or learned of) into the open cases. */
   onLock: (lock: Lock) => void;
   /** Takes a lock out of the open cases. */
@@ -184,12 +185,12 @@ export class LockManager {
     // a lock this tab let go is nobody's to this tab, even while the server has not confirmed it yet
     const seen = found && this.released.has(found.token) ? undefined : found;
     const mine = this.held.get(key);
-    const enclosing = this.options.findCover?.(key);
+    const container = this.options.findContainerLock?.(key);
     // this tab's own deep lock lets it work inside; someone else's holds the record
-    const theirs = enclosing && !this.isOwned(enclosing) ? enclosing : undefined;
+    const theirs = container && !this.isOwned(container) ? container : undefined;
     const lock = mine ?? seen ?? theirs ?? null;
     // a refusal names the deep lock in the way when the case is not open
-    const cover = theirs ?? (lock && !mine && keyOf(lock.lockable) !== key ? lock : null);
+    const containerLock = theirs ?? (lock && !mine && keyOf(lock.lockable) !== key ? lock : null);
     const lost = this.lost.get(key);
     const waiter = mine ? undefined : this.waiting.get(key);
     let state: LockState = 'unlocked';
@@ -201,7 +202,7 @@ export class LockManager {
     const info: LockInfo = {
       state,
       lock,
-      cover,
+      containerLock,
       holder: lock?.user ?? null,
       lostTo: state === 'lost' ? (lost?.lostTo ?? null) : null,
       lostReason: state === 'lost' ? (lost?.reason ?? null) : null,
@@ -217,7 +218,7 @@ export class LockManager {
       prev &&
       prev.state === info.state &&
       prev.lock === info.lock &&
-      prev.cover === info.cover &&
+      prev.containerLock === info.containerLock &&
       prev.lostTo === info.lostTo &&
       prev.lostReason === info.lostReason &&
       prev.position === info.position &&

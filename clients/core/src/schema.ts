@@ -56,10 +56,11 @@ export class Schema {
   }
 
   /**
-   * The keys of the records that enclose one, nearest first, up to its case:
-   * a deep lock on any of them covers it. `get` looks records up by key.
+   * The keys of a record's containers (baton's word for the records it is
+   * inside, whose deep locks cover it), nearest first, up to its case.
+   * `get` looks records up by key.
    */
-  enclosingKeys(record: Placed, get: (key: string) => Placed | undefined): string[] {
+  containerKeys(record: Placed, get: (key: string) => Placed | undefined): string[] {
     const keys: string[] = [];
     if (!this.byName.has(record.type)) return keys;
     let at: Placed | undefined = record;

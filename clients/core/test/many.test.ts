@@ -90,11 +90,11 @@ describe.each(servers())('lock sets, claims, deep locks and moves on $backend', 
 
     // bob's open case shows the page's lock on the card inside
     await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'locked', holder: { name: 'Alice' } }));
-    expect(b.locks.info(card).cover?.token).toBe(deep.token);
+    expect(b.locks.info(card).containerLock?.token).toBe(deep.token);
     expect(b.locks.info(card).lock?.lockable).toMatchObject({ type: 'Page', param: page.param });
-    expect(open.live.getState().coverOn[`Card/${card.param}`]?.token).toBe(deep.token);
+    expect(open.live.getState().containerLockOn[`Card/${card.param}`]?.token).toBe(deep.token);
     // alice's own deep lock lets her work inside
-    expect(a.locks.info(card)).toMatchObject({ state: 'unlocked', cover: null });
+    expect(a.locks.info(card)).toMatchObject({ state: 'unlocked', containerLock: null });
 
     const held = await b.locks.acquire(card).catch((e: unknown) => e);
     expect(held).toBeInstanceOf(LockHeldError);
@@ -113,7 +113,7 @@ describe.each(servers())('lock sets, claims, deep locks and moves on $backend', 
 
     // released: the card is free for bob again
     await a.locks.release(page);
-    await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'unlocked', cover: null }));
+    await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'unlocked', containerLock: null }));
   });
 
   it('a deep lock is refused while someone holds a card inside, naming every holder', async () => {

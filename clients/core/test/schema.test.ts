@@ -75,7 +75,7 @@ describe.each(schemaServers('kanban'))('the kanban schema on $backend', (server)
     await seen.live.ready();
     const deep = await b.locks.acquire(done, { depth: 'infinity' });
     expect(deep).toMatchObject({ depth: 'infinity', lockable: { type: 'Column', param: done.param } });
-    await vi.waitFor(() => expect(seen.live.getState().coverOn[`Card/${card.param}`]?.token).toBe(deep.token));
+    await vi.waitFor(() => expect(seen.live.getState().containerLockOn[`Card/${card.param}`]?.token).toBe(deep.token));
     expect(a.locks.info(moved).state).toBe('locked');
     const refused = await a.save(moved, { content: 'inside a deep lock' }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(LockedError);
@@ -127,10 +127,10 @@ describe.each(schemaServers('book'))('the book schema on $backend', (server) => 
     expect(open.live.getState().children[`Division/${front.id}`]?.BookComponent?.map((c) => c.param)).toEqual([preface.param]);
 
     const deep = await a.locks.acquire(body, { depth: 'infinity' });
-    await vi.waitFor(() => expect(open.live.getState().coverOn[`BookComponent/${chapter.param}`]?.token).toBe(deep.token));
+    await vi.waitFor(() => expect(open.live.getState().containerLockOn[`BookComponent/${chapter.param}`]?.token).toBe(deep.token));
     expect(b.locks.info(chapter)).toMatchObject({ state: 'locked', holder: { name: 'Alice' } });
     await a.locks.release(body);
-    await vi.waitFor(() => expect(open.live.getState().coverOn).toEqual({}));
+    await vi.waitFor(() => expect(open.live.getState().containerLockOn).toEqual({}));
 
     await a.destroy(front);
     await vi.waitFor(() => {

@@ -24,12 +24,12 @@ export interface LockableRenderProps {
   /** The lock on the record now (this tab's or someone else's; a covering deep lock when the record has none of its own). */
   lock: Lock | null;
   /**
-   * Someone else's deep lock on a record that encloses this one (its parent,
+   * Someone else's deep lock on one of the record's containers (its parent,
    * …, its case): the record reads as theirs ("Alice is restructuring this
-   * column"). "Edit
-   * anyway" cannot get past it; only a takeover of that lock could.
+   * project"). "Edit anyway" cannot get past it; only a takeover of that
+   * lock could.
    */
-  cover: Lock | null;
+  containerLock: Lock | null;
   /** Who took the lock away, when `state` is `lost`: keep the draft and say so. */
   lostTo: User | null;
   /** Why this tab's lock ended, when `state` is `lost` (`overridden`, `expired`, `kicked`, …). */
@@ -147,7 +147,7 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
         state: lock.state,
         holder: lock.holder,
         lock: current,
-        cover: lock.cover,
+        containerLock: lock.containerLock,
         lostTo: lock.lostTo,
         lostReason: lock.lostReason,
         outrankedBy: outranked && current && outranked.token === current.token ? current.user : null,

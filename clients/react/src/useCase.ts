@@ -11,7 +11,7 @@ const LOADING: LiveState = Object.freeze({
   children: {},
   locks: [],
   lockOn: {},
-  coverOn: {},
+  containerLockOn: {},
   waiters: [],
   lineOn: {},
   onlineUsers: [],
@@ -94,7 +94,7 @@ const whole = (state: LiveState): LiveState => state;
 
 /**
  * Live data of a case: `{case, role, schema, records (by type), children
- * (by parent and type), locks, lockOn, coverOn, lineOn, onlineUsers, status,
+ * (by parent and type), locks, lockOn, containerLockOn, lineOn, onlineUsers, status,
  * error}`, re-rendered on every change
  * anyone makes. `status` is `loading`, `live`, `reconnecting` or `stopped`
  * (then `error` says why: signed out, kicked, the case was deleted).

@@ -5,7 +5,7 @@ import { useBaton } from './context.js';
 const UNLOCKED: LockInfo = Object.freeze({
   state: 'unlocked',
   lock: null,
-  cover: null,
+  containerLock: null,
   holder: null,
   lostTo: null,
   lostReason: null,
@@ -25,8 +25,8 @@ export interface UseLock {
   /** Who holds the lock now. */
   holder: User | null;
   lock: Lock | null;
-  /** Someone else's deep lock on a record that encloses this one, or its case (then `lock` is that lock and `state` is `locked`). */
-  cover: Lock | null;
+  /** Someone else's deep lock on one of the record's containers: a record it is inside, or its case (then `lock` is that lock and `state` is `locked`). */
+  containerLock: Lock | null;
   /** Who took this tab's lock ("Edit anyway"), when `state` is `lost`. */
   lostTo: User | null;
   lostReason: LockEndReason | null;

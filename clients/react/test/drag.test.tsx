@@ -121,8 +121,8 @@ describe.each(servers())('useDragLock on $backend', (server) => {
       if (!current) return <p>loading</p>;
       return (
         <Lockable record={current}>
-          {({ state, holder, cover }) => (
-            <p data-testid="card">{state === 'locked' && cover ? `${holder?.name} is restructuring this ${cover.lockable.type.toLowerCase()}` : state}</p>
+          {({ state, holder, containerLock }) => (
+            <p data-testid="card">{state === 'locked' && containerLock ? `${holder?.name} is restructuring this ${containerLock.lockable.type.toLowerCase()}` : state}</p>
           )}
         </Lockable>
       );
@@ -136,12 +136,12 @@ describe.each(servers())('useDragLock on $backend', (server) => {
     const deep = await act(() => a.result.current.acquire({ depth: 'infinity' }));
     expect(deep.depth).toBe('infinity');
     await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'locked', holder: { name: 'Alice' } }));
-    expect(b.result.current.lock.cover?.token).toBe(deep.token);
-    expect(b.result.current.pageLock).toMatchObject({ state: 'locked', lock: { depth: 'infinity' }, cover: null });
+    expect(b.result.current.lock.containerLock?.token).toBe(deep.token);
+    expect(b.result.current.pageLock).toMatchObject({ state: 'locked', lock: { depth: 'infinity' }, containerLock: null });
     await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('Alice is restructuring this page'));
 
     await act(() => a.result.current.release());
-    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'unlocked', cover: null }));
+    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'unlocked', containerLock: null }));
     await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('unlocked'));
   });
 });
