@@ -8,7 +8,7 @@ import { LockManager } from './locks.js';
 import { TabSession, type BroadcastConstructor, type SessionStore } from './session.js';
 import { keyOf } from './store.js';
 import type { Schema } from './schema.js';
-import type { Fields, Identity, LockableRef, RecordKey, RecordMap, User } from './types.js';
+import type { Fields, Identity, RecordKey, RecordMap, TargetRef, User } from './types.js';
 
 export interface BatonClientOptions {
   /** baton's address, e.g. `https://baton.example.com`; same origin when omitted. */
@@ -436,7 +436,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
   }
 
   /** The slug of the case a record of an external type is in (see `BatonClientOptions.case`). */
-  private caseOf(record: LockableRef & { case?: unknown; caseId?: unknown }): string | undefined {
+  private caseOf(record: TargetRef & { case?: unknown; caseId?: unknown }): string | undefined {
     if (typeof record.case === 'string') return record.case;
     if (this.options.case) return this.options.case;
     const open = [...this.cases.values()].map((e) => e.live);
@@ -532,7 +532,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
     return { ifMatch: version ?? null, lockToken: this.locks.tokenFor(record) };
   }
 
-  private refused(record: LockableRef, error: unknown): void {
+  private refused(record: TargetRef, error: unknown): void {
     if (error instanceof LockLostError) this.locks.lostOn(record);
     if (error instanceof LockLostError || error instanceof StaleVersionError) this.known(error.current);
   }

@@ -2,7 +2,7 @@ import type { Api, LockOptions } from './api.js';
 import { BatonError, LockHeldError, NetworkError, NoneFreeError, NotFoundError, OutrankedError } from './errors.js';
 import { positionIn, waiterEnd } from './line.js';
 import { keyOf, type Listener } from './store.js';
-import type { EndedLock, EndedWaiter, Lock, LockableRef, LockEndReason, LockStatus, User, Waiter, WaiterEndReason } from './types.js';
+import type { EndedLock, EndedWaiter, Lock, LockEndReason, LockStatus, TargetRef, User, Waiter, WaiterEndReason } from './types.js';
 
 /**
  * A record's lock as this tab sees it. The first three are baton's own
@@ -139,13 +139,13 @@ export class LockManager {
    */
   private released = new Set<string>();
   /** Releases not yet confirmed by the server: the next try, and how many were made. */
-  private releasing = new Map<string, { tries: number; timer: ReturnType<typeof setTimeout> | null; lockable: LockableRef }>();
+  private releasing = new Map<string, { tries: number; timer: ReturnType<typeof setTimeout> | null; lockable: TargetRef }>();
   /**
    * Records whose acquire lost its answer (the request may have reached
    * baton) while the tab no longer wants them: a lock of this tab found on
    * one is released, not adopted.
    */
-  private unwanted = new Map<string, LockableRef>();
+  private unwanted = new Map<string, TargetRef>();
   private settleTimer: ReturnType<typeof setTimeout> | null = null;
   private idle: (() => void)[] = [];
 
@@ -170,13 +170,13 @@ export class LockManager {
    * refused (423 while the taker holds it, 412 `lock_lost` after) instead of
    * writing over newer work. Acquire, release or dismiss to clear a loss.
    */
-  tokenFor(record: LockableRef): string | null {
+  tokenFor(record: TargetRef): string | null {
     const key = keyOf(record);
     return this.held.get(key)?.token ?? this.lost.get(key)?.lock.token ?? null;
   }
 
   /** The lock state of a record; the same object until something changes. */
-  info(record: LockableRef): LockInfo {
+  info(record: TargetRef): LockInfo {
     const key = keyOf(record);
     const cached = this.cache.get(key);
     if (cached) return cached;
@@ -249,7 +249,7 @@ export class LockManager {
   }
 
   /** Whether an acquire of the record is in flight (and not cancelled). */
-  isPending(record: LockableRef): boolean {
+  isPending(record: TargetRef): boolean {
     return (this.attempts.get(keyOf(record)) ?? []).some((a) => !a.cancelled);
   }
 
@@ -263,7 +263,7 @@ export class LockManager {
    * tab still wants it (`settle` turns it into the answer), else released.
    */
   private async attempt<T>(
-    record: LockableRef,
+    record: TargetRef,
     request: () => Promise<T>,
     lockOf: (result: T) => Lock | null,
     settle: (status: LockStatus) => T | null,
@@ -304,7 +304,7 @@ export class LockManager {
    * cannot be asked either, the record is settled later: a lock of this
    * tab found on it is released.
    */
-  private async settleLost<T>(record: LockableRef, attempt: Attempt, settle: (status: LockStatus) => T | null): Promise<T | null> {
+  private async settleLost<T>(record: TargetRef, attempt: Attempt, settle: (status: LockStatus) => T | null): Promise<T | null> {
     const key = keyOf(record);
     let status: LockStatus;
     try {
@@ -353,12 +353,12 @@ export class LockManager {
    * `depth: 'infinity'` locks a page with its cards or a case with
    * everything in it (asked on a record this tab holds, it upgrades that lock).
    */
-  acquire(record: LockableRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
+  acquire(record: TargetRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
     return this.take(record, { depth: options.depth });
   }
 
   /** "Edit anyway": takes the lock over from its holder in one step (with `depth: 'infinity'`, every lock inside too). */
-  editAnyway(record: LockableRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
+  editAnyway(record: TargetRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
     return this.take(record, { takeover: true, depth: options.depth });
   }
 
@@ -367,7 +367,7 @@ export class LockManager {
    * the locks in the order asked, or LockHeldError naming every lock in the
    * way (and then nothing was taken).
    */
-  async lockMany(records: LockableRef[]): Promise<Lock[]> {
+  async lockMany(records: TargetRef[]): Promise<Lock[]> {
     try {
       const { data } = await this.options.api.lockMany(records);
       for (const lock of data.locks) this.adopt(lock);
@@ -382,7 +382,7 @@ export class LockManager {
    * Takes the first of `candidates` nobody else holds (`POST /locks/claim`);
    * a retried claim gets the same record. NoneFreeError when all are held.
    */
-  async claim(candidates: LockableRef[]): Promise<Lock> {
+  async claim(candidates: TargetRef[]): Promise<Lock> {
     try {
       const { data } = await this.options.api.claim(candidates);
       this.adopt(data);
@@ -408,7 +408,7 @@ export class LockManager {
    * (state `waiting`). The lock comes over the edits channel when the tab's
    * turn comes: state becomes `owned` by itself. Asking again keeps the place.
    */
-  async wait(record: LockableRef): Promise<Lock | Waiter> {
+  async wait(record: TargetRef): Promise<Lock | Waiter> {
     const { data } = await this.attempt(
       record,
       () => this.options.api.waitForLock(record),
@@ -426,7 +426,7 @@ export class LockManager {
   }
 
   /** Leaves the record's line (`DELETE /waiters/:id`); a place already gone counts as left. */
-  async leave(record: LockableRef): Promise<void> {
+  async leave(record: TargetRef): Promise<void> {
     const key = keyOf(record);
     const waiter = this.waiting.get(key);
     this.lineEnded.delete(key);
@@ -460,7 +460,7 @@ export class LockManager {
   }
 
   /** Whether this tab waits for the record. */
-  isWaiting(record: LockableRef): boolean {
+  isWaiting(record: TargetRef): boolean {
     return this.waiting.has(keyOf(record));
   }
 
@@ -510,7 +510,7 @@ export class LockManager {
     }
   }
 
-  private async take(record: LockableRef, options: LockOptions): Promise<Lock> {
+  private async take(record: TargetRef, options: LockOptions): Promise<Lock> {
     try {
       const { data: lock } = await this.attempt(
         record,
@@ -542,7 +542,7 @@ export class LockManager {
    * or the lock is gone (`settled()` waits for that); meanwhile the lock is
    * not the tab's, and no snapshot makes it the tab's again.
    */
-  async release(record: LockableRef): Promise<void> {
+  async release(record: TargetRef): Promise<void> {
     const key = keyOf(record);
     this.lost.delete(key);
     this.refused.delete(key);
@@ -565,7 +565,7 @@ export class LockManager {
    * when baton confirms it (204) or says it is gone (404). Rejects only when
    * baton refuses for good (403).
    */
-  private async letGo(token: string, lockable: LockableRef): Promise<void> {
+  private async letGo(token: string, lockable: TargetRef): Promise<void> {
     this.remember(token);
     const pending = this.releasing.get(token);
     if (pending) {
@@ -647,7 +647,7 @@ export class LockManager {
    * at most once a minute, and only after input since the last renewal. A
    * form left untouched is released as idle all the same.
    */
-  touch(record: LockableRef): void {
+  touch(record: TargetRef): void {
     const key = keyOf(record);
     const lock = this.held.get(key);
     if (!lock) return;
@@ -698,7 +698,7 @@ export class LockManager {
   }
 
   /** Forgets a record's lock without asking the server (the record was deleted with it). */
-  forget(record: LockableRef): void {
+  forget(record: TargetRef): void {
     const key = keyOf(record);
     const lock = this.held.get(key);
     const waiter = this.waiting.get(key);
@@ -713,7 +713,7 @@ export class LockManager {
   }
 
   /** Forgets that a lock was lost (the app has told the person). */
-  dismiss(record: LockableRef): void {
+  dismiss(record: TargetRef): void {
     const key = keyOf(record);
     if (this.lost.delete(key) || this.lineEnded.delete(key)) this.changed();
   }
@@ -747,7 +747,7 @@ export class LockManager {
   }
 
   /** A save was refused with `lock_lost`: the lock is gone. */
-  lostOn(record: LockableRef): void {
+  lostOn(record: TargetRef): void {
     const key = keyOf(record);
     const mine = this.held.get(key);
     if (!mine) {

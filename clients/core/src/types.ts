@@ -49,18 +49,19 @@ export type RecordsOf<C extends { schemas: { LockableType: string } }> = {
   [T in Exclude<C['schemas']['LockableType'], 'Case'> & keyof C['schemas']]: C['schemas'][T];
 };
 /**
- * A reference to anything a lock can be on, by `type` and `param`: the
- * case, a record baton stores, or a record of an external type (`store:
- * "external"`, kept in a host's own database, `param` being the host's id
- * for it). Any record is one. An external record may say its case's slug as
- * `case`; else the client's case is sent. It is also what the store keeps
+ * A lock's target, named as baton's `TargetRef` names it, by `type` and
+ * `param`: the case, a record baton stores, or a record of an external
+ * type (`store: "external"`, kept in a host's own database, `param` being
+ * the host's id for it). Any record is one. An external record may say its
+ * case's slug as `case`; else the client's case is sent. On the wire it is
+ * `{lockableType, lockableParam, case?}`. It is also what the store keeps
  * of an external record a host relays.
  */
-export type LockableRef = Pick<RecordKey, 'type' | 'param'> & { case?: string };
-/** A lockable baton stores, whole: the case or a record of a declared type (an external record is known by its `LockableRef`). */
+export type TargetRef = Pick<RecordKey, 'type' | 'param'> & { case?: string };
+/** A lockable baton stores, whole: the case or a record of a declared type (an external record is known by its `TargetRef`). */
 export type Lockable = Case | AnyRecord;
 /** What a change frame is about: a record, a lock, an ended lock, a waiter, or a destroyed record's identity. */
-export type Watchable = Case | Lock | EndedLock | Waiter | EndedWaiter | AnyRecord | Identity | LockableRef;
+export type Watchable = Case | Lock | EndedLock | Waiter | EndedWaiter | AnyRecord | Identity | TargetRef;
 /** `Case` or the name of a declared type. */
 export type LockableType = string;
 /** The lock policy of a declared type. */

@@ -6,7 +6,7 @@
  * store, keyed `Invoice/<param>`. On both databases.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { LockHeldError, type AnyRecord, type ChangeFrame, type LockableRef, type User, type Waiter } from '../src/index.js';
+import { LockHeldError, type AnyRecord, type ChangeFrame, type TargetRef, type User, type Waiter } from '../src/index.js';
 import { cli, rest, schemaServers, tabsDisposedAfterEach, unique, type Person, type ServerInfo } from '../../test/support.js';
 
 type Invoice = AnyRecord & { customer: string };
@@ -26,7 +26,7 @@ function host(server: ServerInfo): { slug: string; key: string; mint: (name: str
   return { slug, key, mint };
 }
 
-const invoice = (param: string): LockableRef => ({ type: 'Invoice', param });
+const invoice = (param: string): TargetRef => ({ type: 'Invoice', param });
 const later = (a: string, b: string) => BigInt(a) > BigInt(b);
 
 describe.each(schemaServers('invoices'))('records of an external type on $backend', (server) => {

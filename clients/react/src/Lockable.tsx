@@ -5,8 +5,8 @@ import {
   OutrankedError,
   type Lock,
   type LockEndReason,
-  type LockableRef,
   type LockState,
+  type TargetRef,
   type User,
   type Waiter,
   type WaiterEndReason,
@@ -65,7 +65,7 @@ export interface LockableRenderProps {
 }
 
 export interface LockableProps {
-  record: LockableRef;
+  record: TargetRef;
   /** Release this tab's lock on the record (or leave its line) when the component unmounts (e.g. the person goes to another screen). */
   releaseOnUnmount?: boolean;
   children: (props: LockableRenderProps) => ReactNode;

@@ -1,4 +1,4 @@
-import type { Lock, LockDepth, LockInfo, LockState, LockableRef, LockEndReason, User, Waiter, WaiterEndReason } from '@baton/client';
+import type { Lock, LockDepth, LockEndReason, LockInfo, LockState, TargetRef, User, Waiter, WaiterEndReason } from '@baton/client';
 import { useCallback, useSyncExternalStore } from 'react';
 import { useBaton } from './context.js';
 
@@ -54,7 +54,7 @@ export interface UseLock {
  * The lock on a record, live. Others' locks and the record's line are seen
  * through the open cases (`useCase`), this tab's own always.
  */
-export function useLock(record: LockableRef | null): UseLock {
+export function useLock(record: TargetRef | null): UseLock {
   const client = useBaton();
   const type = record?.type ?? null;
   const param = record?.param ?? null;
@@ -63,7 +63,7 @@ export function useLock(record: LockableRef | null): UseLock {
     [client, type, param],
   );
   const info = useSyncExternalStore(client.locks.subscribe, get, get);
-  const need = useCallback((): LockableRef => {
+  const need = useCallback((): TargetRef => {
     if (!type || !param) throw new Error('useLock: no record');
     return { type, param };
   }, [type, param]);

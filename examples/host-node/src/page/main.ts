@@ -4,7 +4,7 @@
  * "Edit anyway", waiting in line, and other tabs' saves as they happen
  * (the host announces them; baton relays them to this tab).
  */
-import { BatonClient, BatonError, LockHeldError, type LockInfo, type LockableRef, type LiveCase } from '@baton/client';
+import { BatonClient, BatonError, LockHeldError, type LiveCase, type LockInfo, type TargetRef } from '@baton/client';
 
 type Role = 'reader' | 'editor' | 'manager';
 interface HostUser {
@@ -129,7 +129,7 @@ class InvoicesPage {
     readonly type: string,
   ) {}
 
-  ref(id: string): LockableRef {
+  ref(id: string): TargetRef {
     return { type: this.type, param: id };
   }
 
@@ -272,7 +272,7 @@ class Editor {
     this.fill();
   }
 
-  private get ref(): LockableRef {
+  private get ref(): TargetRef {
     return this.page.ref(this.id);
   }
 
