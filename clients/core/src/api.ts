@@ -38,7 +38,7 @@ import type {
 export interface LockOptions {
   /** "Edit anyway": take the lock over from its holder. */
   takeover?: boolean;
-  /** `infinity`: lock a page with its cards, or a case with everything in it (default `0`). */
+  /** `infinity`: lock a record with everything under it, or a case with everything in it (default `0`). */
   depth?: LockDepth;
 }
 
@@ -64,7 +64,7 @@ const slugOf = (record: RecordRef): string => (typeof record.slug === 'string' ?
 /** Where a record is created: under a case (its slug) or under a record of the parent type. */
 export type ParentRef = Pick<RecordKey, 'type' | 'param'> & { table?: string; slug?: unknown };
 
-/** The REST path of a lockable record: `/cards/12` (its `table` is its plural), `/cases/<slug>`. */
+/** The REST path of a lockable record: `/tickets/12` (its `table` is its plural), `/cases/<slug>`. */
 export function recordPath(record: Pick<RecordKey, 'type' | 'param'> & { table?: string; slug?: unknown }): string {
   if (record.type === 'Case') return fillPath('/cases/{slug}', { slug: slugOf(record) });
   if (!record.table) throw new InvalidError('invalid', 0, `baton: the path of ${record.type}/${record.param} needs its table`);
@@ -191,7 +191,7 @@ export class Api {
     return key;
   }
 
-  /** PATCH a lockable, guarded by `If-Match` and Lock-Token`; the body nests `attrs` under the type's body key (`card`, from `GET /schema`). */
+  /** PATCH a lockable, guarded by `If-Match` and Lock-Token`; the body nests `attrs` under the type's body key (`ticket`, from `GET /schema`). */
   async update<T extends Identity>(record: RecordRef & { table?: string }, attrs: Fields, opts: SaveOptions = {}): Promise<Reply<T>> {
     const body = { [await this.bodyKeyOf(record.type)]: attrs };
     return this.transport.request<T>('PATCH', await this.pathOf(record), { body, ifMatch: opts.ifMatch, lockToken: opts.lockToken });

@@ -481,7 +481,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
 
   /**
    * Moves a record of a movable type to another parent of its case, at
-   * `position` (last when omitted): `PATCH /cards/:id {card: {columnId,
+   * `position` (last when omitted): `PATCH /tickets/:id {ticket: {projectId,
    * position}}`, guarded like a save (`Lock-Token` when the tab holds its
    * lock). LockedError while someone else holds it, or the source or target
    * parent (or the case) deeply.

@@ -14,7 +14,7 @@ export type DraftBase = TargetRef & Partial<Identity> & { version?: number };
 
 /** One record's draft. Immutable: every change makes a new one (the same object until something changes). */
 export interface Draft {
-  /** The record's key, `Card/12`. */
+  /** The record's key, `Ticket/12`. */
   readonly key: string;
   /** The record as the draft started from (or was last rebased on): save with its version as `If-Match`. */
   readonly base: DraftBase;

@@ -350,8 +350,8 @@ export class LockManager {
 
   /**
    * Takes the lock (201), or renews it when this tab holds it already (200).
-   * `depth: 'infinity'` locks a page with its cards or a case with
-   * everything in it (asked on a record this tab holds, it upgrades that lock).
+   * `depth: 'infinity'` locks a record with everything under it or a case
+   * with everything in it (asked on a record this tab holds, it upgrades that lock).
    */
   acquire(record: TargetRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
     return this.take(record, { depth: options.depth });

@@ -30,7 +30,7 @@ export interface CaseView<R extends RecordMap = RecordMap> {
   records: { [T in keyof R]?: R[T][] };
   /**
    * Each record's children by the parent's key and the child type, in the
-   * same order: `children['Column/3'].Card`, and the case's own under
+   * same order: `children['Project/3'].Ticket`, and the case's own under
    * `Case/<id>`.
    */
   children: Record<string, { [T in keyof R]?: R[T][] }>;
@@ -282,16 +282,16 @@ export class CaseStore<R extends RecordMap = RecordMap> {
   }
 
   /**
-   * The record under a key, e.g. `get('Card/12')`. The type argument is the
-   * caller's word for what its key holds (`get<Card>('Card/12')`); without
-   * one, the result is the checked union.
+   * The record under a key, e.g. `get('Ticket/12')`. The type argument is
+   * the caller's word for what its key holds (`get<Ticket>('Ticket/12')`);
+   * without one, the result is the checked union.
    */
   get<T extends Stored = Stored>(key: string): T | undefined {
     // unchecked by design: the caller names the kind its `${type}/` key prefix stands for
     return this.records.get(key) as T | undefined;
   }
 
-  /** Every record of a declared type, e.g. `all('Card')`, in no particular order. */
+  /** Every record of a declared type, e.g. `all('Ticket')`, in no particular order. */
   all<K extends keyof R & string>(type: K): R[K][] {
     const found: R[K][] = [];
     for (const record of this.records.values()) {

@@ -76,7 +76,7 @@ const asBatonError = (e: unknown): BatonError => (e instanceof BatonError ? e : 
 /**
  * The "lock before you edit" flow as a render prop:
  *
- *   <Lockable record={card}>{({ editing, startEditing, holder }) => …}</Lockable>
+ *   <Lockable record={ticket}>{({ editing, startEditing, holder }) => …}</Lockable>
  */
 export function Lockable({ record, releaseOnUnmount = false, children }: LockableProps) {
   const client = useBaton();

@@ -68,8 +68,8 @@ export function useSelected<S, T>(
 /**
  * A selection of a case that is open already (`useLiveCase`): re-renders
  * only when the selected value changes. The store keeps unchanged records
- * and lists identical, so `(s) => s.children['Page/3']?.Card` stays the
- * same array after a frame about another page.
+ * and lists identical, so `(s) => s.children['Project/3']?.Ticket` stays
+ * the same array after a frame about another project.
  */
 export function useLiveSelector<T>(
   live: LiveCase | null,
