@@ -23,7 +23,7 @@ export function endReason(lock: Lock | EndedLock): LockEndReason {
 /** What a tab knows about the lock on one record. */
 export interface LockInfo {
   state: LockState;
-  /** The lock on the record now (this tab's or someone else's; a covering deep lock when the record has none of its own). */
+  /** The lock on the record now (this tab's or someone else's; the deep lock on a container when the record has none of its own). */
   lock: Lock | null;
   /**
    * Someone else's deep lock on one of the record's containers (a record

@@ -21,7 +21,7 @@ export interface LockableRenderProps {
   state: LockState;
   /** Who holds the lock (you, or who is editing instead). */
   holder: User | null;
-  /** The lock on the record now (this tab's or someone else's; a covering deep lock when the record has none of its own). */
+  /** The lock on the record now (this tab's or someone else's; the deep lock on a container when the record has none of its own). */
   lock: Lock | null;
   /**
    * Someone else's deep lock on one of the record's containers (its parent,
