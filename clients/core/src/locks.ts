@@ -7,8 +7,8 @@ import type { EndedLock, EndedWaiter, Lock, LockEndReason, LockStatus, TargetRef
 /**
  * A record's lock as this tab sees it. The first three are baton's own
  * (`GET /locks/status`): `unlocked` (nobody holds it), `owned` (this tab
- * does), `locked` (someone else does, or a deep lock on one of its
- * containers). The kit adds two: `waiting` (this tab is in the record's
+ * does), `locked` (someone else does, or holds one of its containers
+ * deeply). The kit adds two: `waiting` (this tab is in the record's
  * line, and gets the lock when its turn comes) and `lost` (this tab's lock
  * ended without it asking).
  */
