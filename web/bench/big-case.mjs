@@ -150,7 +150,7 @@ async function editLatency(page, testId) {
   );
   // release it again: Escape in the open text
   await page.locator(`[data-testid="${testId}"] textarea`).press('Escape');
-  await page.locator(`[data-testid="${testId}"]`).and(page.locator('[data-lock-state="free"]')).waitFor({ timeout: 10_000 });
+  await page.locator(`[data-testid="${testId}"]`).and(page.locator('[data-lock-state="unlocked"]')).waitFor({ timeout: 10_000 });
   return ms;
 }
 

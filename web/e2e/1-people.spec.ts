@@ -53,7 +53,7 @@ test('1. Alice starts editing card 1: Bob sees the badge within 1 s and cannot t
   await expect(cardInput(bob.page, first!.id)).toHaveValue(first!.content);
   await expect(cardInput(bob.page, first!.id)).not.toBeEditable();
   await expect(card(bob.page, first!.id).getByTestId('field-notice')).toContainText(/Alice/);
-  await expect(card(alice.page, first!.id)).toHaveAttribute('data-lock-state', 'mine');
+  await expect(card(alice.page, first!.id)).toHaveAttribute('data-lock-state', 'owned');
 
   await alice.context.close();
   await bob.context.close();
@@ -111,7 +111,7 @@ test('2. Bob chooses "Edit anyway" and saves: Alice is told at once, keeps her d
   if (server.backend === 'sqlite') publish(both, 'edit-anyway.png');
   await card(bob.page, id).getByRole('button', { name: 'Save' }).click();
   await expect(cardInput(bob.page, id)).toHaveValue(bobText);
-  await expect(card(bob.page, id)).toHaveAttribute('data-lock-state', 'free');
+  await expect(card(bob.page, id)).toHaveAttribute('data-lock-state', 'unlocked');
 
   // her next save is refused, with a clear message, and her text is still there
   await card(carol.page, id).getByRole('button', { name: 'Save my text' }).click();
@@ -152,12 +152,12 @@ test('3. Alice closes her tab while holding a lock: her avatar leaves, the lock 
   await alice.page.close({ runBeforeUnload: false });
   await expect(aliceAvatar).toHaveCount(0, AFTER_GRACE);
   await expect(card(bob.page, first!.id).getByTestId('lock-badge')).toHaveCount(0, AFTER_GRACE);
-  await expect(card(bob.page, first!.id)).toHaveAttribute('data-lock-state', 'free');
+  await expect(card(bob.page, first!.id)).toHaveAttribute('data-lock-state', 'unlocked');
   await shot(bob.page, artifactName(server, '3-after-grace'));
 
   await cardInput(bob.page, first!.id).click();
   await expect(cardInput(bob.page, first!.id)).toBeEditable();
-  await expect(card(bob.page, first!.id)).toHaveAttribute('data-lock-state', 'mine');
+  await expect(card(bob.page, first!.id)).toHaveAttribute('data-lock-state', 'owned');
 
   await alice.context.close();
   await bob.context.close();
@@ -192,7 +192,7 @@ test('5. An admin kicks Bob\'s tab: Bob\'s page says so and stops', async ({ bro
   const bob = await signIn(browser, server, DEMO.bob);
   await openCase(bob.page, server, scene.slug);
   await cardInput(bob.page, first!.id).click();
-  await expect(card(bob.page, first!.id)).toHaveAttribute('data-lock-state', 'mine');
+  await expect(card(bob.page, first!.id)).toHaveAttribute('data-lock-state', 'owned');
 
   const alice = await signIn(browser, server, DEMO.alice);
   await alice.page.goto(`${server.appUrl}/#/admin`);
@@ -338,7 +338,7 @@ test('Page titles and edgenotes take their locks too; Enter saves a title; leavi
   await bob.page.getByRole('button', { name: 'Save Harbour chart' }).click();
   await expect(carolNoteField.getByTestId('field-input').first()).toHaveValue('Harbour chart, 1890', WITHIN_1S);
   await expect(carolNoteField.getByTestId('lock-badge')).toHaveCount(0);
-  await expect(carolNoteField).toHaveAttribute('data-lock-state', 'free');
+  await expect(carolNoteField).toHaveAttribute('data-lock-state', 'unlocked');
 
   await bob.context.close();
   await carol.context.close();
@@ -365,7 +365,7 @@ test('412 stale_version: the current text is shown beside mine and I choose', as
 
   await choice.getByRole('button', { name: 'Keep my text' }).click();
   await expect(choice).toHaveCount(0);
-  await expect(card(bob.page, first!.id)).toHaveAttribute('data-lock-state', 'free');
+  await expect(card(bob.page, first!.id)).toHaveAttribute('data-lock-state', 'unlocked');
   const stored = await script.call<{ content: string; version: number }>('GET', `/cards/${first!.id}`);
   expect(stored.content).toBe('Bob’s careful rewrite');
   expect(stored.version).toBe(3);
@@ -395,13 +395,13 @@ test('"Edit again with my text": once the taker is done, the former holder locks
   await card(bob.page, first!.id).getByRole('button', { name: 'Cancel' }).click();
 
   await card(carol.page, first!.id).getByRole('button', { name: 'Edit again with my text' }).click();
-  await expect(card(carol.page, first!.id)).toHaveAttribute('data-lock-state', 'mine');
+  await expect(card(carol.page, first!.id)).toHaveAttribute('data-lock-state', 'owned');
   await expect(cardInput(carol.page, first!.id)).toBeEditable();
   await expect(cardInput(carol.page, first!.id)).toHaveValue(kept);
   await expect(card(carol.page, first!.id).getByTestId('draft-panel')).toHaveCount(0);
   await expect(card(bob.page, first!.id).getByTestId('lock-badge')).toHaveText(/Carol is editing/, WITHIN_1S);
   await card(carol.page, first!.id).getByRole('button', { name: 'Save' }).click();
-  await expect(card(carol.page, first!.id)).toHaveAttribute('data-lock-state', 'free');
+  await expect(card(carol.page, first!.id)).toHaveAttribute('data-lock-state', 'unlocked');
   await expect(cardInput(bob.page, first!.id)).toHaveValue(kept, WITHIN_1S);
 
   await carol.context.close();

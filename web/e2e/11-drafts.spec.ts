@@ -282,7 +282,7 @@ test('22. "Wait for it" tells a hidden tab: in the page, in its title, and by a 
 
   // Bob is done: the card is handed to Carol's hidden tab
   await card(bob.page, first!.id).getByRole('button', { name: 'Cancel editing Card 1' }).click();
-  await expect(card(carol.page, first!.id)).toHaveAttribute('data-lock-state', 'mine', WITHIN_1S);
+  await expect(card(carol.page, first!.id)).toHaveAttribute('data-lock-state', 'owned', WITHIN_1S);
   await expect(carol.page).toHaveTitle(`It's yours: Card 1 · ${title}`);
   expect(await carol.page.evaluate(() => (window as unknown as { __notified: string[] }).__notified)).toEqual(["It's yours: Card 1"]);
   await expect(card(carol.page, first!.id).getByTestId('field-notice')).toHaveText("It's yours: Card 1. You can edit it now.");

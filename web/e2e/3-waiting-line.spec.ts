@@ -34,8 +34,8 @@ test('8. Bob holds a card, Carol and then Alice wait: it is handed to each in tu
   await expect(card(alice.page, id).getByTestId('lock-badge')).toHaveText(/Bob is editing/, WITHIN_1S);
 
   // Carol, then Alice, ask to be told when it is their turn
-  await expect(card(carol.page, id)).toHaveAttribute('data-lock-state', 'theirs');
-  await expect(card(alice.page, id)).toHaveAttribute('data-lock-state', 'theirs');
+  await expect(card(carol.page, id)).toHaveAttribute('data-lock-state', 'locked');
+  await expect(card(alice.page, id)).toHaveAttribute('data-lock-state', 'locked');
   await carol.page.getByRole('button', { name: 'Notify me / wait for Card 1' }).click();
   await expect(card(carol.page, id).getByTestId('line-place')).toHaveText('You are next');
   await expect(card(carol.page, id)).toHaveAttribute('data-lock-state', 'waiting');
@@ -67,7 +67,7 @@ test('8. Bob holds a card, Carol and then Alice wait: it is handed to each in tu
   // Bob saves and stops: the card is Carol's, editable without a click, and she is told
   await card(bob.page, id).getByRole('button', { name: 'Save' }).click();
   await expect(cardInput(carol.page, id)).toBeEditable(WITHIN_1S);
-  await expect(card(carol.page, id)).toHaveAttribute('data-lock-state', 'mine');
+  await expect(card(carol.page, id)).toHaveAttribute('data-lock-state', 'owned');
   await expect(cardInput(carol.page, id)).toHaveValue(bobText);
   await expect(cardInput(carol.page, id)).toBeFocused();
   await expect(carol.page.getByTestId('announcer')).toContainText("It's yours: Card 1");
@@ -84,7 +84,7 @@ test('8. Bob holds a card, Carol and then Alice wait: it is handed to each in tu
   await carol.page.keyboard.type(carolText);
   await card(carol.page, id).getByRole('button', { name: 'Save' }).click();
   await expect(cardInput(alice.page, id)).toBeEditable(WITHIN_1S);
-  await expect(card(alice.page, id)).toHaveAttribute('data-lock-state', 'mine');
+  await expect(card(alice.page, id)).toHaveAttribute('data-lock-state', 'owned');
   await expect(cardInput(alice.page, id)).toHaveValue(carolText);
   await expect(alice.page.getByTestId('announcer')).toContainText("It's yours: Card 1");
   await expect(card(bob.page, id).getByTestId('lock-badge')).toHaveText(/Alice is editing/, WITHIN_1S);
@@ -124,7 +124,7 @@ test('8. Bob holds a card, Carol and then Alice wait: it is handed to each in tu
   const aliceText = 'The harbour master’s log, checked by Alice.';
   await cardInput(alice.page, id).fill(aliceText);
   await card(alice.page, id).getByRole('button', { name: 'Save' }).click();
-  await expect(card(bob.page, id)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
+  await expect(card(bob.page, id)).toHaveAttribute('data-lock-state', 'unlocked', WITHIN_1S);
   const api = await Api.login(server.apiUrl, DEMO.bob);
   const stored = await api.call<{ content: string }>('GET', `/cards/${id}`);
   expect(stored.content).toBe(aliceText);

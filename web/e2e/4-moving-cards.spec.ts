@@ -52,7 +52,7 @@ test('10. Bob drags a card to the other page while Carol watches; a page locked 
   // Bob picks card 1 up and holds it over the other page: his drag holds the card's lock, Carol sees it
   await dragOver(bob.page, one, bob.page.getByTestId(`page-${second.id}`));
   await expect(card(carol.page, one).getByTestId('lock-badge')).toHaveText(/Bob is editing/, WITHIN_1S);
-  await expect(card(carol.page, one)).toHaveAttribute('data-lock-state', 'theirs');
+  await expect(card(carol.page, one)).toHaveAttribute('data-lock-state', 'locked');
   await expect(card(bob.page, one).getByTestId('lock-badge')).toHaveText(/You are moving this card/);
   const bobShot = await shot(bob.page, artifactName(server, '10-bob-drags'));
   const carolShot = await shot(carol.page, artifactName(server, '10-carol-watches'));
@@ -61,7 +61,7 @@ test('10. Bob drags a card to the other page while Carol watches; a page locked 
   // dropped at the end of the other page: Carol sees it there at once, and the lock is gone
   await expect.poll(() => cardsOf(carol.page, second.id), WITHIN_1S).toEqual([third.id, one]);
   expect(await cardsOf(carol.page, first)).toEqual([two]);
-  await expect(card(carol.page, one)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
+  await expect(card(carol.page, one)).toHaveAttribute('data-lock-state', 'unlocked', WITHIN_1S);
   await expect.poll(() => cardsOf(bob.page, second.id)).toEqual([third.id, one]);
   await expect.poll(() => cardsOf(aliceWindow.page, second.id), WITHIN_1S).toEqual([third.id, one]);
   const stored = await alice.call<{ pageId: number; version: number }>('GET', `/cards/${one}`);
@@ -108,8 +108,8 @@ test('10. Bob drags a card to the other page while Carol watches; a page locked 
   await expect(refusal).toContainText('Not moved: Alice is restructuring that page');
   await expect.poll(() => cardsOf(bob.page, second.id)).toEqual([one, third.id]);
   expect(await cardsOf(bob.page, first)).toEqual([two]);
-  await expect(card(bob.page, one)).toHaveAttribute('data-lock-state', 'free');
-  await expect(card(carol.page, one)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
+  await expect(card(bob.page, one)).toHaveAttribute('data-lock-state', 'unlocked');
+  await expect(card(carol.page, one)).toHaveAttribute('data-lock-state', 'unlocked', WITHIN_1S);
   expect((await alice.call<{ pageId: number }>('GET', `/cards/${one}`)).pageId).toBe(second.id);
   await shot(bob.page, artifactName(server, '10-bob-refused'));
 
@@ -137,7 +137,7 @@ test('10. Bob drags a card to the other page while Carol watches; a page locked 
   await bob.page.mouse.up();
   await expect.poll(() => cardsOf(carol.page, first), WITHIN_1S).toEqual([one, two]);
   await expect.poll(() => cardsOf(bob.page, first)).toEqual([one, two]);
-  await expect(card(carol.page, one)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
+  await expect(card(carol.page, one)).toHaveAttribute('data-lock-state', 'unlocked', WITHIN_1S);
 
   for (const who of [bob, carol, aliceWindow]) await who.context.close();
 });

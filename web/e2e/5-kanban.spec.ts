@@ -59,7 +59,7 @@ test('11. Kanban: Bob drags a card to another column while Carol watches it move
   await bob.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 8 });
   const carolCard = carol.page.getByTestId(`field-Card-${card.id}`);
   await expect(carolCard.getByTestId('lock-badge')).toHaveText(/Bob is editing/, WITHIN_1S);
-  await expect(carolCard).toHaveAttribute('data-lock-state', 'theirs');
+  await expect(carolCard).toHaveAttribute('data-lock-state', 'locked');
   await expect(bob.page.getByTestId(`field-Card-${card.id}`).getByTestId('lock-badge')).toHaveText(/You are moving this card/);
   const bobShot = await shot(bob.page, artifactName(server, '11-bob-drags'));
   const carolShot = await shot(carol.page, artifactName(server, '11-carol-watches'));
@@ -68,7 +68,7 @@ test('11. Kanban: Bob drags a card to another column while Carol watches it move
   // dropped on the column: last there, for Carol at once, and the lock is gone
   await expect.poll(() => cardsOf(carol.page, doing!.id), WITHIN_1S).toEqual([...doingCards, card.id]);
   expect(await cardsOf(carol.page, todo!.id)).not.toContain(card.id);
-  await expect(carolCard).toHaveAttribute('data-lock-state', 'free');
+  await expect(carolCard).toHaveAttribute('data-lock-state', 'unlocked');
   const moved = await alice.call<{ columnId: number; position: number }>('GET', `/cards/${card.id}`);
   expect(moved.columnId).toBe(doing!.id);
   const both = await sideBySide(
@@ -82,7 +82,7 @@ test('11. Kanban: Bob drags a card to another column while Carol watches it move
   // Carol recolours the next card: its form opens with one "Edit" (the colour a select)
   const carolColor = carol.page.getByTestId(`field-Card-${other.id}`);
   await carolColor.getByRole('button', { name: 'Edit Card 1' }).click();
-  await expect(carolColor).toHaveAttribute('data-lock-state', 'mine');
+  await expect(carolColor).toHaveAttribute('data-lock-state', 'owned');
   const bobColor = bob.page.getByTestId(`field-Card-${other.id}`);
   await expect(bobColor.getByTestId('lock-badge')).toHaveText(/Carol is editing/, WITHIN_1S);
   // cards: "Edit anyway" for managers only, and no waiting line
@@ -91,7 +91,7 @@ test('11. Kanban: Bob drags a card to another column while Carol watches it move
   await carolColor.getByRole('combobox', { name: 'Card 1 color' }).selectOption('green');
   await carolColor.getByRole('button', { name: 'Save Card 1' }).click();
   await expect(bob.page.getByRole('combobox', { name: 'Card 1 color' })).toHaveValue('green', WITHIN_1S);
-  await expect(bobColor).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
+  await expect(bobColor).toHaveAttribute('data-lock-state', 'unlocked', WITHIN_1S);
   expect((await alice.call<{ color: string }>('GET', `/cards/${other.id}`)).color).toBe('green');
 
   // an ordered type under the case: Carol moves the second column up, Bob sees the new order

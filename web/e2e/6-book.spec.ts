@@ -52,12 +52,12 @@ test('12. Book: a deep lock on a division makes its components read-only for eve
     await expect(who.page.getByTestId(`division-${body!.id}`).getByTestId('restructure-banner')).toHaveText(/Alice is restructuring this division/, WITHIN_1S);
     for (const id of inBody) {
       const title = who.page.getByTestId(`field-BookComponent-${id}`);
-      await expect(title).toHaveAttribute('data-lock-state', 'theirs');
+      await expect(title).toHaveAttribute('data-lock-state', 'locked');
       await expect(title.getByTestId('lock-badge')).toHaveText(/Alice is restructuring this division/);
       await expect(title.getByRole('button', { name: /anyway/ })).toHaveCount(0);
     }
     // the front matter is not inside it
-    await expect(who.page.getByTestId(`field-BookComponent-${preface.id}`)).toHaveAttribute('data-lock-state', 'free');
+    await expect(who.page.getByTestId(`field-BookComponent-${preface.id}`)).toHaveAttribute('data-lock-state', 'unlocked');
   }
   await bob.page.getByTestId(`division-${body!.id}`).scrollIntoViewIfNeeded();
   const bookShot = await shot(bob.page, artifactName(server, '12-bob-sees-the-body-restructured'));
@@ -71,7 +71,7 @@ test('12. Book: a deep lock on a division makes its components read-only for eve
   await expect(bob.page.getByTestId(`field-BookComponent-${inBody[0]}`).getByTestId('field-notice')).toContainText('Alice');
 
   await alice.page.getByRole('button', { name: 'Done restructuring Body' }).click();
-  await expect(bob.page.getByTestId(`field-BookComponent-${inBody[0]}`)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
+  await expect(bob.page.getByTestId(`field-BookComponent-${inBody[0]}`)).toHaveAttribute('data-lock-state', 'unlocked', WITHIN_1S);
   await expect(bob.page.getByTestId(`division-${body!.id}`).getByTestId('restructure-banner')).toHaveCount(0);
 
   // a blank title breaks the field's schema: baton's 422 names the field, and its message shows there
@@ -85,19 +85,19 @@ test('12. Book: a deep lock on a division makes its components read-only for eve
   await expect(input).toHaveAttribute('aria-invalid', 'true');
   await expect(carol.page.getByTestId(`field-BookComponent-${preface.id}`).getByTestId('lock-badge')).toHaveText(/Bob is editing/);
   await prefaceTitle.getByRole('button', { name: 'Cancel editing Preface' }).click();
-  await expect(carol.page.getByTestId(`field-BookComponent-${preface.id}`)).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
+  await expect(carol.page.getByTestId(`field-BookComponent-${preface.id}`)).toHaveAttribute('data-lock-state', 'unlocked', WITHIN_1S);
 
   // one form: the title and the status under one lock, saved together
   await prefaceTitle.getByRole('button', { name: 'Edit Preface' }).click();
   await input.fill('Preface, revised');
   await prefaceTitle.getByRole('combobox', { name: 'Preface status' }).selectOption('done');
   const carolTitle = carol.page.getByTestId(`field-BookComponent-${preface.id}`);
-  await expect(carolTitle).toHaveAttribute('data-lock-state', 'theirs');
+  await expect(carolTitle).toHaveAttribute('data-lock-state', 'locked');
   await expect(carolTitle.getByTestId('lock-badge')).toHaveCount(1);
   await prefaceTitle.getByRole('button', { name: 'Save Preface' }).click();
   await expect(carolTitle.getByRole('textbox', { name: 'Preface, revised title' })).toHaveValue('Preface, revised', WITHIN_1S);
   await expect(carol.page.getByRole('combobox', { name: 'Preface, revised status' })).toHaveValue('done');
-  await expect(carolTitle).toHaveAttribute('data-lock-state', 'free', WITHIN_1S);
+  await expect(carolTitle).toHaveAttribute('data-lock-state', 'unlocked', WITHIN_1S);
   expect(await api.call<{ title: string; status: string }>('GET', `/book_components/${preface.id}`)).toMatchObject({ title: 'Preface, revised', status: 'done' });
 
   // "Add book component" sits with its division and opens a form; saved, the component is there for Carol at once

@@ -126,7 +126,7 @@ function useLeaving(live: ReturnType<typeof useLiveCase>): void {
           const inCase = live.store.get(draft.key) !== undefined || ('caseId' in draft.base && draft.base.caseId === caseId);
           if (inCase) baton.drafts.discard(draft.key);
         }
-        for (const lock of state.locks) if (baton.locks.isMine(lock)) void baton.locks.release(lock.lockable).catch(() => undefined);
+        for (const lock of state.locks) if (baton.locks.isOwned(lock)) void baton.locks.release(lock.lockable).catch(() => undefined);
       }, 0);
     };
   }, [baton, live]);

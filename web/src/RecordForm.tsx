@@ -107,7 +107,7 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
     previousPlace.current = position;
     const text = lockAnnouncement(before, { state: lock.state, holder, lostTo, position, lock: current }, { label: name, noun: thing }, me, placeBefore);
     if (text) announce(text);
-    if (before === 'waiting' && lock.state === 'mine') {
+    if (before === 'waiting' && lock.state === 'owned') {
       // "Wait for it" tells you: in the page, in the title while the tab is hidden, by a notification where allowed
       dispatch({ type: 'notice', notice: { kind: 'info', text: `It's yours: ${name}. You can edit it now.` } });
       tellAway(`It's yours: ${name}`);
@@ -117,7 +117,7 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
     const here = !active || active === document.body || wrapperRef.current?.contains(active);
     // in line: on "Leave the line"; handed over from the line: in the form, as asked for
     if (here && lock.state === 'waiting') wrapperRef.current?.querySelector<HTMLButtonElement>('[data-leave-line]')?.focus();
-    if (here && before === 'waiting' && lock.state === 'mine') requestAnimationFrame(() => focusField(focusOn.current));
+    if (here && before === 'waiting' && lock.state === 'owned') requestAnimationFrame(() => focusField(focusOn.current));
     // focusField reads refs only
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [lock.state, holder, lostTo, position, current, announce, name, thing, me]);
@@ -127,7 +127,7 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
   // (not a lock taken to move the record, nor this tab's deep lock on it: those are no edit)
   const { restructuring } = view;
   useEffect(() => {
-    if (lock.state !== 'mine' || moving || restructuring) return;
+    if (lock.state !== 'owned' || moving || restructuring) return;
     if (!kept) baton.drafts.open(record, value);
     else if (carrying.current) baton.drafts.rebase(record, value);
     carrying.current = false;
@@ -135,7 +135,7 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
 
   // a move takes the lock of a form open without changes: the form closes
   useEffect(() => {
-    if (moving && kept && kept.changed.length === 0 && lock.state === 'mine') baton.drafts.discard(record);
+    if (moving && kept && kept.changed.length === 0 && lock.state === 'owned') baton.drafts.discard(record);
   }, [moving, kept, lock.state, baton, record]);
 
   // a refused lock action (held, outranked, network) is the form's notice
@@ -310,7 +310,7 @@ function FormView({ type, record, name, headed = false, moving = false, lock }: 
       data-field-of={`${record.type}/${record.param}`}
       data-lock-state={lock.state}
       data-editing={view.editing ? 'true' : undefined}
-      style={lock.state === 'theirs' && holder ? { borderColor: holder.color } : undefined}
+      style={lock.state === 'locked' && holder ? { borderColor: holder.color } : undefined}
     >
       <div className="field-head">
         {headed ? (

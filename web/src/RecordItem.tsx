@@ -80,7 +80,7 @@ export const RecordItem = memo(function RecordItem({ record, type, parent, look,
   const parentType = type.parent === 'Case' ? undefined : tree.schema.type(type.parent);
   const movable = type.movable && parentType !== undefined;
   // someone else holds it (or a record it is in), or this tab is editing it
-  const canMove = editable && !moving && lock.state !== 'theirs' && lock.state !== 'lost' && lock.state !== 'mine';
+  const canMove = editable && !moving && lock.state !== 'locked' && lock.state !== 'lost' && lock.state !== 'owned';
   const parents = useNamedInCaseOrder(tree, movable ? parentType : undefined);
   const otherParents = parents.filter((p) => p.record.id !== parent.id);
 

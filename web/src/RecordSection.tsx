@@ -58,9 +58,9 @@ export const RecordSection = memo(function RecordSection({ record, type, parent,
   const childTypes = schema.childrenOf(type.name);
   const { index, count: siblingCount } = usePlace(tree, keyOf(parent), record);
   const deep = isDeep(lock.lock) ? lock.lock : null;
-  const mineDeep = lock.state === 'mine' && deep !== null;
+  const mineDeep = lock.state === 'owned' && deep !== null;
   // someone else restructures the record (or one above it, or the case)
-  const theirsDeep = lock.state === 'theirs' && deep !== null ? deep : null;
+  const theirsDeep = lock.state === 'locked' && deep !== null ? deep : null;
   const key = keyOf(record);
 
   async function restructure(): Promise<void> {
@@ -181,22 +181,22 @@ export const RecordSection = memo(function RecordSection({ record, type, parent,
           </button>
         </p>
       ) : null}
-      {editable && (lock.state === 'free' || type.ordered) ? (
+      {editable && (lock.state === 'unlocked' || type.ordered) ? (
         <p className="record-tools">
-          {isManager(role) && lock.state === 'free' ? (
+          {isManager(role) && lock.state === 'unlocked' ? (
             <button type="button" className="secondary" onClick={() => void restructure()} disabled={busy} aria-label={`Lock ${name} for restructuring`}>
               {`Lock ${thing} for restructuring`}
             </button>
           ) : null}
           {type.ordered && siblingCount > 1 ? (
             <>
-              <button type="button" className="secondary" disabled={busy || lock.state !== 'free' || index <= 0} onClick={() => void reorder(index - 1)} aria-label={`Move ${name} up`}>
+              <button type="button" className="secondary" disabled={busy || lock.state !== 'unlocked' || index <= 0} onClick={() => void reorder(index - 1)} aria-label={`Move ${name} up`}>
                 ↑ Up
               </button>
               <button
                 type="button"
                 className="secondary"
-                disabled={busy || lock.state !== 'free' || index >= siblingCount - 1}
+                disabled={busy || lock.state !== 'unlocked' || index >= siblingCount - 1}
                 onClick={() => void reorder(index + 1)}
                 aria-label={`Move ${name} down`}
               >
@@ -204,7 +204,7 @@ export const RecordSection = memo(function RecordSection({ record, type, parent,
               </button>
             </>
           ) : null}
-          {lock.state === 'free' ? <DeleteButton record={record} label={name} disabled={busy} /> : null}
+          {lock.state === 'unlocked' ? <DeleteButton record={record} label={name} disabled={busy} /> : null}
         </p>
       ) : null}
       {error ? (

@@ -258,7 +258,7 @@ export interface FieldView {
   canContinue: boolean;
   /** The banner of a lost lock. */
   lostBanner: string | null;
-  /** `free`, `mine`, `theirs`, `lost`, or `ended` for a lock of a tab that may no longer write. */
+  /** `unlocked`, `owned`, `locked`, `waiting`, `lost`, or `ended` for a lock of a tab that may no longer write. */
   look: LockState | 'ended';
   /** This tab holds the record deeply (restructuring its page or case): not an edit of the field. */
   restructuring: boolean;
@@ -268,13 +268,13 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
   const { editable, me, role, value, moving = false, takeover = true, waitable = true } = context;
   const { holder } = lock;
   // this tab's deep lock on the record, or its lock for a move, is not an edit of the text
-  const restructuring = lock.state === 'mine' && isDeep(lock.lock);
+  const restructuring = lock.state === 'owned' && isDeep(lock.lock);
   // a stopped tab (kicked, signed out, case deleted) edits nothing, even if it still thinks it holds the lock
-  const editing = editable && lock.state === 'mine' && state.draft !== null && !restructuring && !moving;
+  const editing = editable && lock.state === 'owned' && state.draft !== null && !restructuring && !moving;
   const changed = state.draft !== null && state.base ? changedFields(state.draft, state.base) : [];
   const dirty = editing && changed.length > 0;
   // someone else holds it (this tab may be waiting for it)
-  const theirs = (lock.state === 'theirs' || lock.state === 'waiting') && lock.lock !== null;
+  const theirs = (lock.state === 'locked' || lock.state === 'waiting') && lock.lock !== null;
   const waiting = lock.state === 'waiting';
   // someone restructures the record's page or case (or the page itself): no takeover of it here, no line
   const deep = theirs && isDeep(lock.lock);
@@ -295,7 +295,7 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
     lostDraft,
     outranked,
     badge:
-      moving && lock.state === 'mine'
+      moving && lock.state === 'owned'
         ? `You are moving ${words.thing ?? words.noun}`
         : (theirs || lock.state === 'lost') && holder && lock.lock
           ? deep
@@ -306,13 +306,13 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
               ? 'You are editing this in another tab'
               : `${holder.name} is editing`
           : null,
-    canEdit: editable && lock.state === 'free',
+    canEdit: editable && lock.state === 'unlocked',
     canEditAnyway: editable && theirs && !deep && outranked === null && takeover,
     canWait: editable && theirs && !deep && !waiting && waitable,
     place: waiting ? placeInLine(lock.position ?? 1) : null,
     line: waiting ? [] : (lock.waiters ?? []),
     lineNote:
-      lock.lineEnded && lock.lineEnded !== 'granted' && !waiting && lock.state !== 'mine'
+      lock.lineEnded && lock.lineEnded !== 'granted' && !waiting && lock.state !== 'owned'
         ? `Your place in line for ${words.label} ended (${lock.lineEnded}).`
         : null,
     canContinue: editable && lock.lock === null,
@@ -322,14 +322,14 @@ export function viewOf(state: FieldState, lock: LockView, context: FieldContext,
         : lock.lostTo
           ? `${lock.lostTo.name} took over ${words.noun}.`
           : `Your lock on ${words.label} ended (${lock.lostReason ?? 'expired'}).`,
-    look: editable || lock.state !== 'mine' ? lock.state : 'ended',
+    look: editable || lock.state !== 'owned' ? lock.state : 'ended',
     restructuring,
   };
 }
 
 /** Whether a click, Enter or "Edit" may take the lock now; after a loss only "Edit again with my text" may. */
 export function canStart(state: LockState, editable: boolean, busy: boolean, afterLoss = false): boolean {
-  return editable && !busy && state !== 'mine' && state !== 'waiting' && (state !== 'lost' || afterLoss);
+  return editable && !busy && state !== 'owned' && state !== 'waiting' && (state !== 'lost' || afterLoss);
 }
 
 /** What to announce when the field's lock goes from `before` to `lock.state` (null: nothing). */
@@ -346,14 +346,14 @@ export function lockAnnouncement(
   }
   if (before === lock.state) return null;
   // the line handed the record over: the field is editable now
-  if (lock.state === 'mine' && before === 'waiting') return `It's yours: ${words.label}`;
+  if (lock.state === 'owned' && before === 'waiting') return `It's yours: ${words.label}`;
   if (lock.state === 'waiting') return `${placeInLine(lock.position ?? 1)} for ${words.label}`;
-  if (before === 'waiting') return lock.state === 'free' ? `${words.label} is free` : null;
-  if (lock.state === 'theirs' && lock.holder && lock.lock && isDeep(lock.lock)) {
+  if (before === 'waiting') return lock.state === 'unlocked' ? `${words.label} is free` : null;
+  if (lock.state === 'locked' && lock.holder && lock.lock && isDeep(lock.lock)) {
     const who = lock.holder.id === me.id ? 'You are' : `${lock.holder.name} is`;
     return `${who} restructuring the ${lowerWords(lock.lock.lockable.type)} of ${words.label}`;
   }
-  if (lock.state === 'theirs' && lock.holder) {
+  if (lock.state === 'locked' && lock.holder) {
     return lock.holder.id === me.id ? `You are editing ${words.label} in another tab` : `${lock.holder.name} is editing ${words.label}`;
   }
   if (lock.state === 'lost') {
@@ -361,6 +361,6 @@ export function lockAnnouncement(
       ? `${lock.lostTo.name} took over ${words.noun}. Your text is kept.`
       : `Your lock on ${words.label} ended. Your text is kept.`;
   }
-  if (lock.state === 'free' && before === 'theirs') return `${words.label} is free`;
+  if (lock.state === 'unlocked' && before === 'locked') return `${words.label} is free`;
   return null;
 }

@@ -70,9 +70,9 @@ const lockOf = (user: User, token: string): Lock => ({
   lastActivityAt: '2025-01-01T00:00:00Z',
 });
 
-const free: LockView = { state: 'free', holder: null, lock: null, lostTo: null, lostReason: null, outrankedBy: null, busy: false };
-const mine = (user: User): LockView => ({ ...free, state: 'mine', holder: user, lock: lockOf(user, '5') });
-const theirs = (user: User, token = '6'): LockView => ({ ...free, state: 'theirs', holder: user, lock: lockOf(user, token) });
+const free: LockView = { state: 'unlocked', holder: null, lock: null, lostTo: null, lostReason: null, outrankedBy: null, busy: false };
+const mine = (user: User): LockView => ({ ...free, state: 'owned', holder: user, lock: lockOf(user, '5') });
+const theirs = (user: User, token = '6'): LockView => ({ ...free, state: 'locked', holder: user, lock: lockOf(user, token) });
 const words = { label: 'Card 1', noun: 'this card' };
 /** A card's form: one field, `content`. */
 const d = (content: string) => ({ content });
@@ -154,21 +154,21 @@ test('"Edit anyway" is offered unless the holder outranks the person', () => {
 });
 
 test('when the lock may be taken, and what is announced', () => {
-  expect(canStart('free', true, false)).toBe(true);
-  expect(canStart('theirs', true, false)).toBe(true);
-  expect(canStart('free', true, true)).toBe(false);
-  expect(canStart('free', false, false)).toBe(false);
-  expect(canStart('mine', true, false)).toBe(false);
+  expect(canStart('unlocked', true, false)).toBe(true);
+  expect(canStart('locked', true, false)).toBe(true);
+  expect(canStart('unlocked', true, true)).toBe(false);
+  expect(canStart('unlocked', false, false)).toBe(false);
+  expect(canStart('owned', true, false)).toBe(false);
   expect(canStart('lost', true, false)).toBe(false);
   expect(canStart('lost', true, false, true)).toBe(true);
 
-  expect(lockAnnouncement('free', { state: 'theirs', holder: alice, lostTo: null }, words, bob)).toBe('Alice is editing Card 1');
-  expect(lockAnnouncement('free', { state: 'theirs', holder: bob, lostTo: null }, words, bob)).toBe('You are editing Card 1 in another tab');
-  expect(lockAnnouncement('mine', { state: 'lost', holder: bob, lostTo: bob }, words, carol)).toBe('Bob took over this card. Your text is kept.');
-  expect(lockAnnouncement('mine', { state: 'lost', holder: null, lostTo: null }, words, carol)).toBe('Your lock on Card 1 ended. Your text is kept.');
-  expect(lockAnnouncement('theirs', { state: 'free', holder: null, lostTo: null }, words, bob)).toBe('Card 1 is free');
-  expect(lockAnnouncement('mine', { state: 'free', holder: null, lostTo: null }, words, bob)).toBeNull();
-  expect(lockAnnouncement('theirs', { state: 'theirs', holder: carol, lostTo: null }, words, bob)).toBeNull();
+  expect(lockAnnouncement('unlocked', { state: 'locked', holder: alice, lostTo: null }, words, bob)).toBe('Alice is editing Card 1');
+  expect(lockAnnouncement('unlocked', { state: 'locked', holder: bob, lostTo: null }, words, bob)).toBe('You are editing Card 1 in another tab');
+  expect(lockAnnouncement('owned', { state: 'lost', holder: bob, lostTo: bob }, words, carol)).toBe('Bob took over this card. Your text is kept.');
+  expect(lockAnnouncement('owned', { state: 'lost', holder: null, lostTo: null }, words, carol)).toBe('Your lock on Card 1 ended. Your text is kept.');
+  expect(lockAnnouncement('locked', { state: 'unlocked', holder: null, lostTo: null }, words, bob)).toBe('Card 1 is free');
+  expect(lockAnnouncement('owned', { state: 'unlocked', holder: null, lostTo: null }, words, bob)).toBeNull();
+  expect(lockAnnouncement('locked', { state: 'locked', holder: carol, lostTo: null }, words, bob)).toBeNull();
 });
 
 const waiterOf = (user: User, id: number): Waiter => ({
@@ -216,10 +216,10 @@ test('waiting lines: ordinals, "Notify me / wait", the place in line, and who th
     'Your place in line for Card 1 ended (expired).',
   );
 
-  expect(lockAnnouncement('theirs', { state: 'waiting', holder: bob, lostTo: null, position: 1 }, words, carol)).toBe('You are next for Card 1');
-  expect(lockAnnouncement('theirs', { state: 'waiting', holder: bob, lostTo: null, position: 2 }, words, alice)).toBe('2nd in line for Card 1');
-  expect(lockAnnouncement('waiting', { state: 'mine', holder: carol, lostTo: null }, words, carol)).toBe("It's yours: Card 1");
-  expect(lockAnnouncement('waiting', { state: 'theirs', holder: bob, lostTo: null }, words, carol)).toBeNull();
+  expect(lockAnnouncement('locked', { state: 'waiting', holder: bob, lostTo: null, position: 1 }, words, carol)).toBe('You are next for Card 1');
+  expect(lockAnnouncement('locked', { state: 'waiting', holder: bob, lostTo: null, position: 2 }, words, alice)).toBe('2nd in line for Card 1');
+  expect(lockAnnouncement('waiting', { state: 'owned', holder: carol, lostTo: null }, words, carol)).toBe("It's yours: Card 1");
+  expect(lockAnnouncement('waiting', { state: 'locked', holder: bob, lostTo: null }, words, carol)).toBeNull();
   expect(lockAnnouncement('waiting', { state: 'waiting', holder: carol, lostTo: null, position: 1 }, words, alice, 1)).toBeNull();
   // moving up the line is said too
   expect(lockAnnouncement('waiting', { state: 'waiting', holder: carol, lostTo: null, position: 1 }, words, alice, 2)).toBe('You are next for Card 1');
@@ -227,7 +227,7 @@ test('waiting lines: ordinals, "Notify me / wait", the place in line, and who th
 
 test('a deep lock: "Alice is restructuring this page" on the page and the cards inside, no takeover, no line', () => {
   const pageLock: Lock = { ...lockOf(alice, '9'), depth: 'infinity', lockable: { type: 'Page', table: 'pages', param: '3' } };
-  const covered: LockView = { ...free, state: 'theirs', holder: alice, lock: pageLock };
+  const covered: LockView = { ...free, state: 'locked', holder: alice, lock: pageLock };
   const v1 = card('The first card.', 1);
   expect(viewOf(initialField, covered, context(bob, v1.content), words)).toMatchObject({
     badge: 'Alice is restructuring this page',
@@ -235,12 +235,12 @@ test('a deep lock: "Alice is restructuring this page" on the page and the cards 
     canWait: false,
     canEdit: false,
   });
-  expect(lockAnnouncement('free', { state: 'theirs', holder: alice, lostTo: null, position: null, lock: pageLock }, words, bob)).toBe(
+  expect(lockAnnouncement('unlocked', { state: 'locked', holder: alice, lostTo: null, position: null, lock: pageLock }, words, bob)).toBe(
     'Alice is restructuring the page of Card 1',
   );
   // the restructuring tab's own deep lock does not open the page title's editor
   const opened = drafted(v1, d(v1.content));
-  expect(viewOf(opened, { ...free, state: 'mine', holder: alice, lock: pageLock }, context(alice, v1.content), words)).toMatchObject({
+  expect(viewOf(opened, { ...free, state: 'owned', holder: alice, lock: pageLock }, context(alice, v1.content), words)).toMatchObject({
     editing: false,
     restructuring: true,
   });

@@ -19,7 +19,6 @@ import type {
   Fields,
   Identity,
   Lock,
-  LockableRef,
   LockDepth,
   LockEvent,
   LockStatus,
@@ -32,13 +31,14 @@ import type {
   Role,
   SchemaDocument,
   Session,
+  TargetRef,
   User,
 } from './types.js';
 
 export interface LockOptions {
   /** "Edit anyway": take the lock over from its holder. */
   takeover?: boolean;
-  /** `infinity`: lock a page with its cards, or a case with everything in it (default `0`). */
+  /** `infinity`: lock a record with everything under it, or a case with everything in it (default `0`). */
   depth?: LockDepth;
 }
 
@@ -51,8 +51,8 @@ export interface SaveOptions {
 
 type RecordRef = Pick<RecordKey, 'type' | 'param'> & { slug?: unknown };
 
-/** A lockable as lock requests name it. */
-const lockRef = (record: LockableRef) => ({
+/** A lock's target as lock requests name it on the wire: `{lockableType, lockableParam}`. */
+const onWire = (record: TargetRef) => ({
   // sound: the served document lists the schema's names; the committed one (these types) the default schema's
   lockableType: record.type as components['schemas']['LockableType'],
   lockableParam: record.param,
@@ -64,7 +64,7 @@ const slugOf = (record: RecordRef): string => (typeof record.slug === 'string' ?
 /** Where a record is created: under a case (its slug) or under a record of the parent type. */
 export type ParentRef = Pick<RecordKey, 'type' | 'param'> & { table?: string; slug?: unknown };
 
-/** The REST path of a lockable record: `/cards/12` (its `table` is its plural), `/cases/<slug>`. */
+/** The REST path of a lockable record: `/tickets/12` (its `table` is its plural), `/cases/<slug>`. */
 export function recordPath(record: Pick<RecordKey, 'type' | 'param'> & { table?: string; slug?: unknown }): string {
   if (record.type === 'Case') return fillPath('/cases/{slug}', { slug: slugOf(record) });
   if (!record.table) throw new InvalidError('invalid', 0, `baton: the path of ${record.type}/${record.param} needs its table`);
@@ -79,13 +79,13 @@ export class Api {
    */
   constructor(
     readonly transport: Transport,
-    private readonly caseOf: (record: LockableRef) => string | undefined = () => undefined,
+    private readonly caseOf: (record: TargetRef) => string | undefined = () => undefined,
   ) {}
 
-  /** A lockable as lock requests name it; a record that lives in the host's database (`store: "external"`) with its case. */
-  private async ref(record: LockableRef) {
+  /** A lock's target as lock requests name it; a record that lives in the host's database (`store: "external"`) with its case. */
+  private async ref(record: TargetRef) {
     const external = record.type !== 'Case' && (await this.schema()).type(record.type)?.store === 'external';
-    return { ...lockRef(record), ...(external ? { case: this.caseOf(record) } : {}) };
+    return { ...onWire(record), ...(external ? { case: this.caseOf(record) } : {}) };
   }
 
   /**
@@ -191,7 +191,7 @@ export class Api {
     return key;
   }
 
-  /** PATCH a lockable, guarded by `If-Match` and Lock-Token`; the body nests `attrs` under the type's body key (`card`, from `GET /schema`). */
+  /** PATCH a lockable, guarded by `If-Match` and Lock-Token`; the body nests `attrs` under the type's body key (`ticket`, from `GET /schema`). */
   async update<T extends Identity>(record: RecordRef & { table?: string }, attrs: Fields, opts: SaveOptions = {}): Promise<Reply<T>> {
     const body = { [await this.bodyKeyOf(record.type)]: attrs };
     return this.transport.request<T>('PATCH', await this.pathOf(record), { body, ifMatch: opts.ifMatch, lockToken: opts.lockToken });
@@ -217,7 +217,7 @@ export class Api {
   }
 
   /** POST /locks: 201 new, 200 already this tab's; `takeover` is "Edit anyway", `depth: 'infinity'` a deep lock. */
-  async acquireLock(record: LockableRef, options: LockOptions | boolean = {}): Promise<Reply<Lock>> {
+  async acquireLock(record: TargetRef, options: LockOptions | boolean = {}): Promise<Reply<Lock>> {
     const { takeover, depth } = typeof options === 'boolean' ? { takeover: options, depth: undefined } : options;
     const lock = {
       ...(await this.ref(record)),
@@ -231,17 +231,17 @@ export class Api {
     return { ...reply, data };
   }
   /** POST /locks/batch: every record's lock or none (201, in the order asked); LockHeldError names every lock in the way. */
-  async lockMany(records: LockableRef[]): Promise<Reply<{ locks: Lock[] }>> {
+  async lockMany(records: TargetRef[]): Promise<Reply<{ locks: Lock[] }>> {
     const locks = await Promise.all(records.map((r) => this.ref(r)));
     return this.call('post', '/locks/batch', { body: { locks } });
   }
   /** POST /locks/claim: a lock on the first candidate nobody else holds (201), or the one this tab holds (200); NoneFreeError when all are held. */
-  async claim(candidates: LockableRef[]): Promise<Reply<Lock>> {
+  async claim(candidates: TargetRef[]): Promise<Reply<Lock>> {
     const refs = await Promise.all(candidates.map((r) => this.ref(r)));
     return this.call('post', '/locks/claim', { body: { claim: { candidates: refs } } });
   }
   /** POST /locks with `wait: true`: a Lock (201 free, 200 already this tab's) or this tab's Waiter (202 joined, 200 already waiting). */
-  async waitForLock(record: LockableRef): Promise<Reply<Lock | Waiter>> {
+  async waitForLock(record: TargetRef): Promise<Reply<Lock | Waiter>> {
     const lock = { ...(await this.ref(record)), wait: true };
     return this.call('post', '/locks', { body: { lock } });
   }
@@ -265,7 +265,7 @@ export class Api {
   locks(slug: string): Promise<Lock[]> {
     return this.data('get', '/locks', { query: { case: slug } });
   }
-  async lockStatus(record: LockableRef): Promise<LockStatus> {
+  async lockStatus(record: TargetRef): Promise<LockStatus> {
     return this.data('get', '/locks/status', { query: await this.ref(record) });
   }
   /** Releases every lock of this tab and leaves its lines; `keepalive` lets it outlive the page. */

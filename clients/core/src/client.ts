@@ -8,7 +8,7 @@ import { LockManager } from './locks.js';
 import { TabSession, type BroadcastConstructor, type SessionStore } from './session.js';
 import { keyOf } from './store.js';
 import type { Schema } from './schema.js';
-import type { Fields, Identity, LockableRef, RecordKey, RecordMap, User } from './types.js';
+import type { Fields, Identity, RecordKey, RecordMap, TargetRef, User } from './types.js';
 
 export interface BatonClientOptions {
   /** baton's address, e.g. `https://baton.example.com`; same origin when omitted. */
@@ -187,9 +187,9 @@ export class BatonClient<R extends RecordMap = RecordMap> {
         }
         return undefined;
       },
-      findCover: (key) => {
+      findContainerLock: (key) => {
         for (const { live } of this.cases.values()) {
-          const lock = live.store.getView().coverOn[key];
+          const lock = live.store.getView().containerLockOn[key];
           if (lock) return lock;
         }
         return undefined;
@@ -436,7 +436,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
   }
 
   /** The slug of the case a record of an external type is in (see `BatonClientOptions.case`). */
-  private caseOf(record: LockableRef & { case?: unknown; caseId?: unknown }): string | undefined {
+  private caseOf(record: TargetRef & { case?: unknown; caseId?: unknown }): string | undefined {
     if (typeof record.case === 'string') return record.case;
     if (this.options.case) return this.options.case;
     const open = [...this.cases.values()].map((e) => e.live);
@@ -481,7 +481,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
 
   /**
    * Moves a record of a movable type to another parent of its case, at
-   * `position` (last when omitted): `PATCH /cards/:id {card: {columnId,
+   * `position` (last when omitted): `PATCH /tickets/:id {ticket: {projectId,
    * position}}`, guarded like a save (`Lock-Token` when the tab holds its
    * lock). LockedError while someone else holds it, or the source or target
    * parent (or the case) deeply.
@@ -532,7 +532,7 @@ export class BatonClient<R extends RecordMap = RecordMap> {
     return { ifMatch: version ?? null, lockToken: this.locks.tokenFor(record) };
   }
 
-  private refused(record: LockableRef, error: unknown): void {
+  private refused(record: TargetRef, error: unknown): void {
     if (error instanceof LockLostError) this.locks.lostOn(record);
     if (error instanceof LockLostError || error instanceof StaleVersionError) this.known(error.current);
   }

@@ -7,14 +7,14 @@
  * for React's `useSyncExternalStore` (see `useDraft` in `@baton/react`).
  */
 import { keyOf, type Listener } from './store.js';
-import type { Identity, LockableRef } from './types.js';
+import type { Identity, TargetRef } from './types.js';
 
 /** A record as a draft starts from: its identity and the version the person saw. */
-export type DraftBase = LockableRef & Partial<Identity> & { version?: number };
+export type DraftBase = TargetRef & Partial<Identity> & { version?: number };
 
 /** One record's draft. Immutable: every change makes a new one (the same object until something changes). */
 export interface Draft {
-  /** The record's key, `Card/12`. */
+  /** The record's key, `Ticket/12`. */
   readonly key: string;
   /** The record as the draft started from (or was last rebased on): save with its version as `If-Match`. */
   readonly base: DraftBase;
@@ -35,7 +35,7 @@ function make(key: string, base: DraftBase, initial: Record<string, string>, val
 
 export interface DraftStoreOptions {
   /** Told when the person types in a record's draft (the client renews the lock's activity). */
-  onInput?: (record: LockableRef) => void;
+  onInput?: (record: TargetRef) => void;
 }
 
 /** The tab's drafts, by record. */
@@ -61,7 +61,7 @@ export class DraftStore {
   }
 
   /** A record's draft (by the record or its key), or undefined. */
-  get(record: LockableRef | string): Draft | undefined {
+  get(record: TargetRef | string): Draft | undefined {
     return this.drafts.get(typeof record === 'string' ? record : keyOf(record));
   }
 
@@ -94,7 +94,7 @@ export class DraftStore {
   }
 
   /** The person typed: a field's text in a record's draft (nothing without a draft). */
-  set(record: LockableRef, field: string, text: string): Draft | undefined {
+  set(record: TargetRef, field: string, text: string): Draft | undefined {
     const key = keyOf(record);
     const draft = this.drafts.get(key);
     if (!draft) return undefined;
@@ -133,7 +133,7 @@ export class DraftStore {
   }
 
   /** Drops a record's draft (saved, cancelled, or the person chose to discard it). */
-  discard(record: LockableRef | string): boolean {
+  discard(record: TargetRef | string): boolean {
     const removed = this.drafts.delete(typeof record === 'string' ? record : keyOf(record));
     if (removed) this.changed();
     return removed;

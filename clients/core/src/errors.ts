@@ -74,8 +74,8 @@ export class NoneFreeError extends BatonError {
 
 /**
  * 423 `locked`: a save was refused because someone else holds the record's
- * lock, or a deep lock on its page or case (then `lockable` is that page or
- * case, and `lock.depth` is `infinity`).
+ * lock, or a deep lock on one of its containers (then `lockable` is that
+ * record or case, and `lock.depth` is `infinity`).
  */
 export class LockedError extends BatonError {
   override name = 'LockedError';

@@ -2,10 +2,17 @@ import type { Api, LockOptions } from './api.js';
 import { BatonError, LockHeldError, NetworkError, NoneFreeError, NotFoundError, OutrankedError } from './errors.js';
 import { positionIn, waiterEnd } from './line.js';
 import { keyOf, type Listener } from './store.js';
-import type { EndedLock, EndedWaiter, Lock, LockableRef, LockEndReason, LockStatus, User, Waiter, WaiterEndReason } from './types.js';
+import type { EndedLock, EndedWaiter, Lock, LockEndReason, LockStatus, TargetRef, User, Waiter, WaiterEndReason } from './types.js';
 
-/** `waiting`: this tab is in the record's line, and gets the lock when its turn comes. */
-export type LockState = 'free' | 'mine' | 'theirs' | 'waiting' | 'lost';
+/**
+ * A record's lock as this tab sees it. The first three are baton's own
+ * (`GET /locks/status`): `unlocked` (nobody holds it), `owned` (this tab
+ * does), `locked` (someone else does, or holds one of its containers
+ * deeply). The kit adds two: `waiting` (this tab is in the record's
+ * line, and gets the lock when its turn comes) and `lost` (this tab's lock
+ * ended without it asking).
+ */
+export type LockState = 'unlocked' | 'owned' | 'locked' | 'waiting' | 'lost';
 
 /** Why a lock ended, from its `destroy` frame; `expired` when the frame does not say. */
 export function endReason(lock: Lock | EndedLock): LockEndReason {
@@ -16,14 +23,15 @@ export function endReason(lock: Lock | EndedLock): LockEndReason {
 /** What a tab knows about the lock on one record. */
 export interface LockInfo {
   state: LockState;
-  /** The lock on the record now (this tab's or someone else's; a covering deep lock when the record has none of its own). */
+  /** The lock on the record now (this tab's or someone else's; the deep lock on a container when the record has none of its own). */
   lock: Lock | null;
   /**
-   * Someone else's deep lock on the page or case the record is inside: the
-   * record is theirs too ("Bob is editing this page"). Taking it over means
-   * taking over that lock, not the record's.
+   * Someone else's deep lock on one of the record's containers (a record
+   * it is inside, or its case): the record is theirs too ("Bob is editing
+   * this project"). Taking it over means taking over that lock, not the
+   * record's.
    */
-  cover: Lock | null;
+  containerLock: Lock | null;
   /** Who holds it now. */
   holder: User | null;
   /** When this tab's lock ended without it asking: who took it ("Edit anyway"), if anyone. */
@@ -87,8 +95,8 @@ export interface LockManagerOptions {
   userId?: () => number | null;
   /** The lock on a record as the open cases know it. */
   findLock: (key: string) => Lock | undefined;
-  /** The deep lock on the page or case enclosing a record, as the open cases know it. */
-  findCover?: (key: string) => Lock | undefined;
+  /** The deep lock on a container of a record (a record it is inside, or its case), as the open cases know it. */
+  findContainerLock?: (key: string) => Lock | undefined;
   /** Puts a lock this tab got (or learned of) into the open cases. */
   onLock: (lock: Lock) => void;
   /** Takes a lock out of the open cases. */
@@ -131,13 +139,13 @@ export class LockManager {
    */
   private released = new Set<string>();
   /** Releases not yet confirmed by the server: the next try, and how many were made. */
-  private releasing = new Map<string, { tries: number; timer: ReturnType<typeof setTimeout> | null; lockable: LockableRef }>();
+  private releasing = new Map<string, { tries: number; timer: ReturnType<typeof setTimeout> | null; lockable: TargetRef }>();
   /**
    * Records whose acquire lost its answer (the request may have reached
    * baton) while the tab no longer wants them: a lock of this tab found on
    * one is released, not adopted.
    */
-  private unwanted = new Map<string, LockableRef>();
+  private unwanted = new Map<string, TargetRef>();
   private settleTimer: ReturnType<typeof setTimeout> | null = null;
   private idle: (() => void)[] = [];
 
@@ -162,13 +170,13 @@ export class LockManager {
    * refused (423 while the taker holds it, 412 `lock_lost` after) instead of
    * writing over newer work. Acquire, release or dismiss to clear a loss.
    */
-  tokenFor(record: LockableRef): string | null {
+  tokenFor(record: TargetRef): string | null {
     const key = keyOf(record);
     return this.held.get(key)?.token ?? this.lost.get(key)?.lock.token ?? null;
   }
 
   /** The lock state of a record; the same object until something changes. */
-  info(record: LockableRef): LockInfo {
+  info(record: TargetRef): LockInfo {
     const key = keyOf(record);
     const cached = this.cache.get(key);
     if (cached) return cached;
@@ -177,24 +185,24 @@ export class LockManager {
     // a lock this tab let go is nobody's to this tab, even while the server has not confirmed it yet
     const seen = found && this.released.has(found.token) ? undefined : found;
     const mine = this.held.get(key);
-    const enclosing = this.options.findCover?.(key);
+    const container = this.options.findContainerLock?.(key);
     // this tab's own deep lock lets it work inside; someone else's holds the record
-    const theirs = enclosing && !this.isMine(enclosing) ? enclosing : undefined;
+    const theirs = container && !this.isOwned(container) ? container : undefined;
     const lock = mine ?? seen ?? theirs ?? null;
     // a refusal names the deep lock in the way when the case is not open
-    const cover = theirs ?? (lock && !mine && keyOf(lock.lockable) !== key ? lock : null);
+    const containerLock = theirs ?? (lock && !mine && keyOf(lock.lockable) !== key ? lock : null);
     const lost = this.lost.get(key);
     const waiter = mine ? undefined : this.waiting.get(key);
-    let state: LockState = 'free';
-    if (mine) state = 'mine';
+    let state: LockState = 'unlocked';
+    if (mine) state = 'owned';
     else if (waiter) state = 'waiting';
     else if (lost) state = 'lost';
-    else if (lock) state = this.isMine(lock) ? 'mine' : 'theirs';
+    else if (lock) state = this.isOwned(lock) ? 'owned' : 'locked';
     const line = this.options.findLine?.(key) ?? NO_WAITERS;
     const info: LockInfo = {
       state,
       lock,
-      cover,
+      containerLock,
       holder: lock?.user ?? null,
       lostTo: state === 'lost' ? (lost?.lostTo ?? null) : null,
       lostReason: state === 'lost' ? (lost?.reason ?? null) : null,
@@ -202,7 +210,7 @@ export class LockManager {
       position: waiter ? (this.options.isOpen(waiter.caseId) ? positionIn(line, waiter) : waiter.position) : null,
       waiter: waiter ?? null,
       waiters: line,
-      lineEnded: state === 'waiting' || state === 'mine' ? null : (this.lineEnded.get(key) ?? null),
+      lineEnded: state === 'waiting' || state === 'owned' ? null : (this.lineEnded.get(key) ?? null),
     };
     // unchanged → the same object, so React skips the re-render
     const prev = this.last.get(key);
@@ -210,7 +218,7 @@ export class LockManager {
       prev &&
       prev.state === info.state &&
       prev.lock === info.lock &&
-      prev.cover === info.cover &&
+      prev.containerLock === info.containerLock &&
       prev.lostTo === info.lostTo &&
       prev.lostReason === info.lostReason &&
       prev.position === info.position &&
@@ -223,7 +231,8 @@ export class LockManager {
     return result;
   }
 
-  isMine(lock: Lock): boolean {
+  /** Whether the lock is this tab's (state `owned`), and not one it released. */
+  isOwned(lock: Lock): boolean {
     if (this.released.has(lock.token)) return false;
     return this.isThisTab(lock) || [...this.held.values()].some((l) => l.token === lock.token);
   }
@@ -240,7 +249,7 @@ export class LockManager {
   }
 
   /** Whether an acquire of the record is in flight (and not cancelled). */
-  isPending(record: LockableRef): boolean {
+  isPending(record: TargetRef): boolean {
     return (this.attempts.get(keyOf(record)) ?? []).some((a) => !a.cancelled);
   }
 
@@ -254,7 +263,7 @@ export class LockManager {
    * tab still wants it (`settle` turns it into the answer), else released.
    */
   private async attempt<T>(
-    record: LockableRef,
+    record: TargetRef,
     request: () => Promise<T>,
     lockOf: (result: T) => Lock | null,
     settle: (status: LockStatus) => T | null,
@@ -295,7 +304,7 @@ export class LockManager {
    * cannot be asked either, the record is settled later: a lock of this
    * tab found on it is released.
    */
-  private async settleLost<T>(record: LockableRef, attempt: Attempt, settle: (status: LockStatus) => T | null): Promise<T | null> {
+  private async settleLost<T>(record: TargetRef, attempt: Attempt, settle: (status: LockStatus) => T | null): Promise<T | null> {
     const key = keyOf(record);
     let status: LockStatus;
     try {
@@ -341,15 +350,15 @@ export class LockManager {
 
   /**
    * Takes the lock (201), or renews it when this tab holds it already (200).
-   * `depth: 'infinity'` locks a page with its cards or a case with
-   * everything in it (asked on a record this tab holds, it upgrades that lock).
+   * `depth: 'infinity'` locks a record with everything under it or a case
+   * with everything in it (asked on a record this tab holds, it upgrades that lock).
    */
-  acquire(record: LockableRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
+  acquire(record: TargetRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
     return this.take(record, { depth: options.depth });
   }
 
   /** "Edit anyway": takes the lock over from its holder in one step (with `depth: 'infinity'`, every lock inside too). */
-  editAnyway(record: LockableRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
+  editAnyway(record: TargetRef, options: Pick<LockOptions, 'depth'> = {}): Promise<Lock> {
     return this.take(record, { takeover: true, depth: options.depth });
   }
 
@@ -358,7 +367,7 @@ export class LockManager {
    * the locks in the order asked, or LockHeldError naming every lock in the
    * way (and then nothing was taken).
    */
-  async lockMany(records: LockableRef[]): Promise<Lock[]> {
+  async lockMany(records: TargetRef[]): Promise<Lock[]> {
     try {
       const { data } = await this.options.api.lockMany(records);
       for (const lock of data.locks) this.adopt(lock);
@@ -373,7 +382,7 @@ export class LockManager {
    * Takes the first of `candidates` nobody else holds (`POST /locks/claim`);
    * a retried claim gets the same record. NoneFreeError when all are held.
    */
-  async claim(candidates: LockableRef[]): Promise<Lock> {
+  async claim(candidates: TargetRef[]): Promise<Lock> {
     try {
       const { data } = await this.options.api.claim(candidates);
       this.adopt(data);
@@ -397,9 +406,9 @@ export class LockManager {
    * "Wait for it": takes the lock when the record is free (or renews this
    * tab's), else joins the record's line and resolves to the tab's waiter
    * (state `waiting`). The lock comes over the edits channel when the tab's
-   * turn comes: state becomes `mine` by itself. Asking again keeps the place.
+   * turn comes: state becomes `owned` by itself. Asking again keeps the place.
    */
-  async wait(record: LockableRef): Promise<Lock | Waiter> {
+  async wait(record: TargetRef): Promise<Lock | Waiter> {
     const { data } = await this.attempt(
       record,
       () => this.options.api.waitForLock(record),
@@ -417,7 +426,7 @@ export class LockManager {
   }
 
   /** Leaves the record's line (`DELETE /waiters/:id`); a place already gone counts as left. */
-  async leave(record: LockableRef): Promise<void> {
+  async leave(record: TargetRef): Promise<void> {
     const key = keyOf(record);
     const waiter = this.waiting.get(key);
     this.lineEnded.delete(key);
@@ -451,7 +460,7 @@ export class LockManager {
   }
 
   /** Whether this tab waits for the record. */
-  isWaiting(record: LockableRef): boolean {
+  isWaiting(record: TargetRef): boolean {
     return this.waiting.has(keyOf(record));
   }
 
@@ -501,7 +510,7 @@ export class LockManager {
     }
   }
 
-  private async take(record: LockableRef, options: LockOptions): Promise<Lock> {
+  private async take(record: TargetRef, options: LockOptions): Promise<Lock> {
     try {
       const { data: lock } = await this.attempt(
         record,
@@ -533,7 +542,7 @@ export class LockManager {
    * or the lock is gone (`settled()` waits for that); meanwhile the lock is
    * not the tab's, and no snapshot makes it the tab's again.
    */
-  async release(record: LockableRef): Promise<void> {
+  async release(record: TargetRef): Promise<void> {
     const key = keyOf(record);
     this.lost.delete(key);
     this.refused.delete(key);
@@ -556,7 +565,7 @@ export class LockManager {
    * when baton confirms it (204) or says it is gone (404). Rejects only when
    * baton refuses for good (403).
    */
-  private async letGo(token: string, lockable: LockableRef): Promise<void> {
+  private async letGo(token: string, lockable: TargetRef): Promise<void> {
     this.remember(token);
     const pending = this.releasing.get(token);
     if (pending) {
@@ -638,7 +647,7 @@ export class LockManager {
    * at most once a minute, and only after input since the last renewal. A
    * form left untouched is released as idle all the same.
    */
-  touch(record: LockableRef): void {
+  touch(record: TargetRef): void {
     const key = keyOf(record);
     const lock = this.held.get(key);
     if (!lock) return;
@@ -689,7 +698,7 @@ export class LockManager {
   }
 
   /** Forgets a record's lock without asking the server (the record was deleted with it). */
-  forget(record: LockableRef): void {
+  forget(record: TargetRef): void {
     const key = keyOf(record);
     const lock = this.held.get(key);
     const waiter = this.waiting.get(key);
@@ -704,7 +713,7 @@ export class LockManager {
   }
 
   /** Forgets that a lock was lost (the app has told the person). */
-  dismiss(record: LockableRef): void {
+  dismiss(record: TargetRef): void {
     const key = keyOf(record);
     if (this.lost.delete(key) || this.lineEnded.delete(key)) this.changed();
   }
@@ -738,7 +747,7 @@ export class LockManager {
   }
 
   /** A save was refused with `lock_lost`: the lock is gone. */
-  lostOn(record: LockableRef): void {
+  lostOn(record: TargetRef): void {
     const key = keyOf(record);
     const mine = this.held.get(key);
     if (!mine) {

@@ -87,7 +87,7 @@ export interface AnyRouteInit {
   signal?: AbortSignal;
 }
 
-/** Fills a path's `{name}` segments: `fillPath('/cards/{id}', {id: 12})` → `/cards/12`. */
+/** Fills a path's `{name}` segments: `fillPath('/locks/{id}', {id: 12})` → `/locks/12`. */
 export function fillPath(path: string, params: Record<string, string | number> = {}): string {
   return path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = params[name];

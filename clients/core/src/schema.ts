@@ -40,13 +40,13 @@ export class Schema {
     return this.byName.get(name)?.nestKey;
   }
 
-  /** The key a record names its parent by, as the server says: `columnId`; null for a type under the case (or unknown). */
+  /** The key a record names its parent by, as the server says: `projectId`; null for a type under the case (or unknown). */
   parentKey(name: string): string | null {
     const type = this.byName.get(name);
     return type && type.parent !== 'Case' ? type.parentKey : null;
   }
 
-  /** The key (`Column/3`, `Case/1`) of a record's parent; null for a case or an unknown type. */
+  /** The key (`Project/3`, `Case/1`) of a record's parent; null for a case or an unknown type. */
   parentOf(record: Placed): string | null {
     const type = this.byName.get(record.type);
     if (!type) return null;
@@ -56,10 +56,11 @@ export class Schema {
   }
 
   /**
-   * The keys of the records that enclose one, nearest first, up to its case:
-   * a deep lock on any of them covers it. `get` looks records up by key.
+   * The keys of a record's containers (baton's word for the records it is
+   * inside, whose deep locks cover it), nearest first, up to its case.
+   * `get` looks records up by key.
    */
-  enclosingKeys(record: Placed, get: (key: string) => Placed | undefined): string[] {
+  containerKeys(record: Placed, get: (key: string) => Placed | undefined): string[] {
     const keys: string[] = [];
     if (!this.byName.has(record.type)) return keys;
     let at: Placed | undefined = record;

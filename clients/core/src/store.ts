@@ -30,7 +30,7 @@ export interface CaseView<R extends RecordMap = RecordMap> {
   records: { [T in keyof R]?: R[T][] };
   /**
    * Each record's children by the parent's key and the child type, in the
-   * same order: `children['Column/3'].Card`, and the case's own under
+   * same order: `children['Project/3'].Ticket`, and the case's own under
    * `Case/<id>`.
    */
   children: Record<string, { [T in keyof R]?: R[T][] }>;
@@ -38,11 +38,11 @@ export interface CaseView<R extends RecordMap = RecordMap> {
   /** The lock on each locked record, by the record's key. */
   lockOn: Record<string, Lock>;
   /**
-   * The deep lock (`depth: infinity`) on a record that encloses another (its
-   * parent, its parent's parent, …, its case), by the enclosed record's key.
-   * Whoever holds it holds the record too (see `Schema.enclosingKeys`).
+   * The deep lock (`depth: infinity`) on one of a record's containers (its
+   * parent, its parent's parent, …, its case), by the contained record's
+   * key. Whoever holds it holds the record too (see `Schema.containerKeys`).
    */
-  coverOn: Record<string, Lock>;
+  containerLockOn: Record<string, Lock>;
   /** Every tab waiting for a record of the case, in line order. */
   waiters: Waiter[];
   /** Each record's waiting line, in line order, by the record's key. */
@@ -282,16 +282,16 @@ export class CaseStore<R extends RecordMap = RecordMap> {
   }
 
   /**
-   * The record under a key, e.g. `get('Card/12')`. The type argument is the
-   * caller's word for what its key holds (`get<Card>('Card/12')`); without
-   * one, the result is the checked union.
+   * The record under a key, e.g. `get('Ticket/12')`. The type argument is
+   * the caller's word for what its key holds (`get<Ticket>('Ticket/12')`);
+   * without one, the result is the checked union.
    */
   get<T extends Stored = Stored>(key: string): T | undefined {
     // unchecked by design: the caller names the kind its `${type}/` key prefix stands for
     return this.records.get(key) as T | undefined;
   }
 
-  /** Every record of a declared type, e.g. `all('Card')`, in no particular order. */
+  /** Every record of a declared type, e.g. `all('Ticket')`, in no particular order. */
   all<K extends keyof R & string>(type: K): R[K][] {
     const found: R[K][] = [];
     for (const record of this.records.values()) {
@@ -540,7 +540,8 @@ export class CaseStore<R extends RecordMap = RecordMap> {
       for (const lock of locks) next[keyOf(lock.lockable)] = lock;
       lockOn = shareMap(prev?.lockOn, next);
     }
-    const coverOn = this.locksChanged || this.moved || !prev ? shareMap(prev?.coverOn, this.covers(locks, tree.children)) : prev.coverOn;
+    const containerLockOn =
+      this.locksChanged || this.moved || !prev ? shareMap(prev?.containerLockOn, this.containerLocks(locks, tree.children)) : prev.containerLockOn;
     this.moved = false;
     let waiters = prev?.waiters ?? [];
     let lineOn = prev?.lineOn ?? {};
@@ -563,7 +564,7 @@ export class CaseStore<R extends RecordMap = RecordMap> {
       children: tree.children as CaseView<R>['children'],
       locks: share(prev?.locks, locks),
       lockOn,
-      coverOn,
+      containerLockOn,
       waiters,
       lineOn,
       onlineUsers: this.onlineUsers,
@@ -706,25 +707,25 @@ export class CaseStore<R extends RecordMap = RecordMap> {
   }
 
   /**
-   * The deep locks covering records, by the covered record's key: for each
-   * deep lock, everything under its record (the nearest deep lock wins). It
-   * walks the subtrees of the deep locks only.
+   * The deep locks on records' containers, by the contained record's key:
+   * for each deep lock, everything under its record (the nearest deep lock
+   * wins). It walks the subtrees of the deep locks only.
    */
-  private covers(locks: Lock[], children: Record<string, Lists>): Record<string, Lock> {
-    const coverOn: Record<string, Lock> = {};
+  private containerLocks(locks: Lock[], children: Record<string, Lists>): Record<string, Lock> {
+    const containerLockOn: Record<string, Lock> = {};
     const deep = locks.filter(isDeep);
-    if (!this.schema || deep.length === 0) return coverOn;
+    if (!this.schema || deep.length === 0) return containerLockOn;
     const get = (k: string) => this.records.get(k) as AnyRecord | undefined;
     const depth = (key: string): number => {
       const record = get(key);
-      return record && record.type !== 'Case' ? this.schema!.enclosingKeys(record, get).length : 0;
+      return record && record.type !== 'Case' ? this.schema!.containerKeys(record, get).length : 0;
     };
     // the outermost first: a deep lock nearer to a record overrides one further up
     const ordered = deep.map((lock) => ({ lock, key: keyOf(lock.lockable) })).sort((a, b) => depth(a.key) - depth(b.key));
     for (const { lock, key } of ordered) {
       if (key.startsWith('Case/')) {
         // the case's lock covers every record of the case, wherever its parent is
-        for (const record of this.placeOf.keys()) if (recordIn(this.records.get(record)!)) coverOn[record] = lock;
+        for (const record of this.placeOf.keys()) if (recordIn(this.records.get(record)!)) containerLockOn[record] = lock;
         continue;
       }
       const stack = [key];
@@ -733,12 +734,12 @@ export class CaseStore<R extends RecordMap = RecordMap> {
         for (const list of Object.values(children[at] ?? {})) {
           for (const child of list ?? []) {
             const k = keyOf(child);
-            if (recordIn(child)) coverOn[k] = lock;
+            if (recordIn(child)) containerLockOn[k] = lock;
             stack.push(k);
           }
         }
       }
     }
-    return coverOn;
+    return containerLockOn;
   }
 }

@@ -6,7 +6,7 @@
  * store, keyed `Invoice/<param>`. On both databases.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { LockHeldError, type AnyRecord, type ChangeFrame, type LockableRef, type User, type Waiter } from '../src/index.js';
+import { LockHeldError, type AnyRecord, type ChangeFrame, type TargetRef, type User, type Waiter } from '../src/index.js';
 import { cli, rest, schemaServers, tabsDisposedAfterEach, unique, type Person, type ServerInfo } from '../../test/support.js';
 
 type Invoice = AnyRecord & { customer: string };
@@ -26,7 +26,7 @@ function host(server: ServerInfo): { slug: string; key: string; mint: (name: str
   return { slug, key, mint };
 }
 
-const invoice = (param: string): LockableRef => ({ type: 'Invoice', param });
+const invoice = (param: string): TargetRef => ({ type: 'Invoice', param });
 const later = (a: string, b: string) => BigInt(a) > BigInt(b);
 
 describe.each(schemaServers('invoices'))('records of an external type on $backend', (server) => {
@@ -48,7 +48,7 @@ describe.each(schemaServers('invoices'))('records of an external type on $backen
     const first = await a.locks.acquire(inv);
     expect(first).toMatchObject({ lockable: { type: 'Invoice', table: 'invoices', param: 'inv-2031' }, depth: '0', user: { id: alice.user.id } });
     await vi.waitFor(() => expect(cb.live.getState().lockOn['Invoice/inv-2031']?.token).toBe(first.token));
-    expect(b.locks.info(inv)).toMatchObject({ state: 'theirs', holder: { id: alice.user.id } });
+    expect(b.locks.info(inv)).toMatchObject({ state: 'locked', holder: { id: alice.user.id } });
     const refused = await b.locks.acquire(inv).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(LockHeldError);
     expect(await b.api.lockStatus(inv)).toMatchObject({ state: 'locked', lock: { token: first.token } });
@@ -58,7 +58,7 @@ describe.each(schemaServers('invoices'))('records of an external type on $backen
     const waiter = (await b.locks.wait(inv)) as Waiter;
     expect(waiter).toMatchObject({ type: 'Waiter', position: 1, lockable: { type: 'Invoice', param: 'inv-2031' } });
     await a.locks.release(inv);
-    await vi.waitFor(() => expect(b.locks.info(inv).state).toBe('mine'));
+    await vi.waitFor(() => expect(b.locks.info(inv).state).toBe('owned'));
     const handed = b.locks.tokenFor(inv)!;
     expect(later(handed, first.token)).toBe(true);
 

@@ -71,21 +71,21 @@ describe.each(servers())('waiting lines on $backend', (server) => {
 
       // the holder sees who is waiting, in line order
       await vi.waitFor(() => expect(names(b.locks.info(card).waiters)).toEqual(['Carol', 'Dave']));
-      expect(b.locks.info(card).state).toBe('mine');
+      expect(b.locks.info(card).state).toBe('owned');
       expect(await status(server, carol, card)).toEqual({ state: 'locked', holder: 'Bob', line: ['Carol', 'Dave'] });
 
       // Bob saves and stops: Carol's tab is told by the channel, and sends nothing meanwhile
       const asked = carolRequests.length;
       const saved = await b.save(card, { content: 'Bob is done' });
       await b.locks.release(card);
-      await vi.waitFor(() => expect(c.locks.info(card)).toMatchObject({ state: 'mine', holder: { name: 'Carol' } }));
+      await vi.waitFor(() => expect(c.locks.info(card)).toMatchObject({ state: 'owned', holder: { name: 'Carol' } }));
       expect(carolRequests.slice(asked)).toEqual([]);
       expect(c.locks.info(card).lock?.sessionId).toBe(c.sessionId);
       expect(c.locks.info(card).waiters.map((w) => w.user.name)).toEqual(['Dave']);
 
       // Dave moves up without a frame about him; everyone sees Carol holding it
       await vi.waitFor(() => expect(d.locks.info(card)).toMatchObject({ state: 'waiting', position: 1, holder: { name: 'Carol' } }));
-      await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'theirs', holder: { name: 'Carol' } }));
+      await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'locked', holder: { name: 'Carol' } }));
       expect(names(b.locks.info(card).waiters)).toEqual(['Dave']);
 
       // the handed-over lock is a real one: Carol saves with its token
@@ -95,7 +95,7 @@ describe.each(servers())('waiting lines on $backend', (server) => {
 
       // and when Carol stops, Dave gets it
       await c.locks.release(card);
-      await vi.waitFor(() => expect(d.locks.info(card)).toMatchObject({ state: 'mine', position: null, waiters: [] }));
+      await vi.waitFor(() => expect(d.locks.info(card)).toMatchObject({ state: 'owned', position: null, waiters: [] }));
       expect(await status(server, carol, card)).toEqual({ state: 'locked', holder: 'Dave', line: [] });
     } finally {
       cleanup();
@@ -111,21 +111,21 @@ describe.each(servers())('waiting lines on $backend', (server) => {
       await vi.waitFor(() => expect(names(b.locks.info(card).waiters)).toEqual(['Carol', 'Dave']));
 
       await c.locks.leave(card);
-      expect(c.locks.info(card)).toMatchObject({ state: 'theirs', position: null, lineEnded: null });
+      expect(c.locks.info(card)).toMatchObject({ state: 'locked', position: null, lineEnded: null });
       await vi.waitFor(() => expect(d.locks.info(card).position).toBe(1));
       await vi.waitFor(() => expect(names(b.locks.info(card).waiters)).toEqual(['Dave']));
       // leaving twice is fine
       await c.locks.leave(card);
 
       await d.locks.releaseAll();
-      expect(d.locks.info(card).state).toBe('theirs');
+      expect(d.locks.info(card).state).toBe('locked');
       await vi.waitFor(() => expect(b.locks.info(card).waiters).toEqual([]));
       expect(await status(server, carol, card)).toEqual({ state: 'locked', holder: 'Bob', line: [] });
 
       // nobody is waiting: the record is free when Bob stops
       await b.locks.release(card);
       expect(await status(server, bob, card)).toEqual({ state: 'unlocked', holder: null, line: [] });
-      await vi.waitFor(() => expect(c.locks.info(card).state).toBe('free'));
+      await vi.waitFor(() => expect(c.locks.info(card).state).toBe('unlocked'));
     } finally {
       cleanup();
     }
@@ -155,14 +155,14 @@ describe.each(servers())('waiting lines on $backend', (server) => {
 
       // Dave takes over from Bob: his place in the line ends, Carol's stays
       await d.locks.editAnyway(card);
-      expect(d.locks.info(card)).toMatchObject({ state: 'mine', position: null });
+      expect(d.locks.info(card)).toMatchObject({ state: 'owned', position: null });
       await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'lost', lostTo: { name: 'Dave' } }));
       await vi.waitFor(() => expect(names(c.locks.info(card).waiters)).toEqual(['Carol']));
       expect(c.locks.info(card)).toMatchObject({ state: 'waiting', position: 1, holder: { name: 'Dave' } });
 
       // Dave stops: Carol is next
       await d.locks.release(card);
-      await vi.waitFor(() => expect(c.locks.info(card).state).toBe('mine'));
+      await vi.waitFor(() => expect(c.locks.info(card).state).toBe('owned'));
 
       // Olive, who manages the case, takes it over from Carol
       const o = client(server, olive);
@@ -195,7 +195,7 @@ describe.each(servers())('waiting lines on $backend', (server) => {
       await vi.waitFor(() => expect(names(b.locks.info(card).waiters)).toEqual(['Carol']));
 
       await b.locks.release(card);
-      await vi.waitFor(() => expect(c.locks.info(card)).toMatchObject({ state: 'mine', holder: { name: 'Carol' } }), { timeout: 5_000 });
+      await vi.waitFor(() => expect(c.locks.info(card)).toMatchObject({ state: 'owned', holder: { name: 'Carol' } }), { timeout: 5_000 });
       await c.save(card, { content: 'Carol got it' });
     } finally {
       cleanup();

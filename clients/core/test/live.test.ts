@@ -134,7 +134,7 @@ describe.each(servers())('live cases on $backend', (server) => {
     await ca.locks.acquire(cards[0]!);
     await vi.waitFor(() => expect(b.live.getState().lockOn[`Card/${cards[0]!.param}`]?.user.name).toBe('Alice'));
     await ca.destroy(cards[0]!);
-    expect(ca.locks.info(cards[0]!).state).toBe('free');
+    expect(ca.locks.info(cards[0]!).state).toBe('unlocked');
     expect(a.live.store.get(`Card/${cards[0]!.param}`)).toBeUndefined();
     await vi.waitFor(() => {
       const view = b.live.getState();
@@ -172,7 +172,7 @@ describe.each(servers())('live cases on $backend', (server) => {
     );
     expect(status.data.state).toBe('locked');
     expect(status.data.lock?.token).toBe(lock.token);
-    expect(ca.locks.info(cards[0]!).state).toBe('mine');
+    expect(ca.locks.info(cards[0]!).state).toBe('owned');
     await ca.save(cards[0]!, { content: 'saved after the reconnect' });
   });
 

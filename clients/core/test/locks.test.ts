@@ -23,14 +23,14 @@ describe.each(servers())('locks on $backend', (server) => {
     const lock = await a.locks.acquire(cards[0]!);
     expect(lock.sessionId).toBe(a.sessionId);
     expect(lock.lockable).toMatchObject({ type: 'Card', param: cards[0]!.param });
-    expect(a.locks.info(cards[0]!).state).toBe('mine');
+    expect(a.locks.info(cards[0]!).state).toBe('owned');
     // acquiring again from the same tab renews the same lock
     expect((await a.locks.acquire(cards[0]!)).token).toBe(lock.token);
 
     await a.locks.releaseAll();
     const status = await rest<{ state: string }>(server, alice.token, 'GET', `/locks/status?lockableType=Card&lockableParam=${cards[0]!.param}`);
     expect(status.data.state).toBe('unlocked');
-    expect(a.locks.info(cards[0]!).state).toBe('free');
+    expect(a.locks.info(cards[0]!).state).toBe('unlocked');
   });
 
   it('another user gets LockHeld on acquire and Locked on save', async () => {
@@ -50,7 +50,7 @@ describe.each(servers())('locks on $backend', (server) => {
     expect((held as LockHeldError).status).toBe(409);
     expect((held as LockHeldError).holder.name).toBe('Alice');
     expect((held as LockHeldError).lock.lockable).toMatchObject({ type: 'Card', param: card.param });
-    expect(b.locks.info(card)).toMatchObject({ state: 'theirs', holder: { name: 'Alice' } });
+    expect(b.locks.info(card)).toMatchObject({ state: 'locked', holder: { name: 'Alice' } });
 
     const locked = await b.save(card, { content: 'Bob was here' }).catch((e: unknown) => e);
     expect(locked).toBeInstanceOf(LockedError);
@@ -100,7 +100,7 @@ describe.each(servers())('locks on $backend', (server) => {
 
     const lock = await b.locks.editAnyway(card);
     expect(lock.user.name).toBe('Bob');
-    expect(b.locks.info(card).state).toBe('mine');
+    expect(b.locks.info(card).state).toBe('owned');
     await b.save(card, { content: 'Bob took over' });
 
     // alice's tab learns it over the channel
@@ -134,7 +134,7 @@ describe.each(servers())('locks on $backend', (server) => {
     await b.locks.release(card);
 
     // alice's tab has no channel open: it still believes it holds the lock and sends its token
-    expect(a.locks.info(card).state).toBe('mine');
+    expect(a.locks.info(card).state).toBe('owned');
     const error = await a.save(saved, { content: 'Alice, stale' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockLostError);
     expect((error as LockLostError).status).toBe(412);

@@ -21,8 +21,8 @@ describe.each(servers())('lock sets, claims, deep locks and moves on $backend', 
     const locks = await a.locks.lockMany([c1, c0]);
     expect(locks.map((l) => l.lockable.param)).toEqual([c1.param, c0.param]);
     expect(locks.every((l) => l.depth === '0' && l.sessionId === a.sessionId)).toBe(true);
-    expect(a.locks.info(c0).state).toBe('mine');
-    expect(a.locks.info(c1).state).toBe('mine');
+    expect(a.locks.info(c0).state).toBe('owned');
+    expect(a.locks.info(c1).state).toBe('owned');
     // asked again with one more record: the held ones are renewed and included
     const again = await a.locks.lockMany([c0, c1, c2]);
     expect(again.map((l) => l.token).slice(0, 2)).toEqual([locks[1]!.token, locks[0]!.token]);
@@ -37,9 +37,9 @@ describe.each(servers())('lock sets, claims, deep locks and moves on $backend', 
     expect(held.holders.map((u) => u.name).sort()).toEqual(['Alice', 'Bob']);
     // nothing was taken: the free card is still free
     expect((await status(server, carol.token, c2)).data.state).toBe('unlocked');
-    expect(c.locks.info(c2).state).toBe('free');
+    expect(c.locks.info(c2).state).toBe('unlocked');
     // the refusal taught carol's tab who holds what
-    expect(c.locks.info(c3)).toMatchObject({ state: 'theirs', holder: { name: 'Bob' } });
+    expect(c.locks.info(c3)).toMatchObject({ state: 'locked', holder: { name: 'Bob' } });
 
     // a record named twice counts once: its lock appears at each place it was named
     const twice = await a.locks.lockMany([c2, c2]);
@@ -63,7 +63,7 @@ describe.each(servers())('lock sets, claims, deep locks and moves on $backend', 
     expect(first.data.lockable.param).toBe(c1.param);
     const retried = await b.locks.claim([c0, c1, c2]);
     expect(retried.token).toBe(first.data.token);
-    expect(b.locks.info(c1).state).toBe('mine');
+    expect(b.locks.info(c1).state).toBe('owned');
 
     const third = await c.locks.claim([c0, c1, c2]);
     expect(third.lockable.param).toBe(c2.param);
@@ -89,12 +89,12 @@ describe.each(servers())('lock sets, claims, deep locks and moves on $backend', 
     expect(deep).toMatchObject({ depth: 'infinity', lockable: { type: 'Page', param: page.param } });
 
     // bob's open case shows the page's lock on the card inside
-    await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'theirs', holder: { name: 'Alice' } }));
-    expect(b.locks.info(card).cover?.token).toBe(deep.token);
+    await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'locked', holder: { name: 'Alice' } }));
+    expect(b.locks.info(card).containerLock?.token).toBe(deep.token);
     expect(b.locks.info(card).lock?.lockable).toMatchObject({ type: 'Page', param: page.param });
-    expect(open.live.getState().coverOn[`Card/${card.param}`]?.token).toBe(deep.token);
+    expect(open.live.getState().containerLockOn[`Card/${card.param}`]?.token).toBe(deep.token);
     // alice's own deep lock lets her work inside
-    expect(a.locks.info(card)).toMatchObject({ state: 'free', cover: null });
+    expect(a.locks.info(card)).toMatchObject({ state: 'unlocked', containerLock: null });
 
     const held = await b.locks.acquire(card).catch((e: unknown) => e);
     expect(held).toBeInstanceOf(LockHeldError);
@@ -113,7 +113,7 @@ describe.each(servers())('lock sets, claims, deep locks and moves on $backend', 
 
     // released: the card is free for bob again
     await a.locks.release(page);
-    await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'free', cover: null }));
+    await vi.waitFor(() => expect(b.locks.info(card)).toMatchObject({ state: 'unlocked', containerLock: null }));
   });
 
   it('a deep lock is refused while someone holds a card inside, naming every holder', async () => {

@@ -131,7 +131,7 @@ describe.each(servers())('under a bad network on $backend', (server) => {
     expect(outcome).toBeInstanceOf(CancelledError);
     // never adopted: no token to save with; the case shows the lock until its `destroy` frame comes (250 ms late)
     expect(client.locks.tokenFor(card)).toBeNull();
-    await vi.waitFor(() => expect(client.locks.info(card).state).toBe('free'), { timeout: 5_000 });
+    await vi.waitFor(() => expect(client.locks.info(card).state).toBe('unlocked'), { timeout: 5_000 });
     const { data } = await rest<{ state: string }>(server, alice.token, 'GET', `/locks/status?lockableType=Card&lockableParam=${card.id}`);
     expect(data.state).toBe('unlocked');
     // and it stays released: nothing renews it
@@ -165,7 +165,7 @@ describe.each(servers())('under a bad network on $backend', (server) => {
     expect((await statusOf(alice.token, card)).state).toBe('unlocked');
     await resync;
     expect(proxy.caught).toEqual(['GET /cases/']);
-    expect(client.locks.info(card).state).toBe('free');
+    expect(client.locks.info(card).state).toBe('unlocked');
     expect(client.locks.tokenFor(card)).toBeNull();
     expect(live.getState().lockOn[`Card/${card.id}`]).toBeUndefined();
     console.log(`[${server.backend}] released during a resync: the older snapshot's lock was not adopted`);
@@ -185,7 +185,7 @@ describe.each(servers())('under a bad network on $backend', (server) => {
     proxy.cut({ match: 'DELETE /locks/', lose: 'request' });
     const t0 = performance.now();
     void client.locks.release(card).catch(() => {});
-    expect(client.locks.info(card).state).toBe('free');
+    expect(client.locks.info(card).state).toBe('unlocked');
     // the channel's pongs would keep the lock for good: the tab tries again, and baton lets go
     await vi.waitFor(async () => expect((await statusOf(alice.token, card)).state).toBe('unlocked'), { timeout: 5_000, interval: 100 });
     expect(proxy.caught).toEqual(['DELETE /locks/']);
@@ -206,7 +206,7 @@ describe.each(servers())('under a bad network on $backend', (server) => {
     const t0 = performance.now();
     const got = await within(client.locks.acquire(cards[0]!), 5_000);
     expect(got).not.toBe('still waiting');
-    expect(client.locks.info(cards[0]!).state).toBe('mine');
+    expect(client.locks.info(cards[0]!).state).toBe('owned');
     const held = await statusOf(alice.token, cards[0]!);
     expect(held).toMatchObject({ state: 'locked', lock: { token: client.locks.tokenFor(cards[0]!), sessionId: client.sessionId } });
     const adopted = since(t0);
@@ -218,7 +218,7 @@ describe.each(servers())('under a bad network on $backend', (server) => {
     await within(client.locks.release(cards[1]!), 5_000);
     expect(await within(acquiring, 5_000)).toBeInstanceOf(CancelledError);
     await vi.waitFor(async () => expect((await statusOf(alice.token, cards[1]!)).state).toBe('unlocked'), { timeout: 5_000, interval: 100 });
-    expect(client.locks.info(cards[1]!).state).toBe('free');
+    expect(client.locks.info(cards[1]!).state).toBe('unlocked');
     expect(proxy.caught).toEqual(['POST /locks ', 'POST /locks ']);
     console.log(`[${server.backend}] a lost acquire answer: settled and adopted ${adopted} ms after the request`);
   });
@@ -239,13 +239,13 @@ describe.each(servers())('under a bad network on $backend', (server) => {
     const t0 = performance.now();
     expect(await within(client.locks.release(card), 300)).not.toBe('still waiting');
     const cancelled = since(t0);
-    expect(client.locks.info(card).state).toBe('free');
+    expect(client.locks.info(card).state).toBe('unlocked');
     // Edit again: a new request, not behind the hung one
     await within(client.locks.acquire(card), 3_000);
-    expect(client.locks.info(card).state).toBe('mine');
+    expect(client.locks.info(card).state).toBe('owned');
     // the hung one gives up at its timeout and is cancelled; the new lock stays
     expect(await within(hung, 5_000)).toBeInstanceOf(CancelledError);
-    expect(client.locks.info(card).state).toBe('mine');
+    expect(client.locks.info(card).state).toBe('owned');
     expect((await statusOf(alice.token, card)).state).toBe('locked');
     console.log(`[${server.backend}] a hung acquire: Cancel answered in ${cancelled} ms`);
   });

@@ -75,8 +75,8 @@ describe.each(schemaServers('kanban'))('the kanban schema on $backend', (server)
     await seen.live.ready();
     const deep = await b.locks.acquire(done, { depth: 'infinity' });
     expect(deep).toMatchObject({ depth: 'infinity', lockable: { type: 'Column', param: done.param } });
-    await vi.waitFor(() => expect(seen.live.getState().coverOn[`Card/${card.param}`]?.token).toBe(deep.token));
-    expect(a.locks.info(moved).state).toBe('theirs');
+    await vi.waitFor(() => expect(seen.live.getState().containerLockOn[`Card/${card.param}`]?.token).toBe(deep.token));
+    expect(a.locks.info(moved).state).toBe('locked');
     const refused = await a.save(moved, { content: 'inside a deep lock' }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(LockedError);
     expect((refused as LockedError).lockable).toMatchObject({ type: 'Column', param: done.param });
@@ -90,7 +90,7 @@ describe.each(schemaServers('kanban'))('the kanban schema on $backend', (server)
     expect(wait).toBeInstanceOf(InvalidError);
     expect((wait as InvalidError).status).toBe(422);
     await a.locks.editAnyway(moved);
-    expect(a.locks.info(moved).state).toBe('mine');
+    expect(a.locks.info(moved).state).toBe('owned');
     const outranked = await b.locks.editAnyway(moved).catch((e: unknown) => e);
     expect(outranked).toBeInstanceOf(OutrankedError);
     await a.locks.release(moved);
@@ -99,7 +99,7 @@ describe.each(schemaServers('kanban'))('the kanban schema on $backend', (server)
     await b.locks.acquire(todo);
     const set = await a.locks.lockMany([done, moved, todo]).catch((e: unknown) => e);
     expect(set).toBeInstanceOf(LockHeldError);
-    expect(a.locks.info(done).state).toBe('free');
+    expect(a.locks.info(done).state).toBe('unlocked');
     await b.locks.release(todo);
     expect(await a.locks.lockMany([done, moved, todo])).toHaveLength(3);
     watching.close();
@@ -127,10 +127,10 @@ describe.each(schemaServers('book'))('the book schema on $backend', (server) => 
     expect(open.live.getState().children[`Division/${front.id}`]?.BookComponent?.map((c) => c.param)).toEqual([preface.param]);
 
     const deep = await a.locks.acquire(body, { depth: 'infinity' });
-    await vi.waitFor(() => expect(open.live.getState().coverOn[`BookComponent/${chapter.param}`]?.token).toBe(deep.token));
-    expect(b.locks.info(chapter)).toMatchObject({ state: 'theirs', holder: { name: 'Alice' } });
+    await vi.waitFor(() => expect(open.live.getState().containerLockOn[`BookComponent/${chapter.param}`]?.token).toBe(deep.token));
+    expect(b.locks.info(chapter)).toMatchObject({ state: 'locked', holder: { name: 'Alice' } });
     await a.locks.release(body);
-    await vi.waitFor(() => expect(open.live.getState().coverOn).toEqual({}));
+    await vi.waitFor(() => expect(open.live.getState().containerLockOn).toEqual({}));
 
     await a.destroy(front);
     await vi.waitFor(() => {

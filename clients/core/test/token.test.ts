@@ -58,7 +58,7 @@ describe.each(servers())('getToken on $backend', (server) => {
     expect(asked[0]).toBe('expiring');
     expect(client.getToken()).not.toBe(short);
     expect(live.getState().status).toBe('live');
-    expect(client.locks.info(card).state).toBe('mine');
+    expect(client.locks.info(card).state).toBe('owned');
     const draft = client.drafts.get(card)!;
     const saved = await client.save(card, { content: draft.values.content });
     expect(saved.content).toBe('written across the token’s end');

@@ -135,10 +135,10 @@ describe('deep locks in the store', () => {
   });
   const footnote = { type: 'Note', table: 'notes', param: '7', id: 7, caseId: 5, cardId: 12, position: 0, version: 1 } as const;
   const known = new Map<string, { type: string; caseId?: unknown }>([['Page/3', page], ['Card/12', card]]);
-  const enclosingKeys = (record: { type: string; caseId?: unknown }) => schema.enclosingKeys(record, (k) => known.get(k));
+  const containerKeys = (record: { type: string; caseId?: unknown }) => schema.containerKeys(record, (k) => known.get(k));
 
   it('the schema says where a record is: a card inside its page and its case, a note inside its card too', () => {
-    expect(enclosingKeys(footnote)).toEqual(['Card/12', 'Page/3', 'Case/5']);
+    expect(containerKeys(footnote)).toEqual(['Card/12', 'Page/3', 'Case/5']);
     expect(schema.parentKey('Card')).toBe('pageId');
     expect(schema.parentKey('Page')).toBeNull();
     expect(schema.childrenOf('Page').map((t) => t.name)).toEqual(['Card']);
@@ -176,23 +176,23 @@ describe('deep locks in the store', () => {
   });
 
   it('a card is inside its page and its case; a page or an edgenote inside its case', () => {
-    expect(enclosingKeys(card)).toEqual(['Page/3', 'Case/5']);
-    expect(enclosingKeys(page)).toEqual(['Case/5']);
-    expect(enclosingKeys(note)).toEqual(['Case/5']);
-    expect(enclosingKeys(lockOn('Page', '3', 'infinity'))).toEqual([]);
+    expect(containerKeys(card)).toEqual(['Page/3', 'Case/5']);
+    expect(containerKeys(page)).toEqual(['Case/5']);
+    expect(containerKeys(note)).toEqual(['Case/5']);
+    expect(containerKeys(lockOn('Page', '3', 'infinity'))).toEqual([]);
   });
 
-  it('coverOn: a deep page lock covers its cards, a deep case lock everything; a depth-0 lock nothing', () => {
+  it('containerLockOn: a deep page lock covers its cards, a deep case lock everything; a depth-0 lock nothing', () => {
     const store = new CaseStore();
     store.setSchema(schema);
     for (const record of [page, card, note, footnote]) store.upsert(record);
     store.upsert(lockOn('Page', '3', '0'));
-    expect(store.getView().coverOn).toEqual({});
+    expect(store.getView().containerLockOn).toEqual({});
     store.upsert(lockOn('Page', '3', 'infinity'));
-    expect(Object.keys(store.getView().coverOn).sort()).toEqual(['Card/12', 'Note/7']);
+    expect(Object.keys(store.getView().containerLockOn).sort()).toEqual(['Card/12', 'Note/7']);
     store.remove({ type: 'Lock', param: '9' });
     store.upsert(lockOn('Case', '5', 'infinity'));
-    expect(Object.keys(store.getView().coverOn).sort()).toEqual(['Card/12', 'Edgenote/4', 'Note/7', 'Page/3']);
+    expect(Object.keys(store.getView().containerLockOn).sort()).toEqual(['Card/12', 'Edgenote/4', 'Note/7', 'Page/3']);
   });
 
   it('errors: lock_held lists every lock and each holder once; none_free is NoneFreeError', () => {

@@ -5,8 +5,8 @@ import {
   OutrankedError,
   type Lock,
   type LockEndReason,
-  type LockableRef,
   type LockState,
+  type TargetRef,
   type User,
   type Waiter,
   type WaiterEndReason,
@@ -21,15 +21,15 @@ export interface LockableRenderProps {
   state: LockState;
   /** Who holds the lock (you, or who is editing instead). */
   holder: User | null;
-  /** The lock on the record now (this tab's or someone else's; a covering deep lock when the record has none of its own). */
+  /** The lock on the record now (this tab's or someone else's; the deep lock on a container when the record has none of its own). */
   lock: Lock | null;
   /**
-   * Someone else's deep lock on a record that encloses this one (its parent,
+   * Someone else's deep lock on one of the record's containers (its parent,
    * …, its case): the record reads as theirs ("Alice is restructuring this
-   * column"). "Edit
-   * anyway" cannot get past it; only a takeover of that lock could.
+   * project"). "Edit anyway" cannot get past it; only a takeover of that
+   * lock could.
    */
-  cover: Lock | null;
+  containerLock: Lock | null;
   /** Who took the lock away, when `state` is `lost`: keep the draft and say so. */
   lostTo: User | null;
   /** Why this tab's lock ended, when `state` is `lost` (`overridden`, `expired`, `kicked`, …). */
@@ -65,7 +65,7 @@ export interface LockableRenderProps {
 }
 
 export interface LockableProps {
-  record: LockableRef;
+  record: TargetRef;
   /** Release this tab's lock on the record (or leave its line) when the component unmounts (e.g. the person goes to another screen). */
   releaseOnUnmount?: boolean;
   children: (props: LockableRenderProps) => ReactNode;
@@ -76,7 +76,7 @@ const asBatonError = (e: unknown): BatonError => (e instanceof BatonError ? e : 
 /**
  * The "lock before you edit" flow as a render prop:
  *
- *   <Lockable record={card}>{({ editing, startEditing, holder }) => …}</Lockable>
+ *   <Lockable record={ticket}>{({ editing, startEditing, holder }) => …}</Lockable>
  */
 export function Lockable({ record, releaseOnUnmount = false, children }: LockableProps) {
   const client = useBaton();
@@ -133,7 +133,7 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
       leaving.current = setTimeout(() => {
         leaving.current = null;
         const state: LockState = client.locks.info(ref).state;
-        if (state === 'mine') void client.locks.release(ref).catch(() => {});
+        if (state === 'owned') void client.locks.release(ref).catch(() => {});
         if (state === 'waiting') void client.locks.leave(ref).catch(() => {});
       }, 0);
     };
@@ -143,11 +143,11 @@ export function Lockable({ record, releaseOnUnmount = false, children }: Lockabl
   return (
     <>
       {children({
-        editing: lock.state === 'mine',
+        editing: lock.state === 'owned',
         state: lock.state,
         holder: lock.holder,
         lock: current,
-        cover: lock.cover,
+        containerLock: lock.containerLock,
         lostTo: lock.lostTo,
         lostReason: lock.lostReason,
         outrankedBy: outranked && current && outranked.token === current.token ? current.user : null,

@@ -11,7 +11,7 @@ const LOADING: LiveState = Object.freeze({
   children: {},
   locks: [],
   lockOn: {},
-  coverOn: {},
+  containerLockOn: {},
   waiters: [],
   lineOn: {},
   onlineUsers: [],
@@ -68,8 +68,8 @@ export function useSelected<S, T>(
 /**
  * A selection of a case that is open already (`useLiveCase`): re-renders
  * only when the selected value changes. The store keeps unchanged records
- * and lists identical, so `(s) => s.children['Page/3']?.Card` stays the
- * same array after a frame about another page.
+ * and lists identical, so `(s) => s.children['Project/3']?.Ticket` stays
+ * the same array after a frame about another project.
  */
 export function useLiveSelector<T>(
   live: LiveCase | null,
@@ -94,7 +94,7 @@ const whole = (state: LiveState): LiveState => state;
 
 /**
  * Live data of a case: `{case, role, schema, records (by type), children
- * (by parent and type), locks, lockOn, coverOn, lineOn, onlineUsers, status,
+ * (by parent and type), locks, lockOn, containerLockOn, lineOn, onlineUsers, status,
  * error}`, re-rendered on every change
  * anyone makes. `status` is `loading`, `live`, `reconnecting` or `stopped`
  * (then `error` says why: signed out, kicked, the case was deleted).

@@ -1,4 +1,4 @@
-import type { Draft, LockableRef } from '@baton/client';
+import type { Draft, TargetRef } from '@baton/client';
 import { useCallback, useSyncExternalStore } from 'react';
 import { useBaton } from './context.js';
 import { useSelected } from './useCase.js';
@@ -11,7 +11,7 @@ import { useSelected } from './useCase.js';
  * `client.drafts.open(record, initial)`, type with `set`, end it with
  * `discard`.
  */
-export function useDraft(record: LockableRef | null): Draft | undefined {
+export function useDraft(record: TargetRef | null): Draft | undefined {
   const client = useBaton();
   const key = record ? `${record.type}/${record.param}` : null;
   const get = useCallback(() => (key ? client.drafts.get(key) : undefined), [client, key]);

@@ -6,7 +6,7 @@ import { useLock } from './useLock.js';
 export type { MoveTarget };
 
 export interface UseDragLock<T extends Lockable = Lockable> {
-  /** A drag of this tab holds the card's lock now (taken at its start, until the drop or the cancel). */
+  /** A drag of this tab holds the record's lock now (taken at its start, until the drop or the cancel). */
   dragging: boolean;
   /** The lock is being taken, or the move saved. */
   busy: boolean;
@@ -16,8 +16,8 @@ export interface UseDragLock<T extends Lockable = Lockable> {
   start: () => Promise<boolean>;
   /**
    * Drop: waits for the start's lock, saves the move under it
-   * (`PATCH /cards/:id {card: {columnId, position}}` with `Lock-Token`), then
-   * releases it. The moved card, or null (and `error`) when refused; the lock
+   * (`PATCH /tickets/:id {ticket: {projectId, position}}` with `Lock-Token`),
+   * then releases it. The moved record, or null (and `error`) when refused; the lock
    * is released either way.
    */
   drop: (to: MoveTarget) => Promise<T | null>;
@@ -28,31 +28,31 @@ export interface UseDragLock<T extends Lockable = Lockable> {
 const asBatonError = (e: unknown): BatonError => (e instanceof BatonError ? e : new NetworkError(String(e), e));
 
 /**
- * "Lock while dragging" for a record of a movable type (a card): everyone
+ * "Lock while dragging" for a record of a movable type (a ticket): everyone
  * sees it as held by this tab from the drag's start, and in its new place as
  * soon as the drop is saved.
  *
- *   const drag = useDragLock(card);
+ *   const drag = useDragLock(ticket);
  *   <li draggable onDragStart={() => void drag.start()} onDragEnd={…cancel unless dropped…}>
- *   // on the target: await drag.drop({ parentId: column.id, position })
+ *   // on the target: await drag.drop({ parentId: project.id, position })
  */
-export function useDragLock<T extends Lockable>(card: T): UseDragLock<T> {
+export function useDragLock<T extends Lockable>(record: T): UseDragLock<T> {
   const client = useBaton();
-  const lock = useLock(card);
+  const lock = useLock(record);
   const [error, setError] = useState<BatonError | null>(null);
   const [busy, setBusy] = useState(false);
   const [active, setActive] = useState(false);
   /** The lock the drag's start asked for: a drop may come before it is granted. */
   const taking = useRef<Promise<boolean> | null>(null);
-  const cardRef = useRef(card);
+  const recordRef = useRef(record);
   useEffect(() => {
-    cardRef.current = card;
+    recordRef.current = record;
   });
 
   const release = useCallback(async () => {
     taking.current = null;
     setActive(false);
-    await client.locks.release(cardRef.current).catch(() => {});
+    await client.locks.release(recordRef.current).catch(() => {});
   }, [client]);
 
   const start = useCallback((): Promise<boolean> => {
@@ -60,7 +60,7 @@ export function useDragLock<T extends Lockable>(card: T): UseDragLock<T> {
     setBusy(true);
     setActive(true);
     const attempt = client.locks
-      .acquire(cardRef.current)
+      .acquire(recordRef.current)
       .then(() => true)
       .catch((e: unknown) => {
         // a cancel while the lock was being taken released it: not a refusal
@@ -82,8 +82,8 @@ export function useDragLock<T extends Lockable>(card: T): UseDragLock<T> {
       }
       setBusy(true);
       try {
-        // the card as the tab knows it now, for If-Match
-        return await client.move(cardRef.current, to);
+        // the record as the tab knows it now, for If-Match
+        return await client.move(recordRef.current, to);
       } catch (e) {
         setError(asBatonError(e));
         return null;
@@ -95,5 +95,5 @@ export function useDragLock<T extends Lockable>(card: T): UseDragLock<T> {
     [client, release],
   );
 
-  return { dragging: active && lock.state === 'mine', busy, error, start, drop, cancel: release };
+  return { dragging: active && lock.state === 'owned', busy, error, start, drop, cancel: release };
 }

@@ -1,11 +1,11 @@
-import type { Lock, LockDepth, LockInfo, LockState, LockableRef, LockEndReason, User, Waiter, WaiterEndReason } from '@baton/client';
+import type { Lock, LockDepth, LockEndReason, LockInfo, LockState, TargetRef, User, Waiter, WaiterEndReason } from '@baton/client';
 import { useCallback, useSyncExternalStore } from 'react';
 import { useBaton } from './context.js';
 
-const FREE: LockInfo = Object.freeze({
-  state: 'free',
+const UNLOCKED: LockInfo = Object.freeze({
+  state: 'unlocked',
   lock: null,
-  cover: null,
+  containerLock: null,
   holder: null,
   lostTo: null,
   lostReason: null,
@@ -17,16 +17,16 @@ const FREE: LockInfo = Object.freeze({
 
 export interface UseLock {
   /**
-   * `free`, `mine` (this tab holds it), `theirs` (someone else does),
-   * `waiting` (this tab is in the line for it), `lost` (this tab's lock was
-   * taken or ended).
+   * `unlocked`, `owned` (this tab holds it), `locked` (someone else does),
+   * as baton says them; and the kit's `waiting` (this tab is in the line
+   * for it) and `lost` (this tab's lock was taken or ended).
    */
   state: LockState;
   /** Who holds the lock now. */
   holder: User | null;
   lock: Lock | null;
-  /** Someone else's deep lock on a record that encloses this one, or its case (then `lock` is that lock and `state` is `theirs`). */
-  cover: Lock | null;
+  /** Someone else's deep lock on one of the record's containers: a record it is inside, or its case (then `lock` is that lock and `state` is `locked`). */
+  containerLock: Lock | null;
   /** Who took this tab's lock ("Edit anyway"), when `state` is `lost`. */
   lostTo: User | null;
   lostReason: LockEndReason | null;
@@ -54,16 +54,16 @@ export interface UseLock {
  * The lock on a record, live. Others' locks and the record's line are seen
  * through the open cases (`useCase`), this tab's own always.
  */
-export function useLock(record: LockableRef | null): UseLock {
+export function useLock(record: TargetRef | null): UseLock {
   const client = useBaton();
   const type = record?.type ?? null;
   const param = record?.param ?? null;
   const get = useCallback(
-    () => (type && param ? client.locks.info({ type, param }) : FREE),
+    () => (type && param ? client.locks.info({ type, param }) : UNLOCKED),
     [client, type, param],
   );
   const info = useSyncExternalStore(client.locks.subscribe, get, get);
-  const need = useCallback((): LockableRef => {
+  const need = useCallback((): TargetRef => {
     if (!type || !param) throw new Error('useLock: no record');
     return { type, param };
   }, [type, param]);

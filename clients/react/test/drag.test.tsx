@@ -46,7 +46,7 @@ describe.each(servers())('useDragLock on $backend', (server) => {
       expect(await b.result.current.drag.start()).toBe(true);
     });
     expect(b.result.current.drag.dragging).toBe(true);
-    await waitFor(() => expect(c.result.current.lock).toMatchObject({ state: 'theirs', holder: { name: 'Bob' } }));
+    await waitFor(() => expect(c.result.current.lock).toMatchObject({ state: 'locked', holder: { name: 'Bob' } }));
 
     // drop on the other page: saved under the lock, then released
     let moved: Awaited<ReturnType<typeof b.result.current.drag.drop>> = null;
@@ -56,7 +56,7 @@ describe.each(servers())('useDragLock on $backend', (server) => {
     expect(moved).toMatchObject({ pageId: other.id, position: 0 });
     expect(b.result.current.drag.dragging).toBe(false);
     await waitFor(() => {
-      expect(c.result.current.lock.state).toBe('free');
+      expect(c.result.current.lock.state).toBe('unlocked');
       const { children } = c.result.current.live;
       expect(children[`Page/${other.id}`]?.Card?.map((x) => x.param)).toEqual([card.param]);
       expect(children[`Page/${page.id}`]?.Card?.map((x) => x.param)).toEqual([cards[1]!.param]);
@@ -66,9 +66,9 @@ describe.each(servers())('useDragLock on $backend', (server) => {
     await act(async () => {
       await b.result.current.drag.start();
     });
-    await waitFor(() => expect(c.result.current.lock.state).toBe('theirs'));
+    await waitFor(() => expect(c.result.current.lock.state).toBe('locked'));
     await act(() => b.result.current.drag.cancel());
-    await waitFor(() => expect(c.result.current.lock.state).toBe('free'));
+    await waitFor(() => expect(c.result.current.lock.state).toBe('unlocked'));
   });
 
   it('a drag over a held card is refused at the start; a drop onto a deep-locked page is refused and releases', async () => {
@@ -102,7 +102,7 @@ describe.each(servers())('useDragLock on $backend', (server) => {
     expect(moved).toBeNull();
     expect(drag.result.current.drag.error).toBeInstanceOf(LockedError);
     expect((drag.result.current.drag.error as LockedError).holder.name).toBe('Alice');
-    expect(drag.result.current.lock.state).toBe('free');
+    expect(drag.result.current.lock.state).toBe('unlocked');
     const now = await rest<{ pageId: number }>(server, bob.token, 'GET', `/cards/${cards[0]!.param}`);
     expect(now.data.pageId).toBe(page.id);
   });
@@ -121,8 +121,8 @@ describe.each(servers())('useDragLock on $backend', (server) => {
       if (!current) return <p>loading</p>;
       return (
         <Lockable record={current}>
-          {({ state, holder, cover }) => (
-            <p data-testid="card">{state === 'theirs' && cover ? `${holder?.name} is restructuring this ${cover.lockable.type.toLowerCase()}` : state}</p>
+          {({ state, holder, containerLock }) => (
+            <p data-testid="card">{state === 'locked' && containerLock ? `${holder?.name} is restructuring this ${containerLock.lockable.type.toLowerCase()}` : state}</p>
           )}
         </Lockable>
       );
@@ -130,18 +130,18 @@ describe.each(servers())('useDragLock on $backend', (server) => {
     const b = renderHook(() => ({ live: useCase(kase.slug), lock: useLock(card), pageLock: useLock(page) }), { wrapper: wrapperFor(cb) });
     render(<CardView />, { wrapper: wrapperFor(cb) });
     await waitFor(() => expect(b.result.current.live.status).toBe('live'));
-    await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('free'));
+    await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('unlocked'));
 
     const a = renderHook(() => useLock(page), { wrapper: wrapperFor(ca) });
     const deep = await act(() => a.result.current.acquire({ depth: 'infinity' }));
     expect(deep.depth).toBe('infinity');
-    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'theirs', holder: { name: 'Alice' } }));
-    expect(b.result.current.lock.cover?.token).toBe(deep.token);
-    expect(b.result.current.pageLock).toMatchObject({ state: 'theirs', lock: { depth: 'infinity' }, cover: null });
+    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'locked', holder: { name: 'Alice' } }));
+    expect(b.result.current.lock.containerLock?.token).toBe(deep.token);
+    expect(b.result.current.pageLock).toMatchObject({ state: 'locked', lock: { depth: 'infinity' }, containerLock: null });
     await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('Alice is restructuring this page'));
 
     await act(() => a.result.current.release());
-    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'free', cover: null }));
-    await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('free'));
+    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'unlocked', containerLock: null }));
+    await waitFor(() => expect(screen.getByTestId('card').textContent).toBe('unlocked'));
   });
 });

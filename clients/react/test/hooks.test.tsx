@@ -37,14 +37,14 @@ describe.each(servers())('React bindings on $backend', (server) => {
     expect(a.result.current.kase.records.Card?.[0]).toMatchObject({ param: card.param, content: 'card 0' });
     await waitFor(() => expect(b.result.current.presence.map((o) => o.user.name).sort()).toEqual(['Alice', 'Bob']));
 
-    expect(a.result.current.lock.state).toBe('free');
+    expect(a.result.current.lock.state).toBe('unlocked');
     await act(() => a.result.current.lock.acquire());
-    expect(a.result.current.lock).toMatchObject({ state: 'mine', holder: { name: 'Alice' } });
-    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'theirs', holder: { name: 'Alice' } }));
+    expect(a.result.current.lock).toMatchObject({ state: 'owned', holder: { name: 'Alice' } });
+    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'locked', holder: { name: 'Alice' } }));
 
     // bob's save would be refused; "Edit anyway" takes the lock over
     await act(() => b.result.current.lock.editAnyway());
-    expect(b.result.current.lock.state).toBe('mine');
+    expect(b.result.current.lock.state).toBe('owned');
     await waitFor(() =>
       expect(a.result.current.lock).toMatchObject({ state: 'lost', lostTo: { name: 'Bob' } }),
     );
@@ -55,7 +55,7 @@ describe.each(servers())('React bindings on $backend', (server) => {
 
     // releasing clears alice's loss; she sees bob's lock again
     await act(() => a.result.current.lock.release());
-    expect(a.result.current.lock).toMatchObject({ state: 'theirs', holder: { name: 'Bob' } });
+    expect(a.result.current.lock).toMatchObject({ state: 'locked', holder: { name: 'Bob' } });
   });
 
   it('<Lockable> hands the child the editing flow, for two tabs of one user', async () => {
@@ -73,8 +73,8 @@ describe.each(servers())('React bindings on $backend', (server) => {
             <div data-testid={who}>
               <span>{`${who}: ${state}`}</span>
               {editing && <button onClick={() => void stopEditing()}>{`${who} done`}</button>}
-              {state === 'free' && <button onClick={() => void startEditing()}>{`${who} edit`}</button>}
-              {state === 'theirs' && (
+              {state === 'unlocked' && <button onClick={() => void startEditing()}>{`${who} edit`}</button>}
+              {state === 'locked' && (
                 <button onClick={() => void editAnyway()}>{`${who} edit anyway (held by ${holder?.name})`}</button>
               )}
               {state === 'lost' && <em>{`${who} lost it to ${lostTo?.name ?? 'nobody'}`}</em>}
@@ -97,12 +97,12 @@ describe.each(servers())('React bindings on $backend', (server) => {
       </>,
     );
     fireEvent.click(await screen.findByText('one edit'));
-    await screen.findByText('one: mine');
+    await screen.findByText('one: owned');
     fireEvent.click(await screen.findByText('two edit anyway (held by Alice)'));
-    await screen.findByText('two: mine');
+    await screen.findByText('two: owned');
     await screen.findByText('one lost it to Alice');
     fireEvent.click(screen.getByText('two done'));
-    await waitFor(() => expect(screen.getByTestId('two').textContent).toContain('two: free'));
+    await waitFor(() => expect(screen.getByTestId('two').textContent).toContain('two: unlocked'));
   });
 
   it('<Lockable> reports a lock held by someone else, and an outranked takeover, as errors, not throws', async () => {
@@ -130,11 +130,11 @@ describe.each(servers())('React bindings on $backend', (server) => {
       </BatonProvider>,
     );
     fireEvent.click(screen.getByText('edit'));
-    await screen.findByText('theirs Alice lock_held');
+    await screen.findByText('locked Alice lock_held');
     screen.getByText('outranked by nobody');
     // alice manages the case: bob, an editor, cannot take over
     fireEvent.click(screen.getByText('anyway'));
-    await screen.findByText('theirs Alice outranked');
+    await screen.findByText('locked Alice outranked');
     screen.getByText('outranked by Alice');
     // a new holding of alice's is a new lock: bob may try again
     await act(() => ca.locks.release(card));
@@ -164,13 +164,13 @@ describe.each(servers())('React bindings on $backend', (server) => {
       </BatonProvider>,
     );
     fireEvent.click(screen.getByText('edit'));
-    await screen.findByText('mine Alice - -');
+    await screen.findByText('owned Alice - -');
     await act(() => cb.locks.editAnyway(card));
     await screen.findByText('lost Bob Bob overridden');
     await act(() => cb.locks.release(card));
     await act(() => ca.locks.release(card));
     fireEvent.click(screen.getByText('edit'));
-    await screen.findByText('mine Alice - -');
+    await screen.findByText('owned Alice - -');
     view.unmount();
     await waitFor(async () => {
       const status = await rest<{ state: string }>(server, alice.token, 'GET', `/locks/status?lockableType=Card&lockableParam=${card.param}`);
@@ -194,7 +194,7 @@ describe.each(servers())('React bindings on $backend', (server) => {
           {({ state, position, editing, holder, waitForIt, leaveLine }) => (
             <div>
               <span>{`carol: ${status} ${state} ${position ?? '-'} ${holder?.name ?? '-'}`}</span>
-              {state === 'theirs' && <button onClick={() => void waitForIt()}>wait for it</button>}
+              {state === 'locked' && <button onClick={() => void waitForIt()}>wait for it</button>}
               {state === 'waiting' && <button onClick={() => void leaveLine()}>leave the line</button>}
               {editing && <em>carol edits</em>}
             </div>
@@ -208,23 +208,23 @@ describe.each(servers())('React bindings on $backend', (server) => {
       </BatonProvider>,
     );
     await waitFor(() => expect(b.result.current.kase.status).toBe('live'));
-    await screen.findByText('carol: live free - -');
+    await screen.findByText('carol: live unlocked - -');
     await act(() => b.result.current.lock.acquire());
     fireEvent.click(await screen.findByText('wait for it'));
     await screen.findByText('carol: live waiting 1 Bob');
     await waitFor(() => expect(b.result.current.lock.waiters.map((w) => w.user.name)).toEqual(['Carol']));
-    expect(b.result.current.lock).toMatchObject({ state: 'mine', position: null });
+    expect(b.result.current.lock).toMatchObject({ state: 'owned', position: null });
 
     fireEvent.click(screen.getByText('leave the line'));
-    await screen.findByText('carol: live theirs - Bob');
+    await screen.findByText('carol: live locked - Bob');
     await waitFor(() => expect(b.result.current.lock.waiters).toEqual([]));
 
     fireEvent.click(screen.getByText('wait for it'));
     await screen.findByText('carol: live waiting 1 Bob');
     await act(() => b.result.current.lock.release());
     await screen.findByText('carol edits');
-    screen.getByText('carol: live mine - Carol');
-    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'theirs', holder: { name: 'Carol' } }));
+    screen.getByText('carol: live owned - Carol');
+    await waitFor(() => expect(b.result.current.lock).toMatchObject({ state: 'locked', holder: { name: 'Carol' } }));
   });
 
   it('releases the tab locks on pagehide', async () => {

@@ -64,7 +64,7 @@ describe('the example host beside baton', () => {
     const bobs: Lock = await b.baton.locks.acquire(invoice(id));
     expect(bobs).toMatchObject({ lockable: { type: 'Invoice', table: 'invoices', param: id }, user: { name: 'Bob Baker' } });
     expect(bobs.token).toMatch(/^[0-9]+$/);
-    await vi.waitFor(() => expect(a.baton.locks.info(invoice(id))).toMatchObject({ state: 'theirs', holder: { name: 'Bob Baker' } }));
+    await vi.waitFor(() => expect(a.baton.locks.info(invoice(id))).toMatchObject({ state: 'locked', holder: { name: 'Bob Baker' } }));
     const refused = await a.baton.locks.acquire(invoice(id)).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(LockHeldError);
     expect((refused as LockHeldError).holder.name).toBe('Bob Baker');
@@ -143,7 +143,7 @@ describe('the example host beside baton', () => {
     await a.baton.locks.release(invoice(id));
 
     // handed off in baton's commit: Bob's tab holds it now, with a greater token, and has Alice's save
-    await vi.waitFor(() => expect(b.baton.locks.info(invoice(id)).state).toBe('mine'));
+    await vi.waitFor(() => expect(b.baton.locks.info(invoice(id)).state).toBe('owned'));
     const bobs = b.baton.locks.tokenFor(invoice(id))!;
     expect(later(bobs, alices.token)).toBe(true);
     await vi.waitFor(() => expect(b.invoice(id)).toMatchObject({ status: 'sent', version: 2 }));

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { BatonClient, type LiveCase, type LockableRef, type SessionStore, type WebSocketConstructor } from '@baton/client';
+import { BatonClient, type LiveCase, type SessionStore, type TargetRef, type WebSocketConstructor } from '@baton/client';
 import { Baton } from '../src/server/baton.js';
 import { HostDb, type Invoice } from '../src/server/db.js';
 import { createHost, type HostOptions } from '../src/server/host.js';
@@ -183,4 +183,4 @@ export class Tab {
   }
 }
 
-export const invoice = (id: string): LockableRef => ({ type: 'Invoice', param: id });
+export const invoice = (id: string): TargetRef => ({ type: 'Invoice', param: id });

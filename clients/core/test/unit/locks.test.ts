@@ -61,7 +61,7 @@ describe('an acquire in flight loses to a release', () => {
     await released;
     expect(await outcome).toBeInstanceOf(CancelledError);
     expect(releases()).toEqual(['/locks/77']);
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
     expect(client.locks.tokenFor(target)).toBeNull();
     expect(live.getState().lockOn['Card/11']).toBeUndefined();
   });
@@ -78,7 +78,7 @@ describe('an acquire in flight loses to a release', () => {
     expect(await first).toBeInstanceOf(CancelledError);
     expect((await second).token).toBe('78');
     expect(releases()).toEqual([]);
-    expect(client.locks.info(target).state).toBe('mine');
+    expect(client.locks.info(target).state).toBe('owned');
   });
 
   it('a refused acquire that was cancelled releases nothing', async () => {
@@ -102,7 +102,7 @@ describe('an acquire in flight loses to a release', () => {
     expect(await acquiring).toBeInstanceOf(CancelledError);
     await flush();
     expect(releases()).toContain('/locks/81');
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
   });
 
   it('an acquire answered in time is adopted as before', async () => {
@@ -111,7 +111,7 @@ describe('an acquire in flight loses to a release', () => {
     await flush();
     acquires[0]!.resolve({ status: 201, body: lockOn(target, 82, alice) });
     expect((await acquiring).token).toBe('82');
-    expect(client.locks.info(target).state).toBe('mine');
+    expect(client.locks.info(target).state).toBe('owned');
   });
 });
 
@@ -120,7 +120,7 @@ describe('a tab is its user and its session id', () => {
     const { client, live } = await tab();
     FakeSocket.last.frame({ type: 'create', watchable: lockOn(target, 90, bob, SESSION), editorSessionId: SESSION, editorUserId: bob.id });
     expect(live.getState().lockOn['Card/11']?.token).toBe('90');
-    expect(client.locks.info(target).state).toBe('theirs');
+    expect(client.locks.info(target).state).toBe('locked');
   });
 });
 

@@ -138,7 +138,7 @@ describe('a kicked channel with reason signed_out', () => {
     FakeSocket.last.welcome({ activeLocks: [lockOn(target, 77)] });
     await flush();
     expect(live.getState().status).toBe('live');
-    expect(client.locks.info(target).state).toBe('mine');
+    expect(client.locks.info(target).state).toBe('owned');
     expect(authErrors).toEqual([]);
     client.dispose();
   });
@@ -177,7 +177,7 @@ describe('before the token ends', () => {
     FakeSocket.last.welcome({ activeLocks: [lockOn(target, 77)] });
     await flush();
     expect(live.getState().status).toBe('live');
-    expect(client.locks.info(target).state).toBe('mine');
+    expect(client.locks.info(target).state).toBe('owned');
     client.dispose();
   });
 

@@ -57,16 +57,16 @@ describe('a release during a resync', () => {
       'GET /cases/demo': () => (++asked === 1 ? { status: 200, body: caseDetail() } : snapshot.promise),
     });
     await client.locks.acquire(target);
-    expect(client.locks.info(target).state).toBe('mine');
+    expect(client.locks.info(target).state).toBe('owned');
     // a resync starts: baton answers with the lock still there, but the answer is slow
     FakeSocket.last.frame({ type: 'resync' });
     await flush();
     // meanwhile the person cancels: the release is confirmed
     await client.locks.release(target);
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
     snapshot.resolve({ status: 200, body: { ...caseDetail(), activeLocks: [lockOn(target, 77)] } });
     await flush();
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
     expect(client.locks.tokenFor(target)).toBeNull();
     expect(live.getState().lockOn['Card/11']).toBeUndefined();
     client.dispose();
@@ -82,7 +82,7 @@ describe('a release that fails on the network', () => {
     await client.locks.acquire(target);
     // Cancel: the form closes at once; the release resolves although the network failed
     await client.locks.release(target);
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
     expect(deletes()).toEqual(['/locks/77']);
     expect(client.locks.unconfirmed).toBe(1);
     await vi.advanceTimersByTimeAsync(100);
@@ -106,7 +106,7 @@ describe('an acquire whose answer is lost', () => {
     });
     const lock = await client.locks.acquire(target);
     expect(lock.token).toBe('88');
-    expect(client.locks.info(target).state).toBe('mine');
+    expect(client.locks.info(target).state).toBe('owned');
     expect(client.locks.tokenFor(target)).toBe('88');
     expect(calls.find((c) => c.path === '/locks/status')?.query).toMatchObject({ lockableType: 'Card', lockableParam: '11' });
     client.dispose();
@@ -126,7 +126,7 @@ describe('an acquire whose answer is lost', () => {
     expect(await acquiring).toBeInstanceOf(CancelledError);
     await flush();
     expect(deletes()).toEqual(['/locks/89']);
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
     client.dispose();
   });
 
@@ -140,13 +140,13 @@ describe('an acquire whose answer is lost', () => {
       'GET /cases/demo': () => ({ status: 200, body: detail }),
     });
     expect(await client.locks.acquire(target).catch((e: unknown) => e)).toBeInstanceOf(Error);
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
     // the network comes back; a snapshot shows the lock the lost answer was about
     reachable = true;
     detail = { ...caseDetail(), activeLocks: [lockOn(target, 90)] } as typeof detail;
     void live.refetch();
     await flush();
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
     expect(deletes()).toContain('/locks/90');
     client.dispose();
   });
@@ -183,14 +183,14 @@ describe('every REST call has a timeout', () => {
     void client.locks.release(target).then(() => (released = true));
     await flush();
     expect(released).toBe(true);
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
     // Edit again while the first request still hangs
     expect((await client.locks.acquire(target)).token).toBe('92');
-    expect(client.locks.info(target).state).toBe('mine');
+    expect(client.locks.info(target).state).toBe('owned');
     // the hung one gives up in time and is cancelled; the newer lock stays
     await vi.advanceTimersByTimeAsync(10_000);
     expect(await hung).toBeInstanceOf(CancelledError);
-    expect(client.locks.info(target).state).toBe('mine');
+    expect(client.locks.info(target).state).toBe('owned');
     client.dispose();
   });
 });

@@ -67,7 +67,7 @@ describe('cancel and unmount always release', () => {
     // not a refusal: the start resolves false without an error
     expect(await started!).toBe(false);
     await waitFor(() => expect(releases()).toEqual(['/locks/91']));
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
   });
 
   it('useDragLock: a cancel before the start is granted releases the lock the start brings', async () => {
@@ -89,7 +89,7 @@ describe('cancel and unmount always release', () => {
     expect(await started!).toBe(false);
     expect(releases()).toEqual(['/locks/92']);
     expect(result.current.error).toBeNull();
-    expect(client.locks.info(target).state).toBe('free');
+    expect(client.locks.info(target).state).toBe('unlocked');
   });
 });
 

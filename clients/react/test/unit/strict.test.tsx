@@ -67,7 +67,7 @@ describe('StrictMode', () => {
     const view = render(strict(<Lockable record={target} releaseOnUnmount>{(p) => <p>{p.state}</p>}</Lockable>));
     await tick();
     expect(releases()).toEqual([]);
-    expect(client.locks.info(target).state).toBe('mine');
+    expect(client.locks.info(target).state).toBe('owned');
     view.unmount();
     await waitFor(() => expect(releases()).toEqual(['/locks/93']));
     client.dispose();

@@ -4,7 +4,7 @@
  * "Edit anyway", waiting in line, and other tabs' saves as they happen
  * (the host announces them; baton relays them to this tab).
  */
-import { BatonClient, BatonError, LockHeldError, type LockInfo, type LockableRef, type LiveCase } from '@baton/client';
+import { BatonClient, BatonError, LockHeldError, type LiveCase, type LockInfo, type TargetRef } from '@baton/client';
 
 type Role = 'reader' | 'editor' | 'manager';
 interface HostUser {
@@ -129,7 +129,7 @@ class InvoicesPage {
     readonly type: string,
   ) {}
 
-  ref(id: string): LockableRef {
+  ref(id: string): TargetRef {
     return { type: this.type, param: id };
   }
 
@@ -203,7 +203,7 @@ class InvoicesPage {
     const info = this.baton.locks.info(this.ref(invoice.id));
     const waiting = info.waiters.length ? ` · ${info.waiters.length} waiting` : '';
     let badge: HTMLElement | string = '';
-    if (info.state === 'mine') badge = el('span', { class: 'badge mine' }, `You are editing${waiting}`);
+    if (info.state === 'owned') badge = el('span', { class: 'badge owned' }, `You are editing${waiting}`);
     else if (info.holder) badge = el('span', { class: 'badge' }, `${info.holder.name} is editing${waiting}`);
     const edit = el('button', { type: 'button' }, 'Edit');
     edit.addEventListener('click', () => void this.edit(invoice.id));
@@ -272,7 +272,7 @@ class Editor {
     this.fill();
   }
 
-  private get ref(): LockableRef {
+  private get ref(): TargetRef {
     return this.page.ref(this.id);
   }
 
@@ -306,10 +306,10 @@ class Editor {
     const { locks } = this.page.baton;
     const info = locks.info(this.ref);
     const invoice = this.page.invoice(this.id);
-    const mine = info.state === 'mine';
+    const mine = info.state === 'owned';
     // someone else's saves show while the form is not this tab's to edit; a lost lock keeps the draft
-    if (invoice && invoice.version !== this.shownVersion && (info.state === 'theirs' || info.state === 'waiting' || info.state === 'free')) this.fill();
-    if (mine && this.shown !== 'mine' && this.shown !== null) this.fill();
+    if (invoice && invoice.version !== this.shownVersion && (info.state === 'locked' || info.state === 'waiting' || info.state === 'unlocked')) this.fill();
+    if (mine && this.shown !== 'owned' && this.shown !== null) this.fill();
     for (const input of [this.customer, this.amount, this.state, this.notes]) input.disabled = !(mine || info.state === 'lost');
     const holder = info.holder?.name ?? 'Someone';
     const since = info.lock ? ` since ${time(info.lock.createdAt)}` : '';
@@ -317,7 +317,7 @@ class Editor {
     if (this.status.dataset.layout === layout) return;
     this.status.dataset.layout = layout;
     this.shown = info.state;
-    this.status.classList.toggle('warn', info.state === 'theirs' || info.state === 'waiting');
+    this.status.classList.toggle('warn', info.state === 'locked' || info.state === 'waiting');
     this.status.classList.toggle('error', info.state === 'lost');
     const save = this.button('Save', () => this.save());
     const close = this.button('Close', () => this.close());
@@ -326,11 +326,11 @@ class Editor {
     const leave = this.button('Leave the line', () => locks.leave(this.ref));
     const take = this.button('Edit', () => locks.acquire(this.ref));
     switch (info.state) {
-      case 'mine':
+      case 'owned':
         this.status.textContent = 'You are editing this invoice; others see that you are.';
         this.buttons.replaceChildren(save, close);
         break;
-      case 'theirs':
+      case 'locked':
         this.status.textContent = `${holder} is editing this invoice${since}.`;
         this.buttons.replaceChildren(anyway, wait, close);
         break;
@@ -345,7 +345,7 @@ class Editor {
             : `Your lock on this invoice ended (${info.lostReason ?? 'expired'}). Your draft is still here.`;
         this.buttons.replaceChildren(save, anyway, close);
         break;
-      case 'free':
+      case 'unlocked':
         this.status.textContent = 'Nobody is editing this invoice.';
         this.buttons.replaceChildren(take, close);
         break;
@@ -382,7 +382,7 @@ class Editor {
     const info = locks.info(this.ref);
     this.section.remove();
     this.page.closed(this);
-    if (info.state === 'mine') await locks.release(this.ref);
+    if (info.state === 'owned') await locks.release(this.ref);
     else if (info.state === 'waiting') await locks.leave(this.ref);
     else locks.dismiss(this.ref);
   }
