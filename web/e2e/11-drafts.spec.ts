@@ -295,7 +295,7 @@ test('22. "Wait for it" tells a hidden tab: in the page, in its title, and by a 
 
 test('23. A sign-in that ends under a draft: the password is asked over the page, the draft stays, and saves after', async ({ browser }, info) => {
   const server = shortSignInServer(info.project.name);
-  // sign-ins end after 6 s here: the case is made as it is needed
+  // sign-ins end after 8 s here: the case is made as it is needed
   const scene = await freshCase(server);
   const [first] = scene.cards;
   // axe's script goes in with the CSP bypassed (as in 10-accessibility.spec.ts)
