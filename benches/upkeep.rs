@@ -41,7 +41,7 @@ use baton::config::Settings;
 use baton::db::schema::events;
 use baton::db::{DbConn, DbError};
 use baton::error::AppError;
-use baton::locks::retention::{self, AuditRetention};
+use baton::locks::engine::retention::{self, AuditRetention};
 use baton::models::{Case, Membership, Role, User};
 use baton::server;
 use baton::state::AppState;

@@ -5,11 +5,10 @@
 
 use crate::db::{KickReason, Outgoing, Tabs, Tx};
 use crate::error::{AppError, AppResult};
-use crate::locks::holding::{end, Line};
-use crate::locks::{line, LockPolicy};
+use crate::locks::engine::tabs::{end_all_holdings, end_holdings_where};
+use crate::locks::LockPolicy;
 use crate::models::{
-    AuthToken, Case, CaseId, CaseMaker, Lock, LockAction, Membership, Role, User, UserChanges,
-    UserId, UserRef, Waiter,
+    AuthToken, Case, CaseId, CaseMaker, Membership, Role, User, UserChanges, UserId, UserRef,
 };
 
 /// A user as a team's own backend describes them (`POST /auth/tokens`).
@@ -162,41 +161,6 @@ fn end_holdings_in_case(
     end_holdings_where(tx, user_id, |case| case == case_id, policy)
 }
 
-/// Ends a user's locks (`kicked`, handed to the next in line) and places in
-/// line in the cases `in_case` picks.
-fn end_holdings_where(
-    tx: &mut Tx,
-    user_id: UserId,
-    in_case: impl Fn(CaseId) -> bool,
-    policy: &LockPolicy,
-) -> AppResult<()> {
-    // Orders this with every lock write of the case (as a deep acquire
-    // does): an acquire that read the old role before this commits does
-    // not insert a lock after it.
-    Lock::order_with_deep_acquires(tx.conn, true)?;
-    // The row-lock order of `remove_user`.
-    Lock::lock_rows_of_user(tx.conn, user_id)?;
-    let places: Vec<_> = Waiter::of_user(tx.conn, user_id)?
-        .into_iter()
-        .filter(|(waiter, _)| in_case(waiter.case_id))
-        .collect();
-    let held_in_cases = |tx: &mut Tx| -> AppResult<Vec<_>> {
-        Ok(Lock::of_user(tx.conn, user_id)?
-            .into_iter()
-            .filter(|held| in_case(held.lock.case_id))
-            .collect())
-    };
-    let held = held_in_cases(tx)?;
-    line::lock_places_for_leaving(tx, &places, &held)?;
-    for (waiter, user) in &places {
-        line::leave(tx, waiter, user, crate::models::WaiterEnd::Kicked)?;
-    }
-    for held in held_in_cases(tx)? {
-        end(tx, &held, LockAction::Kicked, None, Line::HandOff(policy))?;
-    }
-    Ok(())
-}
-
 /// A site admin made an ordinary user: what only the admin rank allowed
 /// ends at once. Their locks and places in line end (`kicked`) in every
 /// case where they are not an editor or above, and every channel of theirs
@@ -284,17 +248,7 @@ pub fn remove_user(
     let user = active_user(tx, user_id)?;
     User::deactivate(tx.conn, user_id, tx.now)?;
     AuthToken::revoke_all_of_user(tx.conn, user_id, None, tx.now)?;
-    // Rows in the row-lock order of `crate::locks`: their locks, then every
-    // place in line this touches. Then out of every line, so that none of
-    // their locks goes back to them.
-    Lock::lock_rows_of_user(tx.conn, user_id)?;
-    let places = Waiter::of_user(tx.conn, user_id)?;
-    let held = Lock::of_user(tx.conn, user_id)?;
-    line::lock_places_for_leaving(tx, &places, &held)?;
-    line::remove_user(tx, user_id)?;
-    for held in Lock::of_user(tx.conn, user_id)? {
-        end(tx, &held, LockAction::Kicked, by, Line::HandOff(policy))?;
-    }
+    end_all_holdings(tx, user_id, by, policy)?;
     // Their tokens ended: every tab of theirs is signed out.
     tx.publish(Outgoing::Close {
         tabs: Tabs::OfUser {

@@ -110,6 +110,25 @@ impl From<DieselError> for AppError {
     }
 }
 
+/// A record body that cannot be right: 422, naming every bad field.
+impl From<crate::schema::body::BodyError> for AppError {
+    fn from(e: crate::schema::body::BodyError) -> Self {
+        use crate::schema::body::BodyError;
+        match e {
+            BodyError::Shape(message) => AppError::Invalid(message),
+            BodyError::Fields(problems) => AppError::invalid_fields(
+                problems
+                    .into_iter()
+                    .map(|p| FieldProblem {
+                        field: p.field,
+                        message: p.message,
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
 impl AppError {
     pub fn invalid(message: impl Into<String>) -> Self {
         AppError::Invalid(message.into())

@@ -16,8 +16,9 @@ use crate::db::EventBus;
 use crate::db::{Backend, Database, DbError};
 use crate::http::metrics::MetricsSource;
 use crate::http::{errors, observe};
-use crate::locks::retention::AuditRetention;
-use crate::locks::{reaper, LockPolicy};
+use crate::locks::engine::retention::AuditRetention;
+use crate::locks::engine::{self, Engine};
+use crate::locks::LockPolicy;
 use crate::realtime::hub::{Hub, LocalBus};
 use crate::realtime::pg_bus::{self, PgBus};
 use crate::realtime::{heartbeat, presence, ChannelTiming, Realtime};
@@ -85,7 +86,7 @@ fn prepare_database(
     // than every token of the runs before, even those a power cut took back.
     crate::models::Lock::begin_token_run(&mut conn).map_err(DbError::from)?;
     if let crate::db::DbConn::Postgresql(pg) = &mut conn {
-        crate::locks::fast_path::statements::install_fast_save(pg).map_err(DbError::from)?;
+        engine::install_fast_save(pg).map_err(DbError::from)?;
     }
     Ok(())
 }
@@ -260,10 +261,10 @@ pub fn build_state(settings: Settings, jwt_secret: &[u8]) -> Result<AppState, St
     }));
     // SQLite's statements cost no round trip: it always takes the general path.
     let fast_path = (settings.lock_fast_path && db.backend() == crate::db::Backend::Postgres)
-        .then(crate::locks::fast_path::FastPath::default);
+        .then(engine::FastPath::default);
     Ok(AppState {
+        engine: Engine::new(db.clone(), policy, fast_path),
         db,
-        fast_path,
         jwt,
         policy,
         realtime,
@@ -323,7 +324,7 @@ pub fn start(state: AppState, listener: TcpListener) -> Result<Server, StartErro
         keep,
         frames_live: pg_bus::OUTBOX_RETENTION,
     });
-    actix_web::rt::spawn(reaper::run(
+    actix_web::rt::spawn(engine::run_reaper(
         state.db.clone(),
         state.policy,
         state.settings.reaper_interval,

@@ -8,7 +8,7 @@ use crate::auth::throttle::LoginThrottle;
 use crate::auth::JwtKeys;
 use crate::config::Settings;
 use crate::db::Database;
-use crate::locks::fast_path::FastPath;
+use crate::locks::engine::Engine;
 use crate::locks::LockPolicy;
 use crate::realtime::Realtime;
 
@@ -21,18 +21,10 @@ pub struct AppState {
     pub realtime: Realtime,
     /// Failed sign-ins per account and address.
     pub throttle: Arc<LoginThrottle>,
-    /// The lock fast path, when this instance serves PostgreSQL with
-    /// `BATON_LOCK_FAST_PATH` on.
-    pub fast_path: Option<FastPath>,
+    /// The lock engine: every lock and every lockable write goes through it.
+    pub engine: Engine,
     /// Where passwords are hashed, a few at a time.
     pub passwords: PasswordPool,
     /// Held while serving a SQLite file, so a second instance refuses to start.
     pub _instance_lock: Option<Arc<std::fs::File>>,
-}
-
-impl AppState {
-    /// The lock fast path, if on.
-    pub fn fast_path(&self) -> Option<&FastPath> {
-        self.fast_path.as_ref()
-    }
 }

@@ -913,7 +913,7 @@ async fn the_guard_locks_no_row_before_the_role_is_known(backend: Backend) {
     let db = h.app.state.db.clone();
     let holder = tokio::spawn(async move {
         db.write(None, move |tx| {
-            let kind = baton::locks::lockable::kind_named("Note").expect("Note is declared");
+            let kind = baton::locks::engine::kind_named("Note").expect("Note is declared");
             kind.find_for_update(tx.conn, id)?.expect("the note");
             held.send(()).ok();
             let told = released

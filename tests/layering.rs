@@ -214,3 +214,69 @@ fn no_folder_has_a_cycle_of_imports_among_its_files() {
         cycles.join("\n")
     );
 }
+
+/// `crate::locks::<name>` paths in one source file, `crate::locks::{a, b}`
+/// groups included, comments left out.
+fn lock_paths(source: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let prefix = "crate::locks::";
+    for line in source.lines() {
+        let code = line.split("//").next().unwrap_or_default();
+        let mut rest = code;
+        while let Some(at) = rest.find(prefix) {
+            rest = &rest[at + prefix.len()..];
+            let names: Vec<String> = if let Some(group) = rest.strip_prefix('{') {
+                let end = group.find('}').unwrap_or(group.len());
+                group[..end]
+                    .split(',')
+                    .map(|n| n.trim().split("::").next().unwrap_or_default().to_owned())
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            } else {
+                vec![rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect()]
+            };
+            found.extend(names);
+        }
+    }
+    found
+}
+
+/// The lock engine has one door: the HTTP handlers, the realtime channel
+/// and the accounts reach it through `locks::engine` alone (with the
+/// renderer of lock frames and the lock policy's settings), never through
+/// the modules behind it.
+#[test]
+fn outside_the_lock_engine_only_its_door_is_used() {
+    const DOOR: &[&str] = &["engine", "render", "LockPolicy"];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    visit(&src.join("http"), &mut files);
+    visit(&src.join("realtime"), &mut files);
+    files.push(src.join("accounts.rs"));
+    let mut through_the_wall = Vec::new();
+    let mut seen_engine = 0;
+    for file in &files {
+        let source = std::fs::read_to_string(file).expect("read source");
+        for name in lock_paths(&source) {
+            if name == "engine" {
+                seen_engine += 1;
+            }
+            if !DOOR.contains(&name.as_str()) {
+                let relative = file.strip_prefix(&src).expect("under src");
+                through_the_wall.push(format!("{} uses crate::locks::{name}", relative.display()));
+            }
+        }
+    }
+    assert!(
+        seen_engine > 5,
+        "only {seen_engine} files use the engine: is the scan reading them?"
+    );
+    assert!(
+        through_the_wall.is_empty(),
+        "past the lock engine's door (use crate::locks::engine):\n{}",
+        through_the_wall.join("\n")
+    );
+}

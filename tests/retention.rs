@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use baton::db::schema::events;
-use baton::locks::retention::{self, AuditRetention};
+use baton::locks::engine::retention::{self, AuditRetention};
 use common::{described, lock_body, run_baton, text, Backend, Cast, TestApp, TestUser};
 use diesel::prelude::*;
 

@@ -96,7 +96,7 @@ pub(super) fn backup(args: BackupArgs) -> Result<(), CliError> {
 
 /// `baton audit prune --before DATE`: how many audit rows it deleted.
 pub(super) async fn audit(command: AuditCommand) -> Result<(), CliError> {
-    use crate::locks::retention;
+    use crate::locks::engine::retention;
     let AuditCommand::Prune(args) = command;
     let before = retention::parse_before(&args.before)
         .map_err(|e| CliError::Refused(format!("--before: {e}")))?;

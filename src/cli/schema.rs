@@ -7,8 +7,6 @@ use clap::{Args, Subcommand};
 use super::{connect, open, CliError};
 use crate::config::DatabaseSettings;
 use crate::error::AppError;
-use crate::locks::holding::{self, Line};
-use crate::models::{Lock, LockAction};
 use crate::schema::Schema;
 use crate::server::{self, StartError};
 
@@ -98,7 +96,7 @@ fn check(args: SchemaCheckArgs) -> Result<(), CliError> {
 }
 
 /// `baton schema drop WHAT`: deletes what the command names. Each lock on
-/// a record of a dropped type ends as any lock ends (`locks::holding::end`):
+/// a record of a dropped type ends as any lock ends (`locks::engine::tabs::end_locks_of_type`):
 /// audited as `kicked` and broadcast as its `destroy`, in the transaction
 /// that deletes the records; on PostgreSQL running instances hear it
 /// through the event stream, as they hear `baton user remove`.
@@ -112,9 +110,7 @@ async fn drop(args: SchemaDropArgs) -> Result<(), CliError> {
             std::mem::drop(conn);
             let db = open(&args.database)?;
             db.write_retrying(None, move |tx| {
-                for held in Lock::of_type(tx.conn, &what)? {
-                    holding::end(tx, &held, LockAction::Kicked, None, Line::Drop)?;
-                }
+                crate::locks::engine::tabs::end_locks_of_type(tx, &what)?;
                 Ok::<_, AppError>(crate::models::stored_types::drop(tx.conn, &what)?)
             })
             .await?

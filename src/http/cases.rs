@@ -6,17 +6,14 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::WriteHeaders;
-use super::{case_by_slug, guarded, lockable_response, params};
+use super::{case_by_slug, lockable_response, params};
 use crate::auth::access::authorize;
 use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
-use crate::locks::engine::active_locks;
-use crate::locks::guard::{clear_child_locks, Preconditions};
-use crate::locks::line::waiters_of_case;
+use crate::locks::engine::{lock_snapshot, Preconditions};
 use crate::locks::render::{lock_views, waiter_views};
-use crate::locks::Written;
 use crate::models::case::CaseChanges;
-use crate::models::{Case, CaseId, CaseMaker, Lock, Membership, Role, StoredRecord};
+use crate::models::{Case, CaseMaker, Membership, Role, StoredRecord};
 use crate::realtime::presence::online_users;
 use crate::state::AppState;
 use crate::views::{record_tree, CaseDetailView, CaseView};
@@ -124,7 +121,7 @@ pub async fn show(
     actor: Actor,
     slug: web::Path<String>,
 ) -> AppResult<HttpResponse> {
-    let policy = state.policy;
+    let policy = *state.engine.policy();
     let presence_ttl = state.realtime.timing.presence_ttl();
     let detail = state
         .db
@@ -132,12 +129,12 @@ pub async fn show(
             let case = case_by_slug(conn, &slug)?;
             let rank = authorize(conn, &actor.user, &case, Role::Reader)?;
             let records = StoredRecord::of_case(conn, case.id)?;
-            let now = crate::db::now(conn)?;
+            let (locks, waiters) = lock_snapshot(conn, case.id, &policy)?;
             Ok::<_, AppError>(CaseDetailView {
                 case: CaseView::from(&case),
                 records: record_tree(crate::schema::in_force(), &records, None),
-                active_locks: lock_views(&active_locks(conn, case.id, &policy)?),
-                waiters: waiter_views(&waiters_of_case(conn, case.id, now)?),
+                active_locks: lock_views(&locks),
+                waiters: waiter_views(&waiters),
                 online_users: online_users(conn, case.id, presence_ttl)?,
                 role: rank.to_string(),
             })
@@ -172,16 +169,11 @@ pub async fn update(
     let changes = CaseChanges {
         title: params::optional_text("case.title", fields.title, params::MAX_TITLE)?,
     };
-    let id = case_id(&state, slug.into_inner()).await?;
-    guarded::<Case, _>(
-        &state,
-        caller,
-        preconditions,
-        id,
-        Role::Manager,
-        move |tx, _, case| Ok(Written::Updated(case.update(tx.conn, &changes, tx.now)?)),
-    )
-    .await
+    let case = state
+        .engine
+        .update_case(caller, preconditions, slug.into_inner(), changes)
+        .await?;
+    Ok(lockable_response(StatusCode::OK, &case))
 }
 
 /// `DELETE /cases/:slug` (managers, guarded): refused while someone else
@@ -200,29 +192,9 @@ pub async fn destroy(
     preconditions: Preconditions,
     slug: web::Path<String>,
 ) -> AppResult<HttpResponse> {
-    let id = case_id(&state, slug.into_inner()).await?;
-    guarded::<Case, _>(
-        &state,
-        caller,
-        preconditions,
-        id,
-        Role::Manager,
-        move |tx, ctx, case| {
-            case.lock_for_delete(tx.conn)?;
-            // Every lock in the case, the case's own included: the cascade
-            // would otherwise remove them unaudited and unannounced.
-            let locks = Lock::of_case(tx.conn, case.id)?;
-            clear_child_locks(tx, ctx, locks)?;
-            case.delete(tx)?;
-            Ok(Written::Destroyed)
-        },
-    )
-    .await
-}
-
-async fn case_id(state: &AppState, slug: String) -> AppResult<CaseId> {
     state
-        .db
-        .read(move |conn| case_by_slug(conn, &slug).map(|c| c.id))
-        .await
+        .engine
+        .destroy_case(caller, preconditions, slug.into_inner())
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
 }

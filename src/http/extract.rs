@@ -13,7 +13,7 @@ use actix_web::{web, FromRequest, HttpRequest};
 use crate::auth::api_keys::KeyHolder;
 use crate::auth::{Actor, Caller};
 use crate::error::AppError;
-use crate::locks::guard::Preconditions;
+use crate::locks::engine::Preconditions;
 use crate::models::LockId;
 use crate::state::AppState;
 

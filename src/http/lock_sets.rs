@@ -8,10 +8,8 @@ use utoipa::ToSchema;
 use super::locks::LockableRef;
 use crate::auth::Caller;
 use crate::error::{AppError, AppResult};
-use crate::locks::engine;
-use crate::locks::naming::Named;
+use crate::locks::engine::{Acquired, Named};
 use crate::locks::render::{lock_view, lock_views};
-use crate::locks::Acquired;
 use crate::state::AppState;
 use crate::views::{LockSetView, LockView};
 
@@ -44,7 +42,7 @@ pub async fn batch(
     body: web::Json<LockSetBody>,
 ) -> AppResult<HttpResponse> {
     let records = parse_records(&body.locks, MAX_SET, "A lock set")?;
-    let held = engine::lock_set(&state.db, &caller, records, &state.policy).await?;
+    let held = state.engine.lock_set(&caller, records).await?;
     Ok(HttpResponse::Created().json(LockSetView {
         locks: lock_views(&held),
     }))
@@ -80,7 +78,7 @@ pub async fn claim(
     body: web::Json<ClaimBody>,
 ) -> AppResult<HttpResponse> {
     let records = parse_records(&body.claim.candidates, MAX_CANDIDATES, "A claim")?;
-    let acquired = engine::claim(&state.db, &caller, records, &state.policy).await?;
+    let acquired = state.engine.claim(&caller, records).await?;
     Ok(match acquired {
         Acquired::Created(held) => HttpResponse::Created().json(lock_view(&held)),
         Acquired::Renewed(held) => HttpResponse::Ok().json(lock_view(&held)),

@@ -29,10 +29,7 @@ pub mod web_app;
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 
-pub use lockables::{
-    case_by_slug, case_of, guarded, guarded_after, lockable_response, show_lockable,
-    written_response,
-};
+pub use lockables::{case_by_slug, case_of, lockable_response, show_lockable};
 
 /// The one list of routes: registers every handler with actix, lists them
 /// in [`ROUTES`] (for `Allow` on a 405), and lists their `#[utoipa::path]`

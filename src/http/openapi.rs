@@ -71,7 +71,7 @@ pub fn document() -> Document {
 /// schema built on `Identity` is tagged.
 fn tag_records(doc: &mut Document) {
     // The lockable types from the registry, and the other records.
-    let lockables = crate::locks::lockable::registry()
+    let lockables = crate::locks::engine::registry()
         .iter()
         .map(|kind| (kind.type_name, kind.table));
     let others = [

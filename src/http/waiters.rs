@@ -5,7 +5,6 @@ use actix_web::{web, HttpResponse};
 
 use crate::auth::Actor;
 use crate::error::AppResult;
-use crate::locks::line;
 use crate::locks::render::waiter_view;
 use crate::models::WaiterId;
 use crate::state::AppState;
@@ -25,14 +24,7 @@ pub async fn refresh(
     actor: Actor,
     id: web::Path<WaiterId>,
 ) -> AppResult<HttpResponse> {
-    let id = id.into_inner();
-    let policy = state.policy;
-    let queued = state
-        .db
-        .write(actor.editor(), move |tx| {
-            line::refresh(tx, &actor, id, &policy)
-        })
-        .await?;
+    let queued = state.engine.refresh_waiter(actor, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(waiter_view(&queued)))
 }
 
@@ -49,10 +41,6 @@ pub async fn leave(
     actor: Actor,
     id: web::Path<WaiterId>,
 ) -> AppResult<HttpResponse> {
-    let id = id.into_inner();
-    state
-        .db
-        .write(actor.editor(), move |tx| line::leave_line(tx, &actor, id))
-        .await?;
+    state.engine.leave_line(actor, id.into_inner()).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -20,26 +20,22 @@
 //! EXCLUSIVE before it reads what covers its record
 //! (`Lock::order_with_deep_acquires`), so the two never both see nothing.
 
-pub mod counting;
+mod counting;
 pub mod engine;
-pub mod fast_path;
-pub mod guard;
-pub mod holding;
-pub mod lease;
-pub mod line;
-pub mod lockable;
-pub mod naming;
-pub mod reaper;
+mod fast_path;
+mod guard;
+mod holding;
+mod lease;
+mod line;
+mod lockable;
+mod naming;
+mod reaper;
 pub mod render;
-pub mod retention;
-pub mod sets;
-pub mod subtree;
+mod subtree;
 
 use std::time::Duration;
 
-pub use engine::{AcquireMode, Acquired, LockStatus};
-pub use guard::{Preconditions, Written};
-pub use lockable::{LockTarget, Lockable, LockableKind};
+use lockable::{LockTarget, Lockable, LockableKind};
 
 /// How long locks live; from the settings.
 #[derive(Clone, Copy, Debug)]

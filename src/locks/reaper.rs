@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use super::engine::retention::{self, AuditRetention};
 use super::holding::{end, overdue, Line};
-use super::retention::{self, AuditRetention};
 use super::LockPolicy;
 use crate::clock;
 use crate::db::{Database, Tx};

@@ -17,9 +17,7 @@ use crate::auth::Actor;
 use crate::clock;
 use crate::db::{Frame, KickReason, Tx};
 use crate::error::AppResult;
-use crate::locks::engine::active_locks;
-use crate::locks::lease;
-use crate::locks::line::waiters_of_case;
+use crate::locks::engine::{lock_snapshot, tabs as lease};
 use crate::locks::render::{lock_views, waiter_views};
 use crate::models::presence::NewPresence;
 use crate::models::{Case, CaseId, Lock, Presence, Role, Tab, User, Waiter};
@@ -157,10 +155,11 @@ async fn join(rt: &Realtime, actor: &Actor, case: &Case, tab: &Tab) -> AppResult
                 },
                 tx.now,
             )?;
+            let (locks, waiters) = lock_snapshot(tx.conn, case_id, &rt_.policy)?;
             let welcome = ServerFrame::Welcome {
                 online_users: online_users(tx.conn, case_id, rt_.timing.presence_ttl())?,
-                active_locks: lock_views(&active_locks(tx.conn, case_id, &rt_.policy)?),
-                waiters: waiter_views(&waiters_of_case(tx.conn, case_id, tx.now)?),
+                active_locks: lock_views(&locks),
+                waiters: waiter_views(&waiters),
                 heartbeat_ms,
                 session_id: tab.session_id,
             };

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use super::Realtime;
 use crate::clock;
 use crate::error::{AppError, AppResult};
-use crate::locks::lease;
+use crate::locks::engine::tabs as lease;
 use crate::models::{AuthToken, Presence, Tab};
 
 /// Tabs that answered a ping (or sent their own) since the last beat.

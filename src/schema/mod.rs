@@ -6,6 +6,7 @@
 //! `print` writes the schema back as TOML, `in_force` holds the one schema
 //! a process serves.
 
+pub mod body;
 mod fields;
 mod file;
 mod in_force;

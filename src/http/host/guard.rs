@@ -11,9 +11,7 @@ use crate::auth::api_keys::KeyHolder;
 use crate::error::{AppError, AppResult};
 use crate::http::extract::valid_session_id;
 use crate::http::locks::{LockableRef, RecordParam};
-use crate::locks::engine;
-use crate::locks::guard::HostWrite;
-use crate::locks::naming::Named;
+use crate::locks::engine::{HostWrite, Named};
 use crate::models::LockId;
 use crate::state::AppState;
 
@@ -39,7 +37,7 @@ impl utoipa::PartialSchema for GuardRequest {
     /// calls them (`oneOf`, told apart by `lockableType`).
     fn schema() -> RefOr<Schema> {
         let names = |external: bool| -> Vec<&'static str> {
-            crate::locks::lockable::registry()
+            crate::locks::engine::registry()
                 .iter()
                 .filter(|kind| kind.is_external() == external)
                 .map(|kind| kind.type_name)
@@ -187,7 +185,7 @@ pub async fn guard(
         session_id,
         lock_token,
     };
-    engine::guard(&state.db, key, asked, &state.policy, state.fast_path()).await?;
+    state.engine.guard(key, asked).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

@@ -7,15 +7,11 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::schema::{LockOrWaiter, LockableRef, SessionSelector};
-use crate::auth::access::authorize;
 use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
-use crate::http::{case_by_slug, case_of};
-use crate::locks::engine::{self, active_locks, LockStatus};
-use crate::locks::line::{self, Joined};
-use crate::locks::render::{lock_event_view, lock_view, lock_views, waiter_view, waiter_views};
-use crate::locks::{AcquireMode, Acquired};
-use crate::models::{Lock, LockEvent, LockEventId, LockId, Role, User, UserId};
+use crate::locks::engine::{AcquireMode, Acquired, Joined, LockStatus};
+use crate::locks::render::{lock_view, lock_views, waiter_view, waiter_views};
+use crate::models::{LockEventId, LockId};
 use crate::state::AppState;
 use crate::views::locks::{LockDepth, LockState};
 use crate::views::{LockEventView, LockStatusView, LockView, WaiterView};
@@ -77,15 +73,7 @@ pub async fn create(
         wait,
         deep: depth == LockDepth::Infinity,
     };
-    let acquired = engine::acquire(
-        &state.db,
-        &caller,
-        move || target.parse(),
-        mode,
-        &state.policy,
-        state.fast_path(),
-    )
-    .await?;
+    let acquired = state.engine.acquire(&caller, target.parse(), mode).await?;
     Ok(match acquired {
         Acquired::Created(held) => HttpResponse::Created().json(lock_view(&held)),
         Acquired::Renewed(held) => HttpResponse::Ok().json(lock_view(&held)),
@@ -108,22 +96,7 @@ pub async fn show(
     actor: Actor,
     id: web::Path<LockId>,
 ) -> AppResult<HttpResponse> {
-    let id = id.into_inner();
-    let policy = state.policy;
-    let held = state
-        .db
-        .read(move |conn| {
-            let gone = || AppError::not_found(format!("Lock {id} does not exist (any more)."));
-            let held = Lock::find(conn, id)?.ok_or_else(gone)?;
-            let case = case_of(conn, held.lock.case_id)?;
-            authorize(conn, &actor.user, &case, Role::Reader)?;
-            if crate::locks::holding::overdue(&held.lock, crate::db::now(conn)?, &policy).is_some()
-            {
-                return Err(gone());
-            }
-            Ok(held)
-        })
-        .await?;
+    let held = state.engine.show(actor, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(lock_view(&held)))
 }
 
@@ -153,15 +126,7 @@ pub async fn index(
         .into_inner()
         .case
         .ok_or_else(|| AppError::invalid("Say which case: GET /locks?case=<slug>."))?;
-    let policy = state.policy;
-    let locks = state
-        .db
-        .read(move |conn| {
-            let case = case_by_slug(conn, &slug)?;
-            authorize(conn, &actor.user, &case, Role::Reader)?;
-            active_locks(conn, case.id, &policy)
-        })
-        .await?;
+    let locks = state.engine.case_locks(actor, slug).await?;
     Ok(HttpResponse::Ok().json(lock_views(&locks)))
 }
 
@@ -179,23 +144,8 @@ pub async fn status(
     actor: Actor,
     query: web::Query<LockableRef>,
 ) -> AppResult<HttpResponse> {
-    let target = query.into_inner();
-    let policy = state.policy;
-    let (status, waiters) = state
-        .db
-        .read(move |conn| {
-            let (case, target) = target.parse()?.look_up(conn)?;
-            authorize(conn, &actor.user, &case, Role::Reader)?;
-            let Some(target) = target else {
-                return Ok::<_, AppError>((LockStatus::Unlocked, Vec::new()));
-            };
-            let status = engine::status(conn, &actor, &target, &policy)?;
-            let (type_name, id) = (target.identity.type_name, target.identity.id);
-            let now = crate::db::now(conn)?;
-            let waiters = line::line_of(conn, type_name, id, now)?;
-            Ok::<_, AppError>((status, waiters))
-        })
-        .await?;
+    let named = query.into_inner().parse()?;
+    let (status, waiters) = state.engine.status(actor, named).await?;
     let (state, lock) = match status {
         LockStatus::Owned(held) => (LockState::Owned, Some(lock_view(&held))),
         LockStatus::Locked(held) => (LockState::Locked, Some(lock_view(&held))),
@@ -220,14 +170,7 @@ pub async fn refresh(
     actor: Actor,
     id: web::Path<LockId>,
 ) -> AppResult<HttpResponse> {
-    let id = id.into_inner();
-    let policy = state.policy;
-    let held = state
-        .db
-        .write(actor.editor(), move |tx| {
-            engine::refresh(tx, &actor, id, &policy)
-        })
-        .await?;
+    let held = state.engine.refresh(actor, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(lock_view(&held)))
 }
 
@@ -243,8 +186,7 @@ pub async fn destroy(
     caller: Caller,
     id: web::Path<LockId>,
 ) -> AppResult<HttpResponse> {
-    let (db, policy) = (&state.db, &state.policy);
-    engine::release(db, &caller, id.into_inner(), policy, state.fast_path()).await?;
+    state.engine.release(&caller, id.into_inner()).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -279,13 +221,7 @@ pub async fn destroy_mine(
     let tab = actor.tab().ok_or_else(|| {
         AppError::invalid("Send X-Session-ID to say which tab's locks to release.")
     })?;
-    let policy = state.policy;
-    state
-        .db
-        .write_retrying(actor.editor(), move |tx| {
-            engine::release_tab(tx, &actor, &tab, &policy)
-        })
-        .await?;
+    state.engine.release_tab(actor, tab).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -323,31 +259,10 @@ pub async fn events(
     if before.is_some_and(|b| b < 0) {
         return Err(AppError::invalid("before must be an event id (0 or more)."));
     }
+    let before = before.map(LockEventId);
     let events = state
-        .db
-        .read(move |conn| {
-            let case = case_by_slug(conn, &slug)?;
-            authorize(conn, &actor.user, &case, Role::Manager)?;
-            let events = LockEvent::of_case(conn, case.id, limit, before.map(LockEventId))?;
-            let mut ids: Vec<UserId> = events
-                .iter()
-                .flat_map(|e| [Some(e.holder_id), e.actor_id])
-                .flatten()
-                .collect();
-            ids.sort_unstable();
-            ids.dedup();
-            let users = User::refs(conn, &ids)?;
-            let user = |id: UserId| users.iter().find(|u| u.id == id);
-            Ok::<_, AppError>(
-                events
-                    .iter()
-                    .filter_map(|e| {
-                        let holder = user(e.holder_id)?;
-                        Some(lock_event_view(e, e.actor_id.and_then(user), holder))
-                    })
-                    .collect::<Vec<_>>(),
-            )
-        })
+        .engine
+        .lock_events(actor, slug.into_inner(), limit, before)
         .await?;
     Ok(HttpResponse::Ok().json(events))
 }

@@ -7,13 +7,12 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::{AppError, AppResult};
-use crate::locks::lockable::{kind_named, known_types};
-use crate::locks::naming::Named;
+use crate::locks::engine::{kind_named, known_types, registry, Named};
 use crate::models::external_record::valid_param;
 use crate::views::{LockView, WaiterView};
 
 /// The lockable types, as the OpenAPI document lists them: the case and
-/// every type of the schema in force ([`crate::locks::lockable::registry`]).
+/// every type of the schema in force ([`crate::locks::engine::registry`]).
 pub struct LockableType;
 
 impl utoipa::PartialSchema for LockableType {
@@ -21,11 +20,7 @@ impl utoipa::PartialSchema for LockableType {
         utoipa::openapi::ObjectBuilder::new()
             .schema_type(utoipa::openapi::Type::String)
             .description(Some("A lockable type's name."))
-            .enum_values(Some(
-                crate::locks::lockable::registry()
-                    .iter()
-                    .map(|k| k.type_name),
-            ))
+            .enum_values(Some(registry().iter().map(|k| k.type_name)))
             .into()
     }
 }

@@ -17,9 +17,7 @@ use crate::locks::render::{held_message, lock_view};
 use crate::locks::subtree;
 use crate::locks::LockPolicy;
 use crate::models::lock::NewLock;
-use crate::models::{
-    CaseId, HeldLock, Lock, LockAction, LockEvent, LockId, Role, Tab, Waiter, WaiterEnd,
-};
+use crate::models::{HeldLock, Lock, LockAction, LockEvent, LockId, Role, Tab, Waiter, WaiterEnd};
 use crate::views::Change;
 
 /// How many times an acquire retries when the lock changed hands under it.
@@ -319,7 +317,7 @@ pub enum LockStatus {
 /// The state of a record's lock as the actor sees it: its own lock, else a
 /// deep lock that covers it. Read-only: a lock past its lease counts as
 /// unlocked here and is ended by the reaper.
-pub fn status(
+pub(super) fn status(
     conn: &mut crate::db::DbConn,
     actor: &Actor,
     target: &LockTarget,
@@ -337,17 +335,4 @@ pub fn status(
         Some(held) => LockStatus::Locked(held),
         None => LockStatus::Unlocked,
     })
-}
-
-/// The locks of a case that are still in force, oldest first.
-pub fn active_locks(
-    conn: &mut crate::db::DbConn,
-    case_id: CaseId,
-    policy: &LockPolicy,
-) -> AppResult<Vec<HeldLock>> {
-    let now = crate::db::now(conn)?;
-    Ok(Lock::of_case(conn, case_id)?
-        .into_iter()
-        .filter(|held| overdue(&held.lock, now, policy).is_none())
-        .collect())
 }

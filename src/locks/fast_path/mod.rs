@@ -32,6 +32,7 @@ use crate::auth::access::Rank;
 use crate::auth::Caller;
 use crate::db::{Backend, Database, DbConn, DbError};
 use crate::models::{HeldLock, LockAction, LockId, Role, StoredKey, StoredRecord, TokenHolder};
+use crate::schema::body::RecordInput;
 use crate::schema::RecordType;
 
 /// The case roles that may take locks and save (a site admin always may).
@@ -136,26 +137,23 @@ fn counted(held: Option<HeldLock>, action: LockAction) -> Option<HeldLock> {
 }
 
 /// A save the fast path may take: only declared fields that are not
-/// `unique` (no position, no move), valid as the type declares them. Built
-/// from the request body before anything is read; `None` leaves the
-/// request to the general path, which also says what is wrong with it.
+/// `unique` and not `null` (no position, no move), already valid as the
+/// type declares them; `None` leaves the request to the general path.
 pub struct FastSave {
     fields: String,
 }
 
 impl FastSave {
-    pub fn of(ty: &RecordType, body: &serde_json::Value) -> Option<FastSave> {
-        let outer = body.as_object().filter(|o| o.len() == 1)?;
-        let inner = outer.get(&ty.body_key)?.as_object()?;
-        let plain = inner.iter().all(|(name, value)| {
-            ty.field(name).is_some() && !ty.unique.contains(name) && !value.is_null()
-        });
-        if !plain || inner.is_empty() {
+    pub fn of(ty: &RecordType, input: &RecordInput) -> Option<FastSave> {
+        let plain = input
+            .fields
+            .iter()
+            .all(|(name, value)| !ty.unique.contains(name) && !value.is_null());
+        if !plain || !input.is_fields_only() || input.fields.is_empty() {
             return None;
         }
-        let fields = ty.check_update(inner).ok()?;
         Some(FastSave {
-            fields: serde_json::Value::Object(fields).to_string(),
+            fields: serde_json::to_string(&input.fields).ok()?,
         })
     }
 }

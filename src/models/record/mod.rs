@@ -79,9 +79,7 @@ pub struct Place {
     pub parent_id: Option<i64>,
 }
 
-/// The largest `position` a request may give: far below `i32::MAX`, so
-/// that moving siblings up to make room never runs out of numbers.
-pub const MAX_POSITION: i32 = 1_000_000_000;
+pub use crate::schema::body::MAX_POSITION;
 
 /// A change to a record's own columns and fields.
 #[derive(Clone, Debug, Default)]

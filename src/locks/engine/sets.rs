@@ -4,14 +4,14 @@
 
 use std::collections::HashSet;
 
-use super::engine::{general, AcquireMode, Acquired};
-use super::holding::{is_held_by, overdue};
-use super::lockable::{kind_named, LockTarget};
-use super::render::{lock_message, lock_view};
-use super::LockPolicy;
+use super::general::{self, AcquireMode, Acquired};
 use crate::auth::Actor;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
+use crate::locks::holding::{is_held_by, overdue};
+use crate::locks::lockable::{kind_named, LockTarget};
+use crate::locks::render::{lock_message, lock_view};
+use crate::locks::LockPolicy;
 use crate::models::{HeldLock, Lock};
 use crate::views::LockView;
 
