@@ -3,8 +3,10 @@
 //! locks are released (`kicked`) and their open tabs are closed. Shared by
 //! the HTTP routes and the `baton user` commands.
 
+use crate::auth::access::Rank;
 use crate::db::{KickReason, Outgoing, Tabs, Tx};
 use crate::error::{AppError, AppResult};
+use crate::locks::engine::rules;
 use crate::locks::engine::tabs::{end_all_holdings, end_holdings_where};
 use crate::locks::LockPolicy;
 use crate::models::{
@@ -140,7 +142,7 @@ pub fn set_role(
 ) -> AppResult<Membership> {
     let (user_id, case_id) = (membership.user_id, membership.case_id);
     let membership = membership.set_role(tx.conn, role, tx.now)?;
-    if role < Role::Editor {
+    if !rules::may_hold(Some(Rank::Member(role))) {
         end_holdings_in_case(tx, user_id, case_id, policy)?;
     }
     Ok(membership)
@@ -168,12 +170,12 @@ fn end_holdings_in_case(
 /// (`access_removed`) and closed.
 fn end_admin_rank(tx: &mut Tx, user_id: UserId, policy: &LockPolicy) -> AppResult<()> {
     let roles = Membership::roles_of_user(tx.conn, user_id)?;
-    let may_edit = |case: CaseId| {
-        roles
-            .iter()
-            .any(|(member_of, role)| *member_of == case && *role >= Role::Editor)
+    let may_hold = |case: CaseId| {
+        roles.iter().any(|(member_of, role)| {
+            *member_of == case && rules::may_hold(Some(Rank::Member(*role)))
+        })
     };
-    end_holdings_where(tx, user_id, |case| !may_edit(case), policy)?;
+    end_holdings_where(tx, user_id, |case| !may_hold(case), policy)?;
     tx.publish(Outgoing::Close {
         tabs: Tabs::OutsideCases {
             user: user_id.get(),

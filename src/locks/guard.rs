@@ -1,10 +1,11 @@
 //! The guard (verify_lock_on): every update and delete of a lockable goes
 //! through [`guarded_write`], inside the write's transaction.
 
-use super::holding::{end, is_held_by, live_or_end, live_or_end_then, touch, Line};
+use super::holding::{end, live_or_end, live_or_end_then, touch, Line};
 use super::lockable::{find_named, LockTarget, Lockable};
 use super::naming::Named;
 use super::render::{lock_view, locked};
+use super::rules;
 use super::subtree;
 use super::LockPolicy;
 use crate::auth::Actor;
@@ -53,8 +54,13 @@ pub struct WriteContext<'a> {
 impl WriteContext<'_> {
     /// Whether the writer holds `lock`.
     fn holds(&self, lock: &Lock) -> bool {
-        is_held_by(lock, self.actor)
-            && !(self.tab_required && self.actor.session_id.is_none() && lock.session_id.is_some())
+        let actor = self.actor;
+        rules::held_by(
+            lock,
+            actor.user.id,
+            actor.session_id.as_deref(),
+            self.tab_required,
+        )
     }
 }
 

@@ -8,6 +8,7 @@ use chrono::NaiveDateTime;
 use super::counting::count_after_commit;
 use super::line;
 use super::render::{ended_lock, held_message, lock_view};
+use super::rules;
 use super::LockPolicy;
 use crate::auth::access::{rank_of_user_id, rank_on};
 use crate::auth::Actor;
@@ -18,28 +19,23 @@ use crate::models::{HeldLock, Lock, LockAction, LockEvent, Role, UserRef};
 use crate::schema::{LockRules, TakeoverRule};
 use crate::views::Change;
 
-/// Whether the actor is the holder. A lock taken with a session id belongs
-/// to that tab; a request without a session id acts for the user as a whole.
-/// (The fast path's SQL says the same: `fast_path::sql::held_by!`.)
+/// Whether the actor is the holder ([`rules::held_by`]): a request without
+/// a session id acts for the user as a whole.
 pub fn is_held_by(lock: &Lock, actor: &Actor) -> bool {
-    lock.user_id == actor.user.id
-        && match (&lock.session_id, &actor.session_id) {
-            (Some(held), Some(mine)) => held == mine,
-            _ => true,
-        }
+    rules::held_by(lock, actor.user.id, actor.session_id.as_deref(), false)
 }
 
-/// Why a lock is over although its row still exists, if it is. (The fast
-/// path's SQL says when it is not: `fast_path::sql::in_force!`.)
+/// Why a lock is over although its row still exists, if it is: `None`
+/// while it is [`rules::in_force`].
 pub fn overdue(lock: &Lock, now: NaiveDateTime, policy: &LockPolicy) -> Option<LockAction> {
-    if lock.last_activity_at <= clock::before(now, policy.idle_timeout) {
+    if rules::in_force(lock, now, policy) {
+        None
+    } else if lock.last_activity_at <= clock::before(now, policy.idle_timeout) {
         Some(LockAction::Idle)
     } else if lock.expires_at <= now && lock.disconnected_at.is_some() {
         Some(LockAction::Disconnected)
-    } else if lock.expires_at <= now {
-        Some(LockAction::Expired)
     } else {
-        None
+        Some(LockAction::Expired)
     }
 }
 

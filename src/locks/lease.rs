@@ -12,6 +12,7 @@ use diesel::prelude::*;
 use crate::clock;
 use crate::db::schema::{lock_waiters, locks, memberships, users};
 use crate::db::DbConn;
+use crate::locks::rules::HOLDER_ROLE;
 use crate::models::presence::users_and_sessions;
 use crate::models::{CaseId, Lock, LockId, Role, Tab, UserId, Waiter, WaiterId};
 
@@ -48,7 +49,7 @@ pub fn renew_for_tabs(
             .as_deref()
             .is_some_and(|s| answering.contains(&(user, s)))
     };
-    let editors = Role::at_least(Role::Editor);
+    let editors = Role::at_least(HOLDER_ROLE);
     let mut lock_ids: Vec<(LockId, String)> = Vec::new();
     let mut waiter_ids: Vec<WaiterId> = Vec::new();
     for chunk in tabs.chunks(chunk_size(conn)) {
@@ -201,7 +202,7 @@ pub fn reconnect(
     } else {
         memberships::table
             .filter(memberships::user_id.eq(user_id))
-            .filter(memberships::role.eq_any(Role::at_least(Role::Editor)))
+            .filter(memberships::role.eq_any(Role::at_least(HOLDER_ROLE)))
             .select(memberships::case_id)
             .load(conn)?
     };

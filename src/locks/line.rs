@@ -15,6 +15,7 @@ use chrono::NaiveDateTime;
 
 use super::lockable::LockTarget;
 use super::render::{ended_waiter, lock_view, waiter_view};
+use super::rules;
 use super::LockPolicy;
 use crate::auth::access::{rank_of_user_id, rank_on};
 use crate::auth::Actor;
@@ -24,7 +25,7 @@ use crate::error::{AppError, AppResult};
 use crate::models::lock::NewLock;
 use crate::models::waiter::{NewWaiter, QueuedWaiter, WaiterEnd};
 use crate::models::{
-    CaseId, HeldLock, Lock, LockAction, LockEvent, Role, Tab, UserId, UserRef, Waiter, WaiterId,
+    CaseId, HeldLock, Lock, LockAction, LockEvent, Tab, UserId, UserRef, Waiter, WaiterId,
 };
 use crate::views::Change;
 
@@ -136,9 +137,8 @@ pub fn hand_off(
             leave(tx, &waiter, &user, overdue_reason(&waiter))?;
             continue;
         }
-        let may_edit = rank_of_user_id(tx.conn, user.id, waiter.case_id)?
-            .is_some_and(|rank| rank.allows(Role::Editor));
-        if !may_edit {
+        // Handed only to someone who may still hold it.
+        if !rules::may_hold(rank_of_user_id(tx.conn, user.id, waiter.case_id)?) {
             leave(tx, &waiter, &user, WaiterEnd::Kicked)?;
             continue;
         }

@@ -31,6 +31,7 @@ mod lockable;
 mod naming;
 mod reaper;
 pub mod render;
+pub mod rules;
 mod subtree;
 
 use std::time::Duration;

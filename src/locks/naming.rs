@@ -3,12 +3,13 @@
 //! itself (row-locked for a lock write), or — for a record of an external
 //! type never locked before — naming it (giving it an id).
 
+use super::rules::HOLDER_ROLE;
 use super::{LockTarget, LockableKind};
 use crate::auth::access::{rank_on, require};
 use crate::auth::{Actor, Caller};
 use crate::db::{DbConn, Tx};
 use crate::error::{AppError, AppResult};
-use crate::models::{Case, CaseId, ExternalRecord, Lock, Role};
+use crate::models::{Case, CaseId, ExternalRecord, Lock};
 
 /// A record a request names.
 #[derive(Clone, Debug)]
@@ -142,11 +143,11 @@ pub(crate) fn resolve_all(
         }
     };
     let (actor, case, rank) = caller.clone().load_on_case(tx.conn, case_id)?;
-    require(rank, &case, Role::Editor)?;
+    require(rank, &case, HOLDER_ROLE)?;
     // Ordered with deep acquires and membership changes (see `crate::locks`)
     // before anything else is read; the role read again under that order.
     if Lock::order_with_deep_acquires(tx.conn, false)? {
-        require(rank_on(tx.conn, &actor.user, case.id)?, &case, Role::Editor)?;
+        require(rank_on(tx.conn, &actor.user, case.id)?, &case, HOLDER_ROLE)?;
     }
     // External records are named (given ids) in one fixed order — type,
     // then param — so that two requests naming new records in opposite

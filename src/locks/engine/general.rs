@@ -14,6 +14,7 @@ use crate::locks::holding::{
 use crate::locks::line::{self, Joined};
 use crate::locks::lockable::LockTarget;
 use crate::locks::render::{held_message, lock_view};
+use crate::locks::rules;
 use crate::locks::subtree;
 use crate::locks::LockPolicy;
 use crate::models::lock::NewLock;
@@ -230,7 +231,7 @@ pub fn refresh(tx: &mut Tx, actor: &Actor, id: LockId, policy: &LockPolicy) -> A
             held_message(&held)
         )));
     }
-    if !rank.allows(Role::Editor) {
+    if !rules::may_hold(Some(rank)) {
         return Err(AppError::forbidden(format!(
             "Lock {id} can no longer be renewed: you are a {rank} of its case now, and only an editor or above holds locks."
         )));

@@ -9,8 +9,9 @@ use crate::error::{AppError, AppResult};
 use crate::locks::fast_path::{self, FastPath};
 use crate::locks::guard::{self, HostWrite, Preconditions, WriteContext};
 use crate::locks::naming::{case_by_slug, Named};
+use crate::locks::rules::HOLDER_ROLE;
 use crate::locks::LockPolicy;
-use crate::models::{Role, User};
+use crate::models::User;
 
 /// `Ok` when the write may happen (the holder's lock activity renewed);
 /// otherwise the guard's refusal, in the guard's order: 404 (the case, the
@@ -65,7 +66,7 @@ pub async fn guard(
                     case.slug
                 ))
             })?;
-        require(rank_on(tx.conn, &user, case.id)?, &case, Role::Editor)?;
+        require(rank_on(tx.conn, &user, case.id)?, &case, HOLDER_ROLE)?;
         // Now the record's row, locked until the transaction ends.
         let target = match named {
             Named::Stored(_, id) => kind

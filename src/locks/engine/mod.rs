@@ -27,7 +27,7 @@ use crate::error::{AppError, AppResult};
 use crate::locks::fast_path;
 use crate::locks::naming::resolve_all;
 use crate::locks::LockPolicy;
-use crate::models::{HeldLock, Lock, LockEventId, LockId, QueuedWaiter, Role, Tab, WaiterId};
+use crate::models::{HeldLock, Lock, LockEventId, LockId, QueuedWaiter, Tab, WaiterId};
 use crate::views::LockEventView;
 
 pub use crate::locks::fast_path::statements::install_fast_save;
@@ -37,6 +37,7 @@ pub use crate::locks::line::Joined;
 pub use crate::locks::lockable::{kind_named, known_types, registry, Lockable, LockableKind};
 pub use crate::locks::naming::{case_by_slug, Named};
 pub use crate::locks::reaper::run as run_reaper;
+pub use crate::locks::rules;
 pub use general::{AcquireMode, Acquired, LockStatus};
 pub use read::{case_of, lock_snapshot};
 pub use records::Parent;
@@ -115,9 +116,10 @@ impl Engine {
                     }
                 };
                 let (actor, case, rank) = caller.clone().load_on_case(tx.conn, case_id)?;
-                require(rank, &case, Role::Editor)?;
+                require(rank, &case, rules::HOLDER_ROLE)?;
                 if Lock::order_with_deep_acquires(tx.conn, mode.deep)? {
-                    require(rank_on(tx.conn, &actor.user, case.id)?, &case, Role::Editor)?;
+                    let rank = rank_on(tx.conn, &actor.user, case.id)?;
+                    require(rank, &case, rules::HOLDER_ROLE)?;
                 }
                 // SQLite's one writer runs this whole transaction alone: the
                 // record read above is still the record, and there is no row

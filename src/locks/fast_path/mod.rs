@@ -27,22 +27,13 @@ use statements::{FastSave as FastSaveCall, FreshLock};
 use super::counting::count_event;
 use super::guard::{HostWrite, Preconditions};
 use super::naming::Named;
+use super::rules::holder_roles;
 use super::{LockPolicy, LockableKind};
-use crate::auth::access::Rank;
 use crate::auth::Caller;
 use crate::db::{Backend, Database, DbConn, DbError};
-use crate::models::{HeldLock, LockAction, LockId, Role, StoredKey, StoredRecord, TokenHolder};
+use crate::models::{HeldLock, LockAction, LockId, StoredKey, StoredRecord, TokenHolder};
 use crate::schema::body::RecordInput;
 use crate::schema::RecordType;
-
-/// The case roles that may take locks and save (a site admin always may).
-fn editor_roles() -> Vec<&'static str> {
-    Role::ALL
-        .into_iter()
-        .filter(|r| Rank::Member(*r).allows(Role::Editor))
-        .map(Role::as_str)
-        .collect()
-}
 
 /// An instance's fast path, when it serves PostgreSQL with
 /// `BATON_LOCK_FAST_PATH` on: the callers it has checked.
@@ -62,7 +53,7 @@ impl FastPath {
         holder: TokenHolder,
         statement: impl FnOnce(&mut PgConnection, &KnownCaller) -> QueryResult<Option<T>>,
     ) -> QueryResult<Option<T>> {
-        let Some(caller) = self.callers.get_or_read(pg, holder, &editor_roles())? else {
+        let Some(caller) = self.callers.get_or_read(pg, holder, &holder_roles())? else {
             return Ok(None);
         };
         let done = statement(pg, &caller)?;
@@ -213,7 +204,7 @@ pub async fn guard(
     }
     let (ttl, idle_timeout) = (policy.lease_of(kind.type_name), policy.idle_timeout);
     one_statement(db, "guard", move |pg| {
-        let editor_roles = editor_roles();
+        let holder_roles = holder_roles();
         let (id, param) = match &asked.named {
             Named::Stored(_, id) => (Some(*id), None),
             Named::External { param, .. } => (None, Some(param.as_str())),
@@ -230,7 +221,7 @@ pub async fn guard(
             lock_token: asked.lock_token,
             ttl,
             idle_timeout,
-            editor_roles: &editor_roles,
+            editor_roles: &holder_roles,
         };
         statements::guard(pg, &call)
     })

@@ -1,8 +1,9 @@
 //! Every PostgreSQL statement of the lock fast path: the acquire, the
 //! release, and the functions of the fast save and the fast guard. They are
-//! built from the fragments below, so that each rule is written once in SQL:
-//! the lock columns, the live caller, the holder, a lock in force, a deep
-//! lock in the case, reading the record's lock, renewing it, and the event
+//! built from fragments, so that each rule is written once in SQL: the
+//! rules of a lock (held by, in force, may hold, a deep lock in the case)
+//! beside their Rust in `crate::locks::rules`, and here the lock columns,
+//! the live caller, reading the record's lock, renewing it, and the event
 //! row (the audit entry and its frame in one). Fragments take their
 //! placeholders as arguments, so each statement numbers its binds its own
 //! way. The Rust each mirrors (which SQLite and the general path use) is
@@ -13,6 +14,7 @@
 //! diesel's DSL, one statement at a time.
 
 use crate::db::pg_function::PgFunction;
+use crate::locks::rules::{deep_in_case_sql, held_by_sql, in_force_sql, may_hold_sql};
 
 /// The `locks` columns an insert gives, in this order.
 macro_rules! lock_columns {
@@ -36,15 +38,6 @@ macro_rules! epoch_unmoved {
             " > ",
             $now
         )
-    };
-}
-
-/// The caller may take locks and save in case `$case`: a site admin
-/// (`$admin`), or a member whose role may edit there (`$cases`, read by
-/// [`READ_CALLER`]). Rust: `crate::auth::access::require(.., Role::Editor)`.
-macro_rules! may_edit {
-    ($admin:literal, $cases:literal, $case:expr) => {
-        concat!("(", $admin, " OR ", $case, " = ANY (", $cases, "))")
     };
 }
 
@@ -77,40 +70,6 @@ pub const READ_CALLER: &str = concat!(
     " AND u.deactivated_at IS NULL"
 );
 
-/// The lock `l` is the caller's: user `$user`'s, and its tab `$tab`'s or
-/// taken without a tab. A caller without a tab holds every lock of the
-/// user unless `$tab_required` (`POST /guard`: a host that names no tab is
-/// another tab to a lock taken with one). Rust: `locks::holding::is_held_by`
-/// and `locks::guard::WriteContext::holds`.
-macro_rules! held_by {
-    ($user:literal, $tab:literal, $tab_required:literal) => {
-        concat!(
-            "(l.user_id = ",
-            $user,
-            " AND (l.session_id IS NULL OR l.session_id = ",
-            $tab,
-            " OR (NOT ",
-            $tab_required,
-            " AND ",
-            $tab,
-            "::text IS NULL)))"
-        )
-    };
-}
-
-/// A deep lock is held anywhere in case `$case`: the fast path declines,
-/// and the general path decides what it covers. Rust:
-/// `locks::subtree::covering_locks`.
-macro_rules! deep_lock_in_case {
-    ($case:literal) => {
-        concat!(
-            "EXISTS (SELECT 1 FROM locks d WHERE d.case_id = ",
-            $case,
-            " AND d.deep)"
-        )
-    };
-}
-
 /// PL/pgSQL: reads the lock on record `$id` of type `p_type` into `held`,
 /// `FOR SHARE`; a lock row another transaction is writing is left to the
 /// general path (`$decline`), which waits in a transaction it can roll
@@ -139,19 +98,6 @@ macro_rules! renew_held {
     () => {
         "UPDATE locks SET expires_at = v_now + p_ttl_micros * interval '1 microsecond', \
                 last_activity_at = v_now WHERE id = held.id; "
-    };
-}
-
-/// The lock `l` is still in force at `$now`: its lease has not run out, and
-/// it was active after `$idle_before`. Rust: `locks::holding::overdue`.
-macro_rules! in_force {
-    ($now:expr, $idle_before:expr) => {
-        concat!(
-            "l.expires_at > ",
-            $now,
-            " AND l.last_activity_at > ",
-            $idle_before
-        )
     };
 }
 
@@ -218,7 +164,7 @@ macro_rules! fast_acquire {
             "WITH record AS (",
             $record,
             " AND ",
-            $crate::locks::fast_path::sql::may_edit!("$9", "$8", $case_column),
+            $crate::locks::rules::may_hold_sql!("$9", "$8", $case_column),
             " AND ",
             $crate::locks::fast_path::sql::epoch_unmoved!("$3", "$10", $crate::db_now!()),
             " FOR NO KEY UPDATE), caller AS (",
@@ -232,7 +178,7 @@ macro_rules! fast_acquire {
             ", ",
             $crate::db_now!(),
             ", FALSE FROM record, caller WHERE NOT ",
-            $crate::locks::fast_path::sql::deep_lock_in_case!("record.case_id"),
+            $crate::locks::rules::deep_in_case_sql!("record.case_id"),
             " ON CONFLICT DO NOTHING RETURNING *), published AS (",
             $crate::locks::fast_path::sql::event_row!(
                 "acquired",
@@ -256,9 +202,7 @@ pub const FAST_ACQUIRE_RECORD: &str = fast_acquire!(
     "case_id"
 );
 
-pub(crate) use {
-    db_now_moved, deep_lock_in_case, epoch_unmoved, event_row, known_caller, lock_columns, may_edit,
-};
+pub(crate) use {db_now_moved, epoch_unmoved, event_row, known_caller, lock_columns};
 
 /// The fast save (PostgreSQL): one call that saves a stored record's
 /// fields when nothing stands in the way, and returns the saved row;
@@ -267,7 +211,7 @@ pub(crate) use {
 /// (`crate::locks::guard`) in the guard's order, from the fragments above:
 /// the record's row, row-locked only when the caller as this instance knows
 /// them is still live ([`epoch_unmoved!`]) and may edit its case
-/// ([`may_edit!`]), so that nobody else takes or waits for its lock (one
+/// ([`may_hold_sql!`]), so that nobody else takes or waits for its lock (one
 /// another transaction holds is left to the general path, which waits in a
 /// transaction it can roll back); then, each statement with a fresh
 /// snapshot (a VOLATILE function), the record's lock (read FOR SHARE), no deep lock in the
@@ -290,20 +234,20 @@ const FAST_SAVE_FUNCTION: &str = concat!(
     "; rec records; held locks; \
      BEGIN \
        SELECT * INTO rec FROM records WHERE record_type = p_type AND id = p_id AND ",
-    may_edit!("p_admin", "p_cases", "case_id"),
+    may_hold_sql!("p_admin", "p_cases", "case_id"),
     " AND ",
     epoch_unmoved!("p_epoch", "p_expires", "v_now"),
     " FOR NO KEY UPDATE SKIP LOCKED; \
        IF NOT FOUND THEN RETURN; END IF; ",
     read_held_lock!("p_id", "RETURN"),
     "IF ",
-    deep_lock_in_case!("rec.case_id"),
+    deep_in_case_sql!("rec.case_id"),
     " THEN RETURN; END IF; \
        IF held.id IS NOT NULL THEN \
          PERFORM 1 FROM locks l WHERE l.id = held.id AND ",
-    held_by!("p_user", "p_session", "FALSE"),
+    held_by_sql!("p_user", "p_session", "FALSE"),
     " AND ",
-    in_force!(
+    in_force_sql!(
         "v_now",
         "(v_now - p_idle_micros * interval '1 microsecond')"
     ),
@@ -386,13 +330,13 @@ const FAST_GUARD_FUNCTION: &str = concat!(
     read_held_lock!("v_id", "RETURN FALSE"),
     "END IF; \
        IF ",
-    deep_lock_in_case!("v_case"),
+    deep_in_case_sql!("v_case"),
     " THEN RETURN FALSE; END IF; \
        IF held.id IS NOT NULL THEN \
          PERFORM 1 FROM locks l WHERE l.id = held.id AND ",
-    held_by!("v_user.id", "p_session", "TRUE"),
+    held_by_sql!("v_user.id", "p_session", "TRUE"),
     " AND ",
-    in_force!(
+    in_force_sql!(
         "v_now",
         "(v_now - p_idle_micros * interval '1 microsecond')"
     ),
@@ -429,9 +373,9 @@ pub const FAST_RELEASE: &str = concat!(
     "), changed AS ( \
        DELETE FROM locks l USING caller \
        WHERE l.id = $1 AND NOT l.has_waiters AND ",
-    held_by!("caller.id", "$4", "FALSE"),
+    held_by_sql!("caller.id", "$4", "FALSE"),
     " AND ",
-    in_force!(crate::db_now!(), db_now_moved!("-", "$5")),
+    in_force_sql!(crate::db_now!(), db_now_moved!("-", "$5")),
     " RETURNING l.*), published AS (",
     event_row!("released", "changed.user_id", crate::db_now!(), "$4::text"),
     ") SELECT changed.*, caller.name, caller.color FROM changed, caller"
@@ -444,9 +388,8 @@ mod tests {
         assert!(super::FAST_ACQUIRE_RECORD
             .contains("SELECT case_id FROM records WHERE record_type = $5 AND id = $1"));
         assert!(super::FAST_ACQUIRE_CASE.contains("SELECT id AS case_id FROM cases WHERE id = $1"));
-        assert!(
-            super::FAST_RELEASE.contains("l.session_id = $4 OR (NOT FALSE AND $4::text IS NULL)")
-        );
+        assert!(super::FAST_RELEASE
+            .contains("l.session_id IS NOT DISTINCT FROM $4 OR (NOT FALSE AND $4::text IS NULL)"));
         assert!(super::FAST_RELEASE.contains(
             "l.last_activity_at > ((now() AT TIME ZONE 'UTC') - $5 * interval '1 microsecond')"
         ));
