@@ -9,7 +9,7 @@ use actix_ws::{AggregatedMessage, CloseCode, CloseReason, MessageStream, Session
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::oneshot;
 
-use super::hub::{Admission, Closing};
+use super::hub::{Admission, CatchUp, Closing};
 use super::presence::online_users;
 use super::Realtime;
 use crate::auth::access::rank_on;
@@ -73,12 +73,14 @@ pub async fn serve(
         Ok(Joined::Welcome(presence_id, welcome)) => {
             let end = if session.text(welcome).await.is_ok() {
                 let token_ends = token_deadline(token_expires_at);
+                let feed = Feed::Forwarding(frames);
                 pump(
                     &rt,
                     &tab,
+                    (case_id, connection),
                     &mut session,
                     stream,
-                    frames,
+                    feed,
                     close_rx,
                     token_ends,
                 )
@@ -86,6 +88,7 @@ pub async fn serve(
             } else {
                 End::Closed
             };
+            rt.hub.detach(case_id, connection);
             // Close first, record after: the tab's TCP connection ends as
             // soon as the close handshake is done, not after a database write.
             let _ = session.close(close_reason(&end)).await;
@@ -191,13 +194,59 @@ fn token_deadline(exp: i64) -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_secs(left.unsigned_abs())
 }
 
+/// Where a tab's frames come from.
+enum Feed {
+    /// Its task reads them from the case's channel and writes them (before
+    /// the tab is attached, and after its queue was full).
+    Forwarding(broadcast::Receiver<Arc<Frame>>),
+    /// The publisher writes them into the tab's queue; this says when the
+    /// queue was full and the task must take over.
+    Attached(oneshot::Receiver<CatchUp>),
+    /// Between the two, for a moment.
+    Switching,
+}
+
+/// What the tab's task hears from its feed.
+enum Fed {
+    Frame(Result<Arc<Frame>, RecvError>),
+    FellBehind(Result<CatchUp, oneshot::error::RecvError>),
+}
+
+impl Feed {
+    async fn next(&mut self) -> Fed {
+        match self {
+            Feed::Forwarding(frames) => Fed::Frame(frames.recv().await),
+            Feed::Attached(fell_behind) => Fed::FellBehind(fell_behind.await),
+            Feed::Switching => std::future::pending().await,
+        }
+    }
+
+    /// Once a forwarding tab has caught up, hands its frames to the
+    /// publisher.
+    fn attach(&mut self, rt: &Realtime, (case_id, connection): (CaseId, u64), session: &Session) {
+        if let Feed::Forwarding(frames) = self {
+            if frames.is_empty() {
+                let Feed::Forwarding(frames) = std::mem::replace(self, Feed::Switching) else {
+                    return;
+                };
+                *self = match rt.hub.attach(case_id, connection, session, frames) {
+                    Ok(fell_behind) => Feed::Attached(fell_behind),
+                    Err(frames) => Feed::Forwarding(frames),
+                };
+            }
+        }
+    }
+}
+
 /// Forwards frames and pings until the channel ends, or its token does.
+#[allow(clippy::too_many_arguments)]
 async fn pump(
     rt: &Realtime,
     tab: &Tab,
+    at: (CaseId, u64),
     session: &mut Session,
     stream: MessageStream,
-    mut frames: broadcast::Receiver<Arc<Frame>>,
+    mut feed: Feed,
     mut closing: oneshot::Receiver<Closing>,
     token_ends: tokio::time::Instant,
 ) -> End {
@@ -216,6 +265,7 @@ async fn pump(
     let token_ended = tokio::time::sleep_until(token_ends);
     tokio::pin!(token_ended);
     loop {
+        feed.attach(rt, at, session);
         let sent = tokio::select! {
             message = stream.recv() => match message {
                 Some(Ok(AggregatedMessage::Pong(_))) => {
@@ -237,16 +287,25 @@ async fn pump(
                 Some(Ok(AggregatedMessage::Text(_) | AggregatedMessage::Binary(_))) => Ok(()),
                 Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => Err(End::Closed),
             },
-            frame = frames.recv() => match frame {
-                Ok(frame) => deliver(session.text(frame.text.clone()), patience).await,
+            fed = feed.next() => match fed {
+                Fed::Frame(Ok(frame)) => deliver(session.text(frame.text.clone()), patience).await,
                 // Too slow to keep up: say so rather than skip silently; the
                 // tab reloads the case and carries on from the newest frame.
-                Err(RecvError::Lagged(missed)) => {
+                Fed::Frame(Err(RecvError::Lagged(missed))) => {
                     metrics::counter!("baton_frames_dropped_total").increment(missed);
                     let resync = ServerFrame::Resync { missed: Some(missed), reason: None }.text();
                     deliver(session.text(resync), patience).await
                 }
-                Err(RecvError::Closed) => Err(End::Closed),
+                Fed::Frame(Err(RecvError::Closed)) => Err(End::Closed),
+                // The tab's queue was full: write the frame that did not
+                // fit, waiting for room as long as a tab may, then forward
+                // the rest until caught up.
+                Fed::FellBehind(Ok(CatchUp { first, frames })) => {
+                    feed = Feed::Forwarding(frames);
+                    deliver(session.text(first.text.clone()), patience).await
+                }
+                // Let go without a word: its connection is gone.
+                Fed::FellBehind(Err(_)) => Err(End::Closed),
             },
             _ = ticks.tick() => {
                 if last_pong.elapsed() > period * 2 {
