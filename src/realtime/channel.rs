@@ -23,7 +23,7 @@ use crate::locks::line::waiters_of_case;
 use crate::locks::render::{lock_views, waiter_views};
 use crate::models::presence::NewPresence;
 use crate::models::{Case, CaseId, Lock, Presence, Role, Tab, User, Waiter};
-use crate::views::ServerFrame;
+use crate::views::{OnlineUserView, ServerFrame};
 
 /// Largest frame a tab may send; the channel is server → client, so small.
 const MAX_CLIENT_FRAME: usize = 64 * 1024;
@@ -70,7 +70,7 @@ pub async fn serve(
     let case_id = case.id;
     drop((actor, case));
     match joined {
-        Ok(Joined::Welcome(presence_id, welcome)) => {
+        Ok(Joined::Welcome(presence_id, welcome, _)) => {
             let end = if session.text(welcome).await.is_ok() {
                 let token_ends = token_deadline(token_expires_at);
                 let feed = Feed::Forwarding(frames);
@@ -114,7 +114,9 @@ pub async fn serve(
 /// or it may no longer be (its token or its membership ended after the
 /// upgrade was allowed).
 enum Joined {
-    Welcome(i64, String),
+    /// The presence row's id, the welcome's text, and the online users when
+    /// they were read from the rows (this instance had no fresh count).
+    Welcome(i64, String, Option<Vec<OnlineUserView>>),
     Refused(KickReason),
 }
 
@@ -137,6 +139,7 @@ fn close_reason(end: &End) -> Option<CloseReason> {
 /// or its access to the case has ended since the upgrade was allowed.
 async fn join(rt: &Realtime, actor: &Actor, case: &Case, tab: &Tab) -> AppResult<Joined> {
     let (rt_, actor, case_id, tab_) = (rt.clone(), actor.clone(), case.id, tab.clone());
+    let user = actor.user.to_ref();
     let heartbeat_ms = u64::try_from(rt.timing.heartbeat_interval.as_millis()).unwrap_or(u64::MAX);
     let joined = rt
         .db
@@ -160,17 +163,34 @@ async fn join(rt: &Realtime, actor: &Actor, case: &Case, tab: &Tab) -> AppResult
                 },
                 tx.now,
             )?;
+            // From this instance's count of the case, not a pass over its
+            // rows: with the rows, each join of a big case would cost as much
+            // as the tabs already in it.
+            let presence_ttl = rt_.timing.presence_ttl();
+            let user = actor.user.to_ref();
+            let (online, read) = match rt_.presence.welcome_list(case_id, &user, presence_ttl) {
+                Some(counted) => (counted, None),
+                None => {
+                    let read = online_users(tx.conn, case_id, presence_ttl)?;
+                    (read.clone(), Some(read))
+                }
+            };
             let welcome = ServerFrame::Welcome {
-                online_users: online_users(tx.conn, case_id, rt_.timing.presence_ttl())?,
+                online_users: online,
                 active_locks: lock_views(&active_locks(tx.conn, case_id, &rt_.policy)?),
                 waiters: waiter_views(&waiters_of_case(tx.conn, case_id, tx.now)?),
                 heartbeat_ms,
                 session_id: tab.session_id,
             };
-            Ok::<_, crate::error::AppError>(Joined::Welcome(presence.id, welcome.text()))
+            Ok::<_, crate::error::AppError>(Joined::Welcome(presence.id, welcome.text(), read))
         })
         .await?;
-    if matches!(joined, Joined::Welcome(..)) {
+    if let Joined::Welcome(_, _, read) = &joined {
+        match read {
+            // The rows read in the join count its own tab already.
+            Some(read) => rt.presence.counted(case_id, read),
+            None => rt.presence.joined(case_id, &user),
+        }
         rt.presence.changed(case_id);
     }
     Ok(joined)
@@ -376,7 +396,7 @@ async fn leave(
     presence_id: i64,
     end: &End,
 ) -> AppResult<()> {
-    let (timing, tab) = (rt.timing, tab.clone());
+    let (timing, tab, user_id) = (rt.timing, tab.clone(), tab.user_id);
     // A tab kicked by an admin or for lost access has no locks left to keep;
     // one signed out keeps the grace, and gets them back if it signs in and
     // reconnects in time.
@@ -401,6 +421,7 @@ async fn leave(
             Ok::<_, crate::error::AppError>(())
         })
         .await?;
+    rt.presence.left(case_id, user_id);
     rt.presence.changed(case_id);
     Ok(())
 }
