@@ -402,6 +402,11 @@ fn sqlite_save(
         .ok_or_else(|| "the record went away".to_owned())
 }
 
+/// What the guard's query gives, one row per lock found (or one with no
+/// lock): the user's role on the case, the user's id, the lock's holder and
+/// the holder's tab.
+type GuardRow = (String, i64, Option<i64>, Option<String>);
+
 async fn guard(
     req: HttpRequest,
     setup: web::Data<FloorSetup>,
@@ -420,9 +425,7 @@ async fn guard(
         body.case.as_str(),
         body.user_external_id.as_str(),
     );
-    // (role, user id, lock holder, holder's tab), one row per lock found.
-    let rows: Result<Vec<(String, i64, Option<i64>, Option<String>)>, String> = match backend(&req)
-    {
+    let rows: Result<Vec<GuardRow>, String> = match backend(&req) {
         Backend::Postgres(worker) => match worker.checkout(&setup, &sql).await {
             Ok(conn) => conn
                 .client
