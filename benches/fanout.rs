@@ -94,7 +94,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 const JWT_SECRET: &str = "baton-fanout-bench-secret-baton-fanout";
 
 /// The project's targets.
-const TARGET_P99: Duration = Duration::from_millis(20);
+const TARGET_P99: Duration = Duration::from_millis(10);
 const TARGET_P99_AT: usize = 1000;
 const TARGET_KIB_PER_TAB: f64 = 40.0;
 

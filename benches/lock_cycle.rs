@@ -5,6 +5,14 @@
 //! asking before it writes the same record in its own database), next to
 //! the guarded PATCH.
 //!
+//! Each is measured against the HTTP floor too (`support/floor.rs`): a bare
+//! actix-web server in this process, as many workers as baton's, that
+//! answers the same requests from the same clients with nothing but their
+//! raw statements, prepared. The floor is the reference of the targets:
+//! whatever baton spends beyond it is its own work. The CPU time per
+//! operation (this process's, and PostgreSQL's processes') is printed for
+//! baton, the floor and the raw SQL, to show where the difference goes.
+//!
 //! ```text
 //! cargo bench --bench lock_cycle
 //! cargo bench --bench lock_cycle -- --backend postgres --duration 5s --clients 16
@@ -25,6 +33,8 @@
 
 #[path = "support/backends.rs"]
 mod backends;
+#[path = "support/floor.rs"]
+mod floor;
 mod support;
 
 use std::future::Future;
@@ -55,6 +65,9 @@ use support::tab_client;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 const JWT_SECRET: &[u8] = b"baton-bench-secret-baton-bench-secret";
+
+/// HTTP workers of baton's server, and of the floor's.
+const HTTP_WORKERS: usize = 2;
 
 #[derive(Parser)]
 #[command(about = "Lock cycles and guarded writes per second, over HTTP and as raw SQL")]
@@ -170,6 +183,7 @@ fn main() {
         }
     }
 
+    print_cpu(&rows);
     print_targets(&rows, &target);
     let errors: u64 = rows.iter().map(Row::errors).sum();
     if errors > 0 {
@@ -346,7 +360,7 @@ fn run_backend(
 ) -> Result<Vec<Row>, BoxError> {
     let mut settings = Settings::defaults(database_url);
     settings.database.sqlite_synchronous = synchronous;
-    settings.workers = Some(2);
+    settings.workers = Some(HTTP_WORKERS);
     settings.database.db_pool_size = pool_size;
     // The server loads and installs the same schema as `Target::from_args`.
     settings.database.schema = target.schema_file.clone();
@@ -363,6 +377,24 @@ fn run_backend(
         let server = server::start(state.clone(), listener)?;
         let handle = server.handle();
         actix_web::rt::spawn(server);
+        // The HTTP floor beside it, on the same database and seed.
+        let floor_listener = TcpListener::bind("127.0.0.1:0")?;
+        let floor_base = format!("http://{}", floor_listener.local_addr()?);
+        let floor = floor::start(
+            floor::FloorSetup {
+                database_url: state.settings.database.database_url.clone(),
+                postgres: name == "PostgreSQL",
+                sqlite_synchronous: synchronous.pragma(),
+                jwt: state.jwt.clone(),
+                type_name: target.ty.name.clone(),
+                plural: target.ty.plural.clone(),
+                ttl,
+                workers: HTTP_WORKERS,
+            },
+            floor_listener,
+        )?;
+        let floor_handle = floor.handle();
+        actix_web::rt::spawn(floor);
 
         let mut rows = Vec::new();
         for &n in &args.clients {
@@ -370,11 +402,33 @@ fn run_backend(
                 .iter()
                 .map(|e| HttpClient::new(&base, target, e))
                 .collect::<Result<Vec<_>, _>>()?;
+            let url = state.settings.database.database_url.as_str();
+            settle(url)?;
             let lock = measure_http(&clients, args, |c| c.lock_cycle()).await;
+            settle(url)?;
             let patch = measure_http(&clients, args, |c| c.patch_record()).await;
+            settle(url)?;
             let guard = measure_http(&clients, args, |c| c.guard()).await;
             drop(clients);
+            let floor_clients = editors[..n]
+                .iter()
+                .map(|e| HttpClient::new(&floor_base, target, e))
+                .collect::<Result<Vec<_>, _>>()?;
+            settle(url)?;
+            let floor_lock = measure_http(&floor_clients, args, |c| c.lock_cycle()).await;
+            settle(url)?;
+            let floor_patch = measure_http(&floor_clients, args, |c| c.patch_record()).await;
+            settle(url)?;
+            let floor_guard = measure_http(&floor_clients, args, |c| c.guard()).await;
+            let floor = Floor {
+                lock: floor_lock,
+                patch: floor_patch,
+                guard: floor_guard,
+            };
+            drop(floor_clients);
+            settle(url)?;
             let raw = measure_raw(&state, &editors[..n], args, ttl, raw_lock_cycle).await?;
+            settle(url)?;
             let raw_patch =
                 measure_raw(&state, &editors[..n], args, ttl, raw_guarded_update).await?;
             let pgbench = match name {
@@ -390,13 +444,27 @@ fn run_backend(
                 raw,
                 raw_patch,
                 pgbench,
+                floor,
             };
             row.print();
             rows.push(row);
         }
+        floor_handle.stop(false).await;
         handle.stop(false).await;
         Ok(rows)
     })
+}
+
+/// On SQLite, empties the write-ahead log before a measurement: each then
+/// starts from the same log, not from the frames the measurements before it
+/// left (a long log slows every page read, and autocommitted statements
+/// write more of it than baton's grouped commits).
+fn settle(database_url: &str) -> Result<(), BoxError> {
+    if baton::db::Backend::of_url(database_url) == baton::db::Backend::Sqlite {
+        let mut conn = baton::db::connect(database_url)?;
+        conn.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);")?;
+    }
+    Ok(())
 }
 
 /// One seeded user: an editor of the bench case with a record of its own.
@@ -540,6 +608,8 @@ impl Window {
 #[derive(Default)]
 struct Samples {
     latencies: Vec<Duration>,
+    /// Operations done, the warm-up's included (for the CPU per operation).
+    done: u64,
     errors: u64,
     first_error: Option<String>,
 }
@@ -547,6 +617,9 @@ struct Samples {
 impl Samples {
     /// Records one cycle that started at `start`; failures count even in the warm-up.
     fn record(&mut self, window: &Window, start: Instant, outcome: Result<(), String>) {
+        if outcome.is_ok() {
+            self.done += 1;
+        }
         match outcome {
             Ok(()) if start >= window.counted_from => self.latencies.push(start.elapsed()),
             Ok(()) => {}
@@ -564,10 +637,71 @@ struct Stats {
     p50: Duration,
     p99: Duration,
     errors: u64,
+    /// CPU time per operation, in µs: this process's (server, client and
+    /// all) and PostgreSQL's; over the warm-up and the measurement.
+    cpu: CpuPerOp,
+}
+
+#[derive(Clone, Copy, Default)]
+struct CpuPerOp {
+    process: f64,
+    postgres: f64,
+}
+
+/// CPU time used so far, in µs: by this process, and by every process
+/// named `postgres` on the machine (the server's backends). Read from
+/// /proc; zero where it cannot be read.
+#[derive(Clone, Copy, Default)]
+struct CpuTime {
+    process: f64,
+    postgres: f64,
+}
+
+impl CpuTime {
+    fn now() -> CpuTime {
+        // SAFETY: sysconf has no preconditions.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let used = |stat: &str| -> f64 {
+            // Fields after the command's closing parenthesis: utime and
+            // stime are the 12th and 13th.
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or("", |(_, rest)| rest)
+                .split_whitespace()
+                .collect();
+            let field = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+            (field(11).unwrap_or(0.0) + field(12).unwrap_or(0.0)) / ticks * 1e6
+        };
+        let process = std::fs::read_to_string("/proc/self/stat").map_or(0.0, |s| used(&s));
+        let postgres = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| {
+                std::fs::read_to_string(entry.path().join("comm"))
+                    .is_ok_and(|comm| comm.trim() == "postgres")
+            })
+            .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+            .map(|stat| used(&stat))
+            .sum();
+        CpuTime { process, postgres }
+    }
+
+    /// The CPU time since `self`, per one of `ops` operations.
+    fn per_op(self, ops: u64) -> CpuPerOp {
+        let now = CpuTime::now();
+        let ops = ops.max(1) as f64;
+        CpuPerOp {
+            process: (now.process - self.process) / ops,
+            postgres: (now.postgres - self.postgres) / ops,
+        }
+    }
 }
 
 impl Stats {
-    fn of(window: &Window, samples: Vec<Samples>) -> Stats {
+    fn of(window: &Window, samples: Vec<Samples>, cpu_from: CpuTime) -> Stats {
+        let done = samples.iter().map(|s| s.done).sum();
+        let cpu = cpu_from.per_op(done);
         let errors = samples.iter().map(|s| s.errors).sum();
         if let Some(e) = samples.iter().find_map(|s| s.first_error.as_ref()) {
             eprintln!("first error: {e}");
@@ -583,6 +717,7 @@ impl Stats {
             p50: percentile(0.50),
             p99: percentile(0.99),
             errors,
+            cpu,
         }
     }
 }
@@ -595,6 +730,7 @@ where
     Fut: Future<Output = Result<(), String>> + 'a,
 {
     let window = Window::starting_now(args);
+    let cpu_from = CpuTime::now();
     let runs = clients.iter().map(|client| {
         let op = &op;
         async move {
@@ -609,7 +745,7 @@ where
         }
     });
     let samples = futures_util::future::join_all(runs).await;
-    Stats::of(&window, samples)
+    Stats::of(&window, samples, cpu_from)
 }
 
 /// A unit of raw SQL work of one client, on the connection it holds.
@@ -628,6 +764,7 @@ async fn measure_raw(
     let url = state.settings.database.database_url.clone();
     let editors = editors.to_vec();
     let window = Window::starting_now(args);
+    let cpu_from = CpuTime::now();
     let samples = tokio::task::spawn_blocking(move || {
         std::thread::scope(|scope| {
             let threads: Vec<_> = editors
@@ -640,7 +777,9 @@ async fn measure_raw(
                         loop {
                             let start = Instant::now();
                             if start >= window.until {
-                                return samples;
+                                // The connection too: PostgreSQL's CPU time
+                                // is read while its backend still runs.
+                                return (samples, conn);
                             }
                             let cycle = op(&mut conn, editor, ttl);
                             samples.record(&window, start, cycle);
@@ -651,11 +790,14 @@ async fn measure_raw(
             threads
                 .into_iter()
                 .map(|t| t.join().expect("raw SQL client panicked"))
-                .collect()
+                .collect::<Vec<_>>()
         })
     })
     .await?;
-    Ok(Stats::of(&window, samples))
+    let (samples, connections): (Vec<Samples>, Vec<DbConn>) = samples.into_iter().unzip();
+    let stats = Stats::of(&window, samples, cpu_from);
+    drop(connections);
+    Ok(stats)
 }
 
 // ---- the clients ----
@@ -955,6 +1097,15 @@ struct Row {
     raw_patch: Stats,
     /// pgbench's cycles/s for the raw lock cycle, when it ran.
     pgbench: Option<f64>,
+    floor: Floor,
+}
+
+/// The HTTP floor's figures for the same requests, in the same run
+/// (`support/floor.rs`): what any lock service on actix-web spends at least.
+struct Floor {
+    lock: Stats,
+    patch: Stats,
+    guard: Stats,
 }
 
 impl Row {
@@ -964,6 +1115,9 @@ impl Row {
             + self.guard.errors
             + self.raw.errors
             + self.raw_patch.errors
+            + self.floor.lock.errors
+            + self.floor.patch.errors
+            + self.floor.guard.errors
     }
 
     /// HTTP lock cycles per raw SQL lock cycle.
@@ -976,13 +1130,23 @@ impl Row {
         rate_ratio(&self.patch, &self.raw_patch)
     }
 
+    /// baton's rate of each request over the floor's: lock cycle, PATCH, guard.
+    fn floor_ratios(&self) -> (f64, f64, f64) {
+        (
+            rate_ratio(&self.lock, &self.floor.lock),
+            rate_ratio(&self.patch, &self.floor.patch),
+            rate_ratio(&self.guard, &self.floor.guard),
+        )
+    }
+
     fn print(&self) {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         let pgbench = self
             .pgbench
             .map_or_else(|| "-".to_owned(), |tps| format!("{tps:.0}"));
+        let (lock_floor, patch_floor, guard_floor) = self.floor_ratios();
         println!(
-            "| {:<10} | {:>7} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>7} | {:>8.2} | {:>9.0} | {:>9.2} | {:>6} |",
+            "| {:<10} | {:>7} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>9.0} | {:>6.2} | {:>6.2} | {:>7} | {:>8.2} | {:>9.0} | {:>9.2} | {:>10.0} | {:>10.2} | {:>11.0} | {:>11.2} | {:>11.0} | {:>11.2} | {:>6} |",
             self.backend,
             self.clients,
             self.lock.rate,
@@ -1001,6 +1165,12 @@ impl Row {
             self.ratio(),
             self.raw_patch.rate,
             self.patch_ratio(),
+            self.floor.lock.rate,
+            lock_floor,
+            self.floor.patch.rate,
+            patch_floor,
+            self.floor.guard.rate,
+            guard_floor,
             self.errors(),
         );
     }
@@ -1016,11 +1186,57 @@ fn rate_ratio(http: &Stats, raw: &Stats) -> f64 {
 
 fn print_header() {
     println!(
-        "| backend    | clients | HTTP lock | p50    | p99    | PATCH     | p50    | p99    | guard     | p50    | p99    | raw SQL   | p50    | p99    | pgbench | HTTP/raw | raw PATCH | PATCH/raw | errors |"
+        "| backend    | clients | HTTP lock | p50    | p99    | PATCH     | p50    | p99    | guard     | p50    | p99    | raw SQL   | p50    | p99    | pgbench | HTTP/raw | raw PATCH | PATCH/raw | floor lock | lock/floor | floor PATCH | PATCH/floor | floor guard | guard/floor | errors |"
     );
     println!(
-        "| ---------- | ------: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | ------: | -------: | --------: | --------: | -----: |"
+        "| ---------- | ------: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | --------: | -----: | -----: | ------: | -------: | --------: | --------: | ---------: | ---------: | ----------: | ----------: | ----------: | ----------: | -----: |"
     );
+}
+
+/// CPU time per operation of each measurement, baton's beside the floor's
+/// and the raw SQL's: where the gap between baton and the floor goes.
+fn print_cpu(rows: &[Row]) {
+    println!();
+    println!(
+        "CPU per operation, µs (process: this one, with the server, the floor and the load \
+         generator; PostgreSQL: all its processes):\n"
+    );
+    println!(
+        "| backend    | clients | operation   | baton process | baton PostgreSQL | floor process | floor PostgreSQL | raw SQL process | raw SQL PostgreSQL |"
+    );
+    println!(
+        "| ---------- | ------: | ----------- | ------------: | ---------------: | ------------: | ---------------: | --------------: | -----------------: |"
+    );
+    for row in rows {
+        let measured = [
+            ("lock cycle", &row.lock, &row.floor.lock, Some(&row.raw)),
+            ("PATCH", &row.patch, &row.floor.patch, Some(&row.raw_patch)),
+            ("POST /guard", &row.guard, &row.floor.guard, None),
+        ];
+        for (what, baton, floor, raw) in measured {
+            let (raw_process, raw_postgres) = raw.map_or_else(
+                || ("-".to_owned(), "-".to_owned()),
+                |raw| {
+                    (
+                        format!("{:.0}", raw.cpu.process),
+                        format!("{:.0}", raw.cpu.postgres),
+                    )
+                },
+            );
+            println!(
+                "| {:<10} | {:>7} | {:<11} | {:>13.0} | {:>16.0} | {:>13.0} | {:>16.0} | {:>15} | {:>18} |",
+                row.backend,
+                row.clients,
+                what,
+                baton.cpu.process,
+                baton.cpu.postgres,
+                floor.cpu.process,
+                floor.cpu.postgres,
+                raw_process,
+                raw_postgres,
+            );
+        }
+    }
 }
 
 /// The project's speed targets (16 clients), for the rows that were measured.
@@ -1036,42 +1252,23 @@ fn print_targets(rows: &[Row], measured: &Target) {
     );
     for row in rows.iter().filter(|r| r.clients == 16) {
         let name = row.backend;
-        if name == "PostgreSQL" {
-            if let Some(pgbench) = row.pgbench.filter(|&tps| tps > 0.0) {
-                let ratio = row.lock.rate / pgbench;
-                target(
-                    format!("{name}: HTTP lock cycles / pgbench's raw >= 0.5"),
-                    ratio,
-                    ratio >= 0.5,
-                );
-            }
-            target(
-                format!("{name}: HTTP lock cycles / raw SQL >= 0.5"),
-                row.ratio(),
-                row.ratio() >= 0.5,
-            );
-            target(
-                format!("{name}: guarded PATCH / raw guarded update >= 0.5"),
-                row.patch_ratio(),
-                row.patch_ratio() >= 0.5,
-            );
-        } else {
-            target(
-                format!("{name}: HTTP lock cycles/s >= 5000"),
-                row.lock.rate,
-                row.lock.rate >= 5000.0,
-            );
-            target(
-                format!("{name}: guarded PATCH/s >= 10000"),
-                row.patch.rate,
-                row.patch.rate >= 10000.0,
-            );
-        }
-        let guard_ratio = rate_ratio(&row.guard, &row.patch);
+        // Against the floor: what is left is baton's own work per request.
+        let lock_target = if name == "PostgreSQL" { 0.7 } else { 0.8 };
+        let (lock, patch, guard) = row.floor_ratios();
         target(
-            format!("{name}: POST /guard / guarded PATCH >= 1"),
-            guard_ratio,
-            guard_ratio >= 1.0,
+            format!("{name}: HTTP lock cycles / floor's >= {lock_target}"),
+            lock,
+            lock >= lock_target,
+        );
+        target(
+            format!("{name}: guarded PATCH / floor's >= 0.7"),
+            patch,
+            patch >= 0.7,
+        );
+        target(
+            format!("{name}: POST /guard / floor's >= 0.8"),
+            guard,
+            guard >= 0.8,
         );
         for (what, stats) in [("lock", &row.lock), ("PATCH", &row.patch)] {
             let spread = stats.p99.as_secs_f64() / stats.p50.as_secs_f64().max(1e-9);

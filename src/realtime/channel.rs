@@ -9,7 +9,7 @@ use actix_ws::{AggregatedMessage, CloseCode, CloseReason, MessageStream, Session
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::oneshot;
 
-use super::hub::{Admission, Closing};
+use super::hub::{Admission, CatchUp, Closing};
 use super::presence::online_users;
 use super::Realtime;
 use crate::auth::access::rank_on;
@@ -21,7 +21,7 @@ use crate::locks::engine::{lock_snapshot, tabs as lease};
 use crate::locks::render::{lock_views, waiter_views};
 use crate::models::presence::NewPresence;
 use crate::models::{Case, CaseId, Lock, Presence, Role, Tab, User, Waiter};
-use crate::views::ServerFrame;
+use crate::views::{OnlineUserView, ServerFrame};
 
 /// Largest frame a tab may send; the channel is server → client, so small.
 const MAX_CLIENT_FRAME: usize = 64 * 1024;
@@ -68,15 +68,17 @@ pub async fn serve(
     let case_id = case.id;
     drop((actor, case));
     match joined {
-        Ok(Joined::Welcome(presence_id, welcome)) => {
+        Ok(Joined::Welcome(presence_id, welcome, _)) => {
             let end = if session.text(welcome).await.is_ok() {
                 let token_ends = token_deadline(token_expires_at);
+                let feed = Feed::Forwarding(frames);
                 pump(
                     &rt,
                     &tab,
+                    (case_id, connection),
                     &mut session,
                     stream,
-                    frames,
+                    feed,
                     close_rx,
                     token_ends,
                 )
@@ -84,6 +86,7 @@ pub async fn serve(
             } else {
                 End::Closed
             };
+            rt.hub.detach(case_id, connection);
             // Close first, record after: the tab's TCP connection ends as
             // soon as the close handshake is done, not after a database write.
             let _ = session.close(close_reason(&end)).await;
@@ -109,7 +112,9 @@ pub async fn serve(
 /// or it may no longer be (its token or its membership ended after the
 /// upgrade was allowed).
 enum Joined {
-    Welcome(i64, String),
+    /// The presence row's id, the welcome's text, and the online users when
+    /// they were read from the rows (this instance had no fresh count).
+    Welcome(i64, String, Option<Vec<OnlineUserView>>),
     Refused(KickReason),
 }
 
@@ -132,6 +137,7 @@ fn close_reason(end: &End) -> Option<CloseReason> {
 /// or its access to the case has ended since the upgrade was allowed.
 async fn join(rt: &Realtime, actor: &Actor, case: &Case, tab: &Tab) -> AppResult<Joined> {
     let (rt_, actor, case_id, tab_) = (rt.clone(), actor.clone(), case.id, tab.clone());
+    let user = actor.user.to_ref();
     let heartbeat_ms = u64::try_from(rt.timing.heartbeat_interval.as_millis()).unwrap_or(u64::MAX);
     let joined = rt
         .db
@@ -155,18 +161,35 @@ async fn join(rt: &Realtime, actor: &Actor, case: &Case, tab: &Tab) -> AppResult
                 },
                 tx.now,
             )?;
+            // From this instance's count of the case, not a pass over its
+            // rows: with the rows, each join of a big case would cost as much
+            // as the tabs already in it.
+            let presence_ttl = rt_.timing.presence_ttl();
+            let user = actor.user.to_ref();
+            let (online, read) = match rt_.presence.welcome_list(case_id, &user, presence_ttl) {
+                Some(counted) => (counted, None),
+                None => {
+                    let read = online_users(tx.conn, case_id, presence_ttl)?;
+                    (read.clone(), Some(read))
+                }
+            };
             let (locks, waiters) = lock_snapshot(tx.conn, case_id, &rt_.policy)?;
             let welcome = ServerFrame::Welcome {
-                online_users: online_users(tx.conn, case_id, rt_.timing.presence_ttl())?,
+                online_users: online,
                 active_locks: lock_views(&locks),
                 waiters: waiter_views(&waiters),
                 heartbeat_ms,
                 session_id: tab.session_id,
             };
-            Ok::<_, crate::error::AppError>(Joined::Welcome(presence.id, welcome.text()))
+            Ok::<_, crate::error::AppError>(Joined::Welcome(presence.id, welcome.text(), read))
         })
         .await?;
-    if matches!(joined, Joined::Welcome(..)) {
+    if let Joined::Welcome(_, _, read) = &joined {
+        match read {
+            // The rows read in the join count its own tab already.
+            Some(read) => rt.presence.counted(case_id, read),
+            None => rt.presence.joined(case_id, &user),
+        }
         rt.presence.changed(case_id);
     }
     Ok(joined)
@@ -190,13 +213,59 @@ fn token_deadline(exp: i64) -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_secs(left.unsigned_abs())
 }
 
+/// Where a tab's frames come from.
+enum Feed {
+    /// Its task reads them from the case's channel and writes them (before
+    /// the tab is attached, and after its queue was full).
+    Forwarding(broadcast::Receiver<Arc<Frame>>),
+    /// The publisher writes them into the tab's queue; this says when the
+    /// queue was full and the task must take over.
+    Attached(oneshot::Receiver<CatchUp>),
+    /// Between the two, for a moment.
+    Switching,
+}
+
+/// What the tab's task hears from its feed.
+enum Fed {
+    Frame(Result<Arc<Frame>, RecvError>),
+    FellBehind(Result<CatchUp, oneshot::error::RecvError>),
+}
+
+impl Feed {
+    async fn next(&mut self) -> Fed {
+        match self {
+            Feed::Forwarding(frames) => Fed::Frame(frames.recv().await),
+            Feed::Attached(fell_behind) => Fed::FellBehind(fell_behind.await),
+            Feed::Switching => std::future::pending().await,
+        }
+    }
+
+    /// Once a forwarding tab has caught up, hands its frames to the
+    /// publisher.
+    fn attach(&mut self, rt: &Realtime, (case_id, connection): (CaseId, u64), session: &Session) {
+        if let Feed::Forwarding(frames) = self {
+            if frames.is_empty() {
+                let Feed::Forwarding(frames) = std::mem::replace(self, Feed::Switching) else {
+                    return;
+                };
+                *self = match rt.hub.attach(case_id, connection, session, frames) {
+                    Ok(fell_behind) => Feed::Attached(fell_behind),
+                    Err(frames) => Feed::Forwarding(frames),
+                };
+            }
+        }
+    }
+}
+
 /// Forwards frames and pings until the channel ends, or its token does.
+#[allow(clippy::too_many_arguments)]
 async fn pump(
     rt: &Realtime,
     tab: &Tab,
+    at: (CaseId, u64),
     session: &mut Session,
     stream: MessageStream,
-    mut frames: broadcast::Receiver<Arc<Frame>>,
+    mut feed: Feed,
     mut closing: oneshot::Receiver<Closing>,
     token_ends: tokio::time::Instant,
 ) -> End {
@@ -215,6 +284,7 @@ async fn pump(
     let token_ended = tokio::time::sleep_until(token_ends);
     tokio::pin!(token_ended);
     loop {
+        feed.attach(rt, at, session);
         let sent = tokio::select! {
             message = stream.recv() => match message {
                 Some(Ok(AggregatedMessage::Pong(_))) => {
@@ -236,16 +306,25 @@ async fn pump(
                 Some(Ok(AggregatedMessage::Text(_) | AggregatedMessage::Binary(_))) => Ok(()),
                 Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => Err(End::Closed),
             },
-            frame = frames.recv() => match frame {
-                Ok(frame) => deliver(session.text(frame.text.clone()), patience).await,
+            fed = feed.next() => match fed {
+                Fed::Frame(Ok(frame)) => deliver(session.text(frame.text.clone()), patience).await,
                 // Too slow to keep up: say so rather than skip silently; the
                 // tab reloads the case and carries on from the newest frame.
-                Err(RecvError::Lagged(missed)) => {
+                Fed::Frame(Err(RecvError::Lagged(missed))) => {
                     metrics::counter!("baton_frames_dropped_total").increment(missed);
                     let resync = ServerFrame::Resync { missed: Some(missed), reason: None }.text();
                     deliver(session.text(resync), patience).await
                 }
-                Err(RecvError::Closed) => Err(End::Closed),
+                Fed::Frame(Err(RecvError::Closed)) => Err(End::Closed),
+                // The tab's queue was full: write the frame that did not
+                // fit, waiting for room as long as a tab may, then forward
+                // the rest until caught up.
+                Fed::FellBehind(Ok(CatchUp { first, frames })) => {
+                    feed = Feed::Forwarding(frames);
+                    deliver(session.text(first.text.clone()), patience).await
+                }
+                // Let go without a word: its connection is gone.
+                Fed::FellBehind(Err(_)) => Err(End::Closed),
             },
             _ = ticks.tick() => {
                 if last_pong.elapsed() > period * 2 {
@@ -316,7 +395,7 @@ async fn leave(
     presence_id: i64,
     end: &End,
 ) -> AppResult<()> {
-    let (timing, tab) = (rt.timing, tab.clone());
+    let (timing, tab, user_id) = (rt.timing, tab.clone(), tab.user_id);
     // A tab kicked by an admin or for lost access has no locks left to keep;
     // one signed out keeps the grace, and gets them back if it signs in and
     // reconnects in time.
@@ -341,6 +420,7 @@ async fn leave(
             Ok::<_, crate::error::AppError>(())
         })
         .await?;
+    rt.presence.left(case_id, user_id);
     rt.presence.changed(case_id);
     Ok(())
 }

@@ -1,11 +1,21 @@
-//! Fan-out inside one process. Each case has a bounded broadcast channel of
-//! ready-made frames; a subscriber that falls behind sees `Lagged` and must
-//! resync. Open tabs also register here so that a kick can reach them.
+//! Fan-out inside one process. A tab past its welcome is *attached* to its
+//! case: each committed frame is written straight into its connection's
+//! queue by the publisher, one refcount of the serialized frame per tab and
+//! no wake-up of the tab's own task, so a frame to a thousand tabs costs a
+//! thousand queue pushes and the connections' own writes. Tabs still joining
+//! (between their subscription and their welcome), and tabs whose queue was
+//! full, read the case's bounded broadcast channel through their own task
+//! instead, and attach again once they have caught up; one that falls a
+//! whole channel behind sees `Lagged` and must resync. Open tabs also
+//! register here so that a kick can reach them.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 
+use actix_ws::Session;
 use tokio::sync::{broadcast, oneshot};
 
 use crate::db::{EventBus, Frame, KickReason, Outgoing, Tabs};
@@ -80,9 +90,93 @@ pub struct Admission {
 #[derive(Debug)]
 pub struct TooManyChannels;
 
+/// One case's subscribers.
+struct CaseFeed {
+    /// What tabs not attached read: joining, or catching up.
+    catching_up: broadcast::Sender<Arc<Frame>>,
+    attached: Vec<Attached>,
+}
+
+impl CaseFeed {
+    fn new() -> CaseFeed {
+        CaseFeed {
+            catching_up: broadcast::channel(CASE_BUFFER).0,
+            attached: Vec::new(),
+        }
+    }
+
+    fn is_unwatched(&self) -> bool {
+        self.attached.is_empty() && self.catching_up.receiver_count() == 0
+    }
+
+    /// Sends `frame` to every tab of the case, in publication order (the
+    /// hub's lock is held).
+    fn send(&mut self, frame: Arc<Frame>) {
+        // No receiver is no error: the tabs may all be attached.
+        let _ = self.catching_up.send(frame.clone());
+        let CaseFeed {
+            catching_up,
+            attached,
+        } = self;
+        attached.retain_mut(|tab| match push(&mut tab.session, &frame) {
+            Push::Sent => true,
+            // The connection is gone; its task is ending.
+            Push::Closed => false,
+            // Its queue is full (a slow reader): its own task takes over,
+            // from this frame on, and waits for room as long as a tab may.
+            Push::Full => {
+                if let Some(fell_behind) = tab.fell_behind.take() {
+                    let _ = fell_behind.send(CatchUp {
+                        first: frame.clone(),
+                        frames: catching_up.subscribe(),
+                    });
+                }
+                false
+            }
+        });
+    }
+}
+
+/// A tab past its welcome whose frames the publisher writes itself.
+struct Attached {
+    connection: u64,
+    /// A handle on the tab's connection queue.
+    session: Session,
+    /// Tells the tab's task to take over when its queue is full.
+    fell_behind: Option<oneshot::Sender<CatchUp>>,
+}
+
+/// A tab's frames, handed back to its own task: the frame that did not fit,
+/// then every frame published after it.
+pub struct CatchUp {
+    pub first: Arc<Frame>,
+    pub frames: broadcast::Receiver<Arc<Frame>>,
+}
+
+enum Push {
+    Sent,
+    Full,
+    Closed,
+}
+
+/// Puts `frame` in the tab's connection queue if there is room now, never
+/// waiting: the publisher serves every tab of the case in turn.
+fn push(session: &mut Session, frame: &Frame) -> Push {
+    // Unconstrained: the publisher may be a task (the PostgreSQL listener),
+    // and tokio's co-operative budget would otherwise make the 129th push
+    // of a poll look like a full queue.
+    let send = tokio::task::unconstrained(session.text(frame.text.clone()));
+    let mut send = std::pin::pin!(send);
+    match send.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(Ok(())) => Push::Sent,
+        Poll::Ready(Err(_)) => Push::Closed,
+        Poll::Pending => Push::Full,
+    }
+}
+
 #[derive(Default)]
 pub struct Hub {
-    cases: Mutex<HashMap<i64, broadcast::Sender<Arc<Frame>>>>,
+    cases: Mutex<HashMap<i64, CaseFeed>>,
     /// Open channels by user (a tab may briefly have two while it
     /// reconnects); a channel's sender is taken once it has been told to close.
     tabs: Mutex<HashMap<UserId, Vec<OpenTab>>>,
@@ -93,21 +187,66 @@ pub struct Hub {
 }
 
 impl Hub {
+    /// The case's frames from now on, for a tab about to join: read by its
+    /// task until [`Hub::attach`] takes it.
     pub fn subscribe(&self, case_id: CaseId) -> broadcast::Receiver<Arc<Frame>> {
         let mut cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
         cases
             .entry(case_id.get())
-            .or_insert_with(|| broadcast::channel(CASE_BUFFER).0)
+            .or_insert_with(CaseFeed::new)
+            .catching_up
             .subscribe()
+    }
+
+    /// Attaches a tab that has read every frame of `frames` so far: from
+    /// now on the publisher writes its frames into `session`'s queue, and
+    /// the returned receiver hands them back if that queue is ever full.
+    /// `Err(frames)` when a frame came in meanwhile: forward it first.
+    pub fn attach(
+        &self,
+        case_id: CaseId,
+        connection: u64,
+        session: &Session,
+        frames: broadcast::Receiver<Arc<Frame>>,
+    ) -> Result<oneshot::Receiver<CatchUp>, broadcast::Receiver<Arc<Frame>>> {
+        let mut cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
+        // Under the lock nothing is published: an empty receiver means the
+        // tab has every frame up to here, and the pushes start after it.
+        if !frames.is_empty() {
+            return Err(frames);
+        }
+        let (fell_behind, caught) = oneshot::channel();
+        cases
+            .entry(case_id.get())
+            .or_insert_with(CaseFeed::new)
+            .attached
+            .push(Attached {
+                connection,
+                session: session.clone(),
+                fell_behind: Some(fell_behind),
+            });
+        Ok(caught)
+    }
+
+    /// The tab's channel ended: no more frames for it.
+    pub fn detach(&self, case_id: CaseId, connection: u64) {
+        let mut cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(feed) = cases.get_mut(&case_id.get()) {
+            feed.attached.retain(|tab| tab.connection != connection);
+            if feed.is_unwatched() {
+                cases.remove(&case_id.get());
+            }
+        }
     }
 
     pub fn publish(&self, frame: Frame) {
         let case_id = frame.case_id;
         let mut cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(sender) = cases.get(&case_id) else {
+        let Some(feed) = cases.get_mut(&case_id) else {
             return;
         };
-        if sender.send(Arc::new(frame)).is_err() {
+        feed.send(Arc::new(frame));
+        if feed.is_unwatched() {
             // Nobody listens to this case any more.
             cases.remove(&case_id);
         }
@@ -121,9 +260,9 @@ impl Hub {
         }
         .text()
         .into();
-        let cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
-        for (case_id, sender) in cases.iter() {
-            let _ = sender.send(Arc::new(Frame {
+        let mut cases = self.cases.lock().unwrap_or_else(|e| e.into_inner());
+        for (case_id, feed) in cases.iter_mut() {
+            feed.send(Arc::new(Frame {
                 case_id: *case_id,
                 text: text.clone(),
             }));

@@ -1,6 +1,10 @@
 //! Who is online in a case, from the `presences` rows of every instance, and
 //! the coalesced `presence` broadcasts: a burst of joins (a class opening the
-//! same case) makes one frame per case, not one per tab.
+//! same case) makes one frame per case, not one per tab. A join's welcome
+//! takes the case's online users from counts this instance keeps per case
+//! and user ([`PresenceBoard::welcome_list`]), not from the case's rows: a
+//! case of 100,000 tabs then joins in time linear in its tabs, not in their
+//! square.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -66,14 +70,85 @@ pub fn online_users(
         .collect())
 }
 
-/// Cases whose online users changed since the last broadcast.
+/// Cases whose online users changed since the last broadcast, and the
+/// online users of each case as this instance last counted them.
 #[derive(Default)]
 pub struct PresenceBoard {
     changed: Mutex<HashSet<CaseId>>,
     wake: Notify,
+    counts: Mutex<HashMap<CaseId, CaseCount>>,
+}
+
+/// A case's online users: read from the rows of every instance by the last
+/// presence round (or join) that read them, then moved by this instance's
+/// own joins and leaves until the next round replaces them.
+struct CaseCount {
+    users: HashMap<UserId, OnlineUserView>,
+    /// When the rows were read: other instances' joins and leaves reach the
+    /// counts only through a read of the rows.
+    read_at: Instant,
 }
 
 impl PresenceBoard {
+    /// The case's online users for a welcome, with the joining `user`'s tab
+    /// counted: `None` when this instance has no count of the case read
+    /// within `max_age` (then the welcome reads the rows, once). O(users of
+    /// the case), whatever the number of tabs. The presence round that the
+    /// join triggers sends every tab the rows' own answer after it.
+    pub fn welcome_list(
+        &self,
+        case_id: CaseId,
+        user: &UserRef,
+        max_age: Duration,
+    ) -> Option<Vec<OnlineUserView>> {
+        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let count = counts
+            .get(&case_id)
+            .filter(|c| c.read_at.elapsed() < max_age)?;
+        let mut users = count.users.clone();
+        add_tab(&mut users, user);
+        Some(in_order(users))
+    }
+
+    /// The case's online users as just read from the rows.
+    pub fn counted(&self, case_id: CaseId, online: &[OnlineUserView]) {
+        let users = online
+            .iter()
+            .map(|u| (UserId(u.user.identity.id), u.clone()))
+            .collect();
+        let count = CaseCount {
+            users,
+            read_at: Instant::now(),
+        };
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        counts.insert(case_id, count);
+    }
+
+    /// A tab of `user` joined the case here (committed).
+    pub fn joined(&self, case_id: CaseId, user: &UserRef) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = counts.get_mut(&case_id) {
+            add_tab(&mut count.users, user);
+        }
+    }
+
+    /// A tab of `user_id` left the case here (committed).
+    pub fn left(&self, case_id: CaseId, user_id: UserId) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(count) = counts.get_mut(&case_id) else {
+            return;
+        };
+        if let Some(online) = count.users.get_mut(&user_id) {
+            online.sessions = online.sessions.saturating_sub(1);
+            if online.sessions == 0 {
+                count.users.remove(&user_id);
+            }
+        }
+        if count.users.is_empty() {
+            counts.remove(&case_id);
+        }
+    }
+
     pub fn changed(&self, case_id: CaseId) {
         self.changed
             .lock()
@@ -89,6 +164,25 @@ impl PresenceBoard {
             .drain()
             .collect()
     }
+}
+
+/// Counts one more tab of `user`.
+fn add_tab(users: &mut HashMap<UserId, OnlineUserView>, user: &UserRef) {
+    users
+        .entry(user.id)
+        .and_modify(|u| u.sessions = u.sessions.saturating_add(1))
+        .or_insert_with(|| OnlineUserView {
+            user: UserView::public(user),
+            color: user.color.clone(),
+            sessions: 1,
+        });
+}
+
+/// `onlineUsers`' order: by name, then id (as [`online_users`] reads them).
+fn in_order(users: HashMap<UserId, OnlineUserView>) -> Vec<OnlineUserView> {
+    let mut users: Vec<(UserId, OnlineUserView)> = users.into_iter().collect();
+    users.sort_by(|(a_id, a), (b_id, b)| (&a.user.name, a_id).cmp(&(&b.user.name, b_id)));
+    users.into_iter().map(|(_, u)| u).collect()
 }
 
 /// How many instances have live tabs: the presence rounds of each share
@@ -135,20 +229,26 @@ pub async fn run(rt: Realtime) {
             .write(None, move |tx| {
                 let instances = live_instances(tx.conn, tx.now, presence_ttl)?;
                 let mut tabs = 0u64;
+                let mut read = Vec::with_capacity(pending.len());
                 for case_id in pending {
                     let online_users = online_users(tx.conn, case_id, presence_ttl)?;
                     tabs += online_users
                         .iter()
                         .map(|u| u64::from(u.sessions))
                         .sum::<u64>();
+                    read.push((case_id, online_users.clone()));
                     let frame = ServerFrame::Presence { online_users }.for_case(case_id);
                     tx.publish(Outgoing::Frame(frame));
                 }
-                Ok::<_, crate::error::AppError>(tabs.saturating_mul(u64::from(instances)))
+                let weight = tabs.saturating_mul(u64::from(instances));
+                Ok::<_, crate::error::AppError>((weight, read))
             })
             .await;
         match result {
-            Ok(weight) => {
+            Ok((weight, read)) => {
+                for (case_id, online) in read {
+                    rt.presence.counted(case_id, &online);
+                }
                 let weight = u32::try_from(weight).unwrap_or(u32::MAX);
                 next_round = Instant::now() + SPACING_PER_TAB.saturating_mul(weight);
             }
@@ -160,5 +260,72 @@ pub async fn run(rt: Realtime) {
                 tokio::time::sleep(rt.timing.heartbeat_interval).await;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(id: i64, name: &str) -> UserRef {
+        UserRef {
+            id: UserId(id),
+            name: name.to_owned(),
+            color: "#4363d8".to_owned(),
+        }
+    }
+
+    /// `(name, sessions)` of each online user, in order.
+    fn seen(list: &[OnlineUserView]) -> Vec<(String, u32)> {
+        list.iter()
+            .map(|u| (u.user.name.clone(), u.sessions))
+            .collect()
+    }
+
+    const FRESH: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn a_welcome_counts_from_the_case_count_not_the_rows() {
+        let board = PresenceBoard::default();
+        let case = CaseId(7);
+        let (bob, carol) = (user(2, "Bob"), user(3, "Carol"));
+        // Nothing counted yet: the join must read the rows.
+        assert!(board.welcome_list(case, &bob, FRESH).is_none());
+
+        // What the rows said at Bob's first join (his tab included).
+        let mut first = HashMap::new();
+        add_tab(&mut first, &bob);
+        board.counted(case, &in_order(first));
+        // Carol's welcome: the count, her own tab added.
+        let welcome = board.welcome_list(case, &carol, FRESH).expect("counted");
+        assert_eq!(seen(&welcome), [("Bob".into(), 1), ("Carol".into(), 1)]);
+        board.joined(case, &carol);
+        // Bob's second tab counts as a session, not a user.
+        let welcome = board.welcome_list(case, &bob, FRESH).expect("counted");
+        assert_eq!(seen(&welcome), [("Bob".into(), 2), ("Carol".into(), 1)]);
+        board.joined(case, &bob);
+
+        board.left(case, carol.id);
+        board.left(case, bob.id);
+        let welcome = board.welcome_list(case, &carol, FRESH).expect("counted");
+        assert_eq!(seen(&welcome), [("Bob".into(), 1), ("Carol".into(), 1)]);
+
+        // The last tab gone: the count goes, and the next join reads rows.
+        board.left(case, bob.id);
+        assert!(board.welcome_list(case, &bob, FRESH).is_none());
+    }
+
+    #[test]
+    fn a_count_older_than_its_age_is_read_again() {
+        let board = PresenceBoard::default();
+        let case = CaseId(7);
+        let bob = user(2, "Bob");
+        let mut rows = HashMap::new();
+        add_tab(&mut rows, &bob);
+        board.counted(case, &in_order(rows));
+        // Other instances' joins and leaves reach a count only through the
+        // rows: past its age it is not used.
+        assert!(board.welcome_list(case, &bob, Duration::ZERO).is_none());
+        assert!(board.welcome_list(case, &bob, FRESH).is_some());
     }
 }
