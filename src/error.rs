@@ -242,36 +242,7 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
         );
     }
     let (status, code, message) = match e {
-        DbError::Query(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => (
-            StatusCode::CONFLICT,
-            ErrorCode::Conflict,
-            "That record already exists (it was created at the same moment); reload and try again.",
-        ),
-        DbError::Query(DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _)) => (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            ErrorCode::Invalid,
-            "A record this one refers to does not exist (any more).",
-        ),
-        DbError::Query(DieselError::DatabaseError(_, info))
-            if info.message().contains("database is locked") =>
-        {
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                ErrorCode::Unavailable,
-                "The database is busy; nothing was changed. Try again in a moment.",
-            )
-        }
-        DbError::Query(DieselError::DatabaseError(_, info))
-            if crate::db::cannot_hold_nul(info.message()) =>
-        {
-            // Refused before it reaches the database (`http::any_string`);
-            // what slips through is still the client's string, not a 500.
-            (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                ErrorCode::Invalid,
-                "A value holds a NUL character (U+0000), which cannot be stored; remove it.",
-            )
-        }
+        DbError::Query(query) => query_error_parts(query),
         DbError::Pool(_) | DbError::Connection(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Unavailable,
@@ -289,18 +260,55 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
              saved. Reload before you try again (a retry with If-Match or Lock-Token is refused \
              with 412 if it was).",
         ),
-        DbError::Query(DieselError::DatabaseError(
-            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
-            _,
-        )) => (
+        _ => INTERNAL_DB_ERROR,
+    };
+    (status, ErrorBody::new(code, message))
+}
+
+/// Anything the client can neither cause nor retry: its details stay in the log.
+const INTERNAL_DB_ERROR: (StatusCode, ErrorCode, &str) = (
+    StatusCode::INTERNAL_SERVER_ERROR,
+    ErrorCode::Internal,
+    "Something went wrong on the server; it has been logged.",
+);
+
+/// A statement the database refused: a constraint the request broke, or a
+/// database that is busy, restarting or gone.
+fn query_error_parts(e: &DieselError) -> (StatusCode, ErrorCode, &'static str) {
+    let DieselError::DatabaseError(kind, info) = e else {
+        return INTERNAL_DB_ERROR;
+    };
+    match kind {
+        DatabaseErrorKind::UniqueViolation => (
+            StatusCode::CONFLICT,
+            ErrorCode::Conflict,
+            "That record already exists (it was created at the same moment); reload and try again.",
+        ),
+        DatabaseErrorKind::ForeignKeyViolation => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::Invalid,
+            "A record this one refers to does not exist (any more).",
+        ),
+        _ if info.message().contains("database is locked") => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "The database is busy; nothing was changed. Try again in a moment.",
+        ),
+        // Refused before it reaches the database (`http::any_string`);
+        // what slips through is still the client's string, not a 500.
+        _ if crate::db::cannot_hold_nul(info.message()) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::Invalid,
+            "A value holds a NUL character (U+0000), which cannot be stored; remove it.",
+        ),
+        DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand => (
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Unavailable,
             "The connection to the database was lost; nothing was changed. Try again in a moment.",
         ),
-        DbError::Query(DieselError::DatabaseError(_, info))
-            if UNAVAILABLE_MESSAGES
-                .iter()
-                .any(|m| info.message().contains(m)) =>
+        _ if UNAVAILABLE_MESSAGES
+            .iter()
+            .any(|m| info.message().contains(m)) =>
         {
             (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -309,13 +317,8 @@ fn db_error_parts(e: &DbError) -> (StatusCode, ErrorBody) {
                  changed. Try again in a moment.",
             )
         }
-        _ => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::Internal,
-            "Something went wrong on the server; it has been logged.",
-        ),
-    };
-    (status, ErrorBody::new(code, message))
+        _ => INTERNAL_DB_ERROR,
+    }
 }
 
 impl ResponseError for AppError {

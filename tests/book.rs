@@ -8,6 +8,7 @@
 mod common;
 
 use baton::models::StoredRecord;
+use common::records::{millis_between, DeclaredType};
 use common::{id, lock_body, Backend, Resp, Team, TestApp, TestUser};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -23,7 +24,7 @@ on_both_backends!(book =>
     depth_infinity_on_a_book_component_is_invalid,
     the_schema_names_the_book_types,
 );
-on_both_backends!(start =>
+on_both_backends!(|backend| TestApp::on_schema(backend, SCHEMA) =>
     the_demo_book_is_seeded_from_the_file_beside_the_schema,
 );
 on_both_backends!(a_deep_lock_on_a_division_makes_its_components_read_only_for_everyone_else,);
@@ -45,10 +46,6 @@ impl std::ops::Deref for Book {
     }
 }
 
-async fn start(backend: Backend) -> Option<TestApp> {
-    TestApp::on_schema(backend, SCHEMA).await
-}
-
 /// A server on the book schema with a book `book` of three divisions.
 async fn book(backend: Backend) -> Option<Book> {
     let team = Team::start(backend, SCHEMA, "book").await?;
@@ -64,6 +61,18 @@ async fn book(backend: Backend) -> Option<Book> {
     })
 }
 
+const DIVISION: DeclaredType = DeclaredType {
+    plural: "divisions",
+    body_key: "division",
+    nest_key: "divisions",
+};
+
+const COMPONENT: DeclaredType = DeclaredType {
+    plural: "book_components",
+    body_key: "bookComponent",
+    nest_key: "bookComponents",
+};
+
 /// `POST /cases/:slug/divisions` as `user` (201); the division.
 async fn new_division(
     app: &TestApp,
@@ -72,21 +81,20 @@ async fn new_division(
     title: &str,
     kind: &str,
 ) -> Value {
-    app.post(&format!("/cases/{slug}/divisions"))
-        .by(user)
-        .json(json!({ "division": { "title": title, "kind": kind } }))
-        .send()
-        .await
-        .expect(201)
-        .body
+    app.create_in_case(
+        user,
+        slug,
+        &DIVISION,
+        json!({ "title": title, "kind": kind }),
+    )
+    .await
+    .expect(201)
+    .body
 }
 
 /// `POST /divisions/:id/book_components` with `fields`, as `user`.
 async fn create_component(app: &TestApp, user: &TestUser, division: i64, fields: Value) -> Resp {
-    app.post(&format!("/divisions/{division}/book_components"))
-        .by(user)
-        .json(json!({ "bookComponent": fields }))
-        .send()
+    app.create_in(user, (&DIVISION, division), &COMPONENT, fields)
         .await
 }
 
@@ -100,41 +108,18 @@ async fn new_component(app: &TestApp, user: &TestUser, division: i64, title: &st
 
 /// `PATCH /book_components/:id` with `fields`, as `user`.
 async fn save(app: &TestApp, user: &TestUser, component: i64, fields: Value) -> Resp {
-    app.patch(&format!("/book_components/{component}"))
-        .by(user)
-        .json(json!({ "bookComponent": fields }))
-        .send()
-        .await
+    app.update_record(user, &COMPONENT, component, fields).await
 }
 
 /// The component as `GET /book_components/:id` shows it.
 async fn component_now(app: &TestApp, user: &TestUser, component: i64) -> Value {
-    app.get(&format!("/book_components/{component}"))
-        .by(user)
-        .send()
-        .await
-        .expect(200)
-        .body
+    app.record_now(user, &COMPONENT, component).await
 }
 
 /// A division's components in `GET /cases/:slug`, as ids in the order shown.
 async fn components_of(app: &TestApp, user: &TestUser, slug: &str, division: i64) -> Vec<i64> {
-    let case = app
-        .get(&format!("/cases/{slug}"))
-        .by(user)
-        .send()
+    app.nested_in(user, slug, (&DIVISION, division), &COMPONENT)
         .await
-        .expect(200);
-    let divisions = case.body["divisions"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no divisions in {}", case.body));
-    let division = divisions
-        .iter()
-        .find(|d| d["id"] == division)
-        .unwrap_or_else(|| panic!("division {division} not in {}", case.body));
-    division["bookComponents"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no bookComponents in {division}"))
         .iter()
         .map(id)
         .collect()
@@ -473,37 +458,23 @@ async fn deleting_a_division_deletes_its_components(b: Book) {
             .expect_error(404, "not_found");
     }
     // The watching tab is told of each record that went, in any order.
-    let mut untold = vec![
-        ("BookComponent", glossary),
-        ("BookComponent", index),
-        ("Division", b.back),
-    ];
-    while !untold.is_empty() {
-        let frame = watcher
-            .next_where("the destroy of a deleted record", |f| {
-                f["type"] == "destroy"
-                    && untold
-                        .iter()
-                        .any(|(t, id)| f["watchable"]["type"] == *t && f["watchable"]["id"] == *id)
-            })
-            .await;
-        untold.retain(|(t, id)| {
-            !(frame["watchable"]["type"] == *t && frame["watchable"]["id"] == *id)
-        });
-    }
+    watcher
+        .destroys_of(&[
+            ("BookComponent", glossary),
+            ("BookComponent", index),
+            ("Division", b.back),
+        ])
+        .await;
     app.get(&division)
         .by(&b.rita)
         .send()
         .await
         .expect_error(404, "not_found");
     app.assert_lock_gone(&b.rita, id(&carols)).await;
-    let left = app
-        .get(&format!("/locks?case={}", b.slug))
-        .by(&b.rita)
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(left.body, json!([]), "no lock outlives its record");
+    assert!(
+        app.lock_ids_of_case(&b.rita, &b.slug).await.is_empty(),
+        "no lock outlives its record"
+    );
 }
 
 /// The index belongs in the back matter: moved there from the body, at the
@@ -655,20 +626,10 @@ async fn depth_infinity_on_a_book_component_is_invalid(b: Book) {
         .body;
     app.lock_error(&carol, deep_body("BookComponent", preface), 422, "invalid")
         .await;
-    let locks = app
-        .get(&format!("/locks?case={}", b.slug))
-        .by(&b.rita)
-        .send()
-        .await
-        .expect(200);
-    let ids: Vec<i64> = locks
-        .body
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(id)
-        .collect();
-    assert_eq!(ids, vec![id(&bobs)], "{}", locks.body);
+    assert_eq!(
+        app.lock_ids_of_case(&b.rita, &b.slug).await,
+        vec![id(&bobs)]
+    );
     // A plain lock on the free chapter is fine.
     let plain = app.lock(&carol, "BookComponent", chapter).await;
     assert_eq!(plain["depth"], "0", "{plain}");
@@ -712,19 +673,14 @@ async fn the_schema_names_the_book_types(b: Book) {
     let lock = app
         .lock(&b.bob.tab("bob-tab"), "BookComponent", chapter)
         .await;
-    let at = |v: &Value| chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap()).unwrap();
-    let lease = (at(&lock["expiresAt"]) - at(&lock["createdAt"])).num_seconds();
+    let lease = millis_between(&lock["createdAt"], &lock["expiresAt"]) / 1000;
     assert!((598..=602).contains(&lease), "a 10-minute lease: {lock}");
 }
 
 /// `serve --demo --schema book.toml` plants `book.demo.json`: front, body
 /// and back matter with their components, in order.
 async fn the_demo_book_is_seeded_from_the_file_beside_the_schema(app: TestApp) {
-    let data = baton::demo::demo_data(Some(std::path::Path::new(SCHEMA)));
-    assert!(data.is_object(), "book.demo.json beside the schema: {data}");
-    baton::demo::seed(&app.state.db, data.clone())
-        .await
-        .expect("the demo data fits the schema");
+    let data = app.seed_demo_beside(SCHEMA).await;
 
     // What the database holds.
     let records = app
@@ -747,14 +703,7 @@ async fn the_demo_book_is_seeded_from_the_file_beside_the_schema(app: TestApp) {
     assert_eq!(records.len(), planted.len() + components);
 
     // What a reader of the book sees.
-    let alice = app.signed_in("alice@example.com").await;
-    let case = app
-        .get("/cases/sample-case")
-        .by(&alice)
-        .send()
-        .await
-        .expect(200)
-        .body;
+    let case = app.demo_case().await;
     assert_eq!(case["title"], data["title"], "{case}");
     let divisions = case["divisions"].as_array().expect("divisions");
     let kinds: Vec<&str> = divisions

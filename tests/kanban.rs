@@ -7,6 +7,7 @@
 mod common;
 
 use baton::models::Role;
+use common::records::{millis_between, DeclaredType};
 use common::{id, takeover_body, Backend, Resp, Team, TestApp, TestUser};
 use serde_json::{json, Value};
 
@@ -24,28 +25,33 @@ on_both_backends!(board =>
     deleting_a_column_deletes_its_cards,
     the_schema_lists_column_then_card_with_every_key,
 );
-on_both_backends!(start =>
+on_both_backends!(|backend| TestApp::on_schema(backend, SCHEMA) =>
     the_demo_board_is_seeded_from_the_file_beside_the_schema,
 );
 
 /// A board `board` on the kanban schema, and its people (`common::Team`).
 type Board = Team;
 
-async fn start(backend: Backend) -> Option<TestApp> {
-    TestApp::on_schema(backend, SCHEMA).await
-}
-
 /// A server on the kanban schema with an empty board `board`.
 async fn board(backend: Backend) -> Option<Board> {
     Team::start(backend, SCHEMA, "board").await
 }
 
+const COLUMN: DeclaredType = DeclaredType {
+    plural: "columns",
+    body_key: "column",
+    nest_key: "columns",
+};
+
+const CARD: DeclaredType = DeclaredType {
+    plural: "cards",
+    body_key: "card",
+    nest_key: "cards",
+};
+
 /// `POST /cases/:slug/columns` as `user` (201); the column.
 async fn new_column(app: &TestApp, user: &TestUser, slug: &str, title: &str) -> Value {
-    app.post(&format!("/cases/{slug}/columns"))
-        .by(user)
-        .json(json!({ "column": { "title": title } }))
-        .send()
+    app.create_in_case(user, slug, &COLUMN, json!({ "title": title }))
         .await
         .expect(201)
         .body
@@ -53,10 +59,7 @@ async fn new_column(app: &TestApp, user: &TestUser, slug: &str, title: &str) -> 
 
 /// `POST /columns/:id/cards` with `card` as its fields, as `user` (201).
 async fn new_card(app: &TestApp, user: &TestUser, column: i64, card: Value) -> Value {
-    app.post(&format!("/columns/{column}/cards"))
-        .by(user)
-        .json(json!({ "card": card }))
-        .send()
+    app.create_in(user, (&COLUMN, column), &CARD, card)
         .await
         .expect(201)
         .body
@@ -74,35 +77,17 @@ async fn move_card(
     if let Some(position) = position {
         fields["position"] = json!(position);
     }
-    app.patch(&format!("/cards/{card}"))
-        .by(user)
-        .json(json!({ "card": fields }))
-        .send()
-        .await
+    app.update_record(user, &CARD, card, fields).await
 }
 
 /// The card as `GET /cards/:id` shows it.
 async fn card_now(app: &TestApp, user: &TestUser, card: i64) -> Value {
-    app.get(&format!("/cards/{card}"))
-        .by(user)
-        .send()
-        .await
-        .expect(200)
-        .body
+    app.record_now(user, &CARD, card).await
 }
 
 /// `GET /cases/:slug`'s columns.
 async fn columns_of(app: &TestApp, user: &TestUser, slug: &str) -> Vec<Value> {
-    let case = app
-        .get(&format!("/cases/{slug}"))
-        .by(user)
-        .send()
-        .await
-        .expect(200);
-    case.body["columns"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no columns in {}", case.body))
-        .clone()
+    app.nested_in_case(user, slug, &COLUMN).await
 }
 
 /// A column's cards in `GET /cases/:slug`, as (id, position) in the order
@@ -113,25 +98,11 @@ async fn cards_of_column(
     slug: &str,
     column: i64,
 ) -> Vec<(i64, i64)> {
-    let columns = columns_of(app, user, slug).await;
-    let column = columns
-        .iter()
-        .find(|c| c["id"] == column)
-        .unwrap_or_else(|| panic!("column {column} not in {columns:?}"));
-    column["cards"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no cards in {column}"))
+    app.nested_in(user, slug, (&COLUMN, column), &CARD)
+        .await
         .iter()
         .map(|card| (id(card), card["position"].as_i64().expect("a position")))
         .collect()
-}
-
-/// Milliseconds from timestamp `from` to timestamp `to` (RFC 3339).
-fn millis_between(from: &Value, to: &Value) -> i64 {
-    let at = |v: &Value| {
-        chrono::DateTime::parse_from_rfc3339(v.as_str().expect("a timestamp")).expect("RFC 3339")
-    };
-    (at(to) - at(from)).num_milliseconds()
 }
 
 async fn columns_and_cards_are_created_with_their_defaults(b: Board) {
@@ -431,20 +402,10 @@ async fn waiting_for_a_card_is_invalid_free_or_held(b: Board) {
         "wait: true on a Card answers 422 invalid, free or held: {answers:#?}"
     );
     // Nothing was taken and nobody lines up.
-    let locks = app
-        .get(&format!("/locks?case={}", b.slug))
-        .by(&b.rita)
-        .send()
-        .await
-        .expect(200);
-    let ids: Vec<i64> = locks
-        .body
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(id)
-        .collect();
-    assert_eq!(ids, vec![id(&bobs)], "{}", locks.body);
+    assert_eq!(
+        app.lock_ids_of_case(&b.rita, &b.slug).await,
+        vec![id(&bobs)]
+    );
     let case = app
         .get(&format!("/cases/{}", b.slug))
         .by(&b.rita)
@@ -696,17 +657,9 @@ async fn deleting_a_column_deletes_its_cards(b: Board) {
             .expect_error(404, "not_found");
     }
     // The watching tab is told of each card that went, in any order.
-    let mut untold = cards.to_vec();
-    while !untold.is_empty() {
-        let destroy = watcher
-            .next_where("a card's destroy", |f| {
-                f["type"] == "destroy"
-                    && f["watchable"]["type"] == "Card"
-                    && untold.iter().any(|card| f["watchable"]["id"] == *card)
-            })
-            .await;
+    let told = watcher.destroys_of(&cards.map(|card| ("Card", card))).await;
+    for destroy in told {
         assert_eq!(destroy["watchable"]["table"], "cards", "{destroy}");
-        untold.retain(|card| destroy["watchable"]["id"] != *card);
     }
     assert!(columns_of(app, &b.rita, &b.slug).await.is_empty());
 }
@@ -792,27 +745,13 @@ async fn the_schema_lists_column_then_card_with_every_key(b: Board) {
 /// `serve --demo --schema kanban.toml` plants `kanban.demo.json`: three
 /// columns with their cards, in order, once.
 async fn the_demo_board_is_seeded_from_the_file_beside_the_schema(app: TestApp) {
-    let data = baton::demo::demo_data(Some(std::path::Path::new(SCHEMA)));
-    assert!(
-        data.is_object(),
-        "kanban.demo.json beside the schema: {data}"
-    );
-    baton::demo::seed(&app.state.db, data.clone())
-        .await
-        .expect("the demo data fits the schema");
+    let data = app.seed_demo_beside(SCHEMA).await;
     // Seeding again adds nothing.
     baton::demo::seed(&app.state.db, data.clone())
         .await
         .expect("a second seed");
 
-    let alice = app.signed_in("alice@example.com").await;
-    let case = app
-        .get("/cases/sample-case")
-        .by(&alice)
-        .send()
-        .await
-        .expect(200)
-        .body;
+    let case = app.demo_case().await;
     assert_eq!(case["title"], data["title"], "{case}");
     let columns = case["columns"].as_array().expect("columns");
     let titles: Vec<&str> = columns

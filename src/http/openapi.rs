@@ -125,99 +125,110 @@ struct Conventions;
 
 impl Modify for Conventions {
     fn modify(&self, doc: &mut Document) {
-        let components = doc.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .description(Some("A token from POST /auth/login (or `baton token`)."))
-                    .build(),
-            ),
-        );
-        components.add_security_scheme(
-            "apiKey",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some(
-                        "An API key from `baton key add`, for your own backend: \
-                         `Authorization: Bearer baton_key_…`. It opens `POST /auth/tokens`, \
-                         `POST /guard` and `POST /cases/{slug}/events` only.",
-                    ))
-                    .build(),
-            ),
-        );
+        add_security_schemes(doc.components.get_or_insert_with(Default::default));
         for (path, item) in doc.paths.paths.iter_mut() {
-            let names_record = path.contains('{');
             for operation in operations(item) {
-                let public = operation
-                    .security
-                    .as_ref()
-                    .is_some_and(|s| s.iter().all(|r| r == &Default::default()));
-                // The key routes read no tab header: a host names the tab in
-                // the body (`sessionId`, `editorSessionId`).
-                let by_key = operation.security.as_ref().is_some_and(|s| {
-                    !s.is_empty()
-                        && s.iter()
-                            .all(|r| r == &SecurityRequirement::new("apiKey", [] as [&str; 0]))
-                });
-                if !public && !by_key {
-                    add_session_header(operation);
-                    add_error(
-                        operation,
-                        400,
-                        "A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`).",
-                    );
-                }
-                if !public {
-                    add_error(
-                        operation,
-                        401,
-                        "No token, or an invalid or expired one: sign in again.",
-                    );
-                }
-                if operation.request_body.is_some() {
-                    add_error(operation, 400, "The body is not valid JSON.");
-                    add_error(operation, 413, "The body is larger than the limit.");
-                    add_error(
-                        operation,
-                        415,
-                        "The body is not sent as `application/json`.",
-                    );
-                    add_error(
-                        operation,
-                        422,
-                        "A field is missing or invalid; the message names it.",
-                    );
-                }
-                if names_record {
-                    add_error(operation, 404, "Nothing has this id (any more).");
-                }
-                // `http::any_string`: a string with U+0000 anywhere in the
-                // request (login answers it as wrong credentials).
-                let takes_strings =
-                    names_record
-                        || operation.parameters.iter().flatten().any(
-                            |p| matches!(p, RefOr::T(p) if p.parameter_in == ParameterIn::Query),
-                        );
-                if takes_strings && path != "/auth/login" {
-                    add_error(
-                        operation,
-                        422,
-                        "A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it.",
-                    );
-                }
-                add_error(
-                    operation,
-                    503,
-                    "The database is busy or not answering; try again.",
-                );
+                add_shared_errors(path, operation);
                 describe_errors(operation);
             }
         }
     }
+}
+
+/// The two ways to authenticate: a session's token, or a backend's API key.
+fn add_security_schemes(components: &mut utoipa::openapi::Components) {
+    components.add_security_scheme(
+        "bearer",
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .bearer_format("JWT")
+                .description(Some("A token from POST /auth/login (or `baton token`)."))
+                .build(),
+        ),
+    );
+    components.add_security_scheme(
+        "apiKey",
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .description(Some(
+                    "An API key from `baton key add`, for your own backend: \
+                     `Authorization: Bearer baton_key_…`. It opens `POST /auth/tokens`, \
+                     `POST /guard` and `POST /cases/{slug}/events` only.",
+                ))
+                .build(),
+        ),
+    );
+}
+
+/// The errors an operation can answer because of what it takes: a token, a
+/// tab header, a body, an id in its path, strings.
+fn add_shared_errors(path: &str, operation: &mut Operation) {
+    let names_record = path.contains('{');
+    let public = operation
+        .security
+        .as_ref()
+        .is_some_and(|s| s.iter().all(|r| r == &Default::default()));
+    // The key routes read no tab header: a host names the tab in
+    // the body (`sessionId`, `editorSessionId`).
+    let by_key = operation.security.as_ref().is_some_and(|s| {
+        !s.is_empty()
+            && s.iter()
+                .all(|r| r == &SecurityRequirement::new("apiKey", [] as [&str; 0]))
+    });
+    if !public && !by_key {
+        add_session_header(operation);
+        add_error(
+            operation,
+            400,
+            "A header is malformed (`X-Session-ID`, `If-Match`, `Lock-Token`).",
+        );
+    }
+    if !public {
+        add_error(
+            operation,
+            401,
+            "No token, or an invalid or expired one: sign in again.",
+        );
+    }
+    if operation.request_body.is_some() {
+        add_error(operation, 400, "The body is not valid JSON.");
+        add_error(operation, 413, "The body is larger than the limit.");
+        add_error(
+            operation,
+            415,
+            "The body is not sent as `application/json`.",
+        );
+        add_error(
+            operation,
+            422,
+            "A field is missing or invalid; the message names it.",
+        );
+    }
+    if names_record {
+        add_error(operation, 404, "Nothing has this id (any more).");
+    }
+    // `http::any_string`: a string with U+0000 anywhere in the
+    // request (login answers it as wrong credentials).
+    let takes_strings = names_record
+        || operation
+            .parameters
+            .iter()
+            .flatten()
+            .any(|p| matches!(p, RefOr::T(p) if p.parameter_in == ParameterIn::Query));
+    if takes_strings && path != "/auth/login" {
+        add_error(
+            operation,
+            422,
+            "A path segment or query parameter holds a NUL character (U+0000), which cannot be stored; the message names it.",
+        );
+    }
+    add_error(
+        operation,
+        503,
+        "The database is busy or not answering; try again.",
+    );
 }
 
 fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut Operation> {

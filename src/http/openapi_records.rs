@@ -8,7 +8,9 @@
 
 use serde_json::Value;
 use std::ops::Not;
-use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::path::{
+    HttpMethod, Operation, OperationBuilder, ParameterBuilder, ParameterIn,
+};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{AllOfBuilder, ArrayBuilder, Schema};
 use utoipa::openapi::{
@@ -25,83 +27,105 @@ pub fn add_declared_types(doc: &mut Document) {
     let schema = schema::in_force();
     let components = doc.components.get_or_insert_with(Default::default);
     for ty in schema.types().iter().filter(|t| t.store == Store::Stored) {
-        components
-            .schemas
-            .insert(ty.name.clone(), record_schema(ty).into());
-        components.schemas.insert(
-            format!("New{}Fields", ty.name),
-            fields_schema(ty, true).into(),
-        );
-        components.schemas.insert(
-            format!("New{}Body", ty.name),
-            body_schema(ty, &format!("New{}Fields", ty.name)).into(),
-        );
-        components.schemas.insert(
-            format!("{}UpdateFields", ty.name),
-            fields_schema(ty, false).into(),
-        );
-        components.schemas.insert(
-            format!("{}UpdateBody", ty.name),
-            body_schema(ty, &format!("{}UpdateFields", ty.name)).into(),
-        );
-        if let Some(name) = nested_name(ty) {
-            components.schemas.insert(name, nested_schema(ty).into());
-        }
+        add_type_schemas(&mut components.schemas, ty);
     }
-    // Any lockable record: the case or a record of any declared type.
     let external_names: Vec<String> = schema
         .types()
         .iter()
         .filter(|t| t.store == Store::External)
         .map(|t| t.name.clone())
         .collect();
-    if let Some(RefOr::T(Schema::OneOf(record))) = components.schemas.get_mut("Record") {
-        record.items = std::iter::once(reference("Case"))
-            .chain(
-                schema
-                    .types()
-                    .iter()
-                    .filter(|t| t.store == Store::Stored)
-                    .map(|t| reference(&t.name)),
-            )
-            .chain(
-                external_names
-                    .is_empty()
-                    .not()
-                    .then(|| reference("ExternalRecord")),
-            )
-            .collect();
-    }
-    // A record of an external type: its `type` is one of them.
-    if let Some(RefOr::T(Schema::Object(external))) = components.schemas.get_mut("ExternalRecord") {
-        if !external_names.is_empty() {
-            external.properties.insert(
-                "type".into(),
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .enum_values(Some(external_names.clone()))
-                    .into(),
-            );
-        }
-    }
-    if let Some(RefOr::T(Schema::AllOf(detail))) = components.schemas.get_mut("CaseDetail") {
-        // The flattened tree's placeholder gives way to the case's top types.
-        detail.items.retain(|item| {
-            !matches!(item, RefOr::T(Schema::Object(o)) if o.properties.is_empty() && o.description.is_some())
-        });
-        let mut top = ObjectBuilder::new().schema_type(Type::Object);
-        for ty in schema.children_of(None) {
-            if ty.store == Store::Stored {
-                top = top
-                    .property(&ty.nest_key, ArrayBuilder::new().items(nested_ref(ty)))
-                    .required(&ty.nest_key);
-            }
-        }
-        detail.items.push(RefOr::T(Schema::Object(top.build())));
-    }
+    list_lockable_records(&mut components.schemas, &external_names);
+    name_external_types(&mut components.schemas, &external_names);
+    nest_top_types_in_case_detail(&mut components.schemas);
     for ty in schema.types().iter().filter(|t| t.store == Store::Stored) {
         add_paths(doc, ty);
     }
+}
+
+type Schemas = std::collections::BTreeMap<String, RefOr<Schema>>;
+
+/// A stored type's record, its create and update fields and bodies, and
+/// its record with its children where it has child types.
+fn add_type_schemas(schemas: &mut Schemas, ty: &RecordType) {
+    schemas.insert(ty.name.clone(), record_schema(ty).into());
+    schemas.insert(
+        format!("New{}Fields", ty.name),
+        fields_schema(ty, true).into(),
+    );
+    schemas.insert(
+        format!("New{}Body", ty.name),
+        body_schema(ty, &format!("New{}Fields", ty.name)).into(),
+    );
+    schemas.insert(
+        format!("{}UpdateFields", ty.name),
+        fields_schema(ty, false).into(),
+    );
+    schemas.insert(
+        format!("{}UpdateBody", ty.name),
+        body_schema(ty, &format!("{}UpdateFields", ty.name)).into(),
+    );
+    if let Some(name) = nested_name(ty) {
+        schemas.insert(name, nested_schema(ty).into());
+    }
+}
+
+/// `Record`: any lockable record, the case or a record of any declared type.
+fn list_lockable_records(schemas: &mut Schemas, external_names: &[String]) {
+    let Some(RefOr::T(Schema::OneOf(record))) = schemas.get_mut("Record") else {
+        return;
+    };
+    record.items = std::iter::once(reference("Case"))
+        .chain(
+            schema::in_force()
+                .types()
+                .iter()
+                .filter(|t| t.store == Store::Stored)
+                .map(|t| reference(&t.name)),
+        )
+        .chain(
+            external_names
+                .is_empty()
+                .not()
+                .then(|| reference("ExternalRecord")),
+        )
+        .collect();
+}
+
+/// `ExternalRecord`: a record of an external type; its `type` is one of them.
+fn name_external_types(schemas: &mut Schemas, external_names: &[String]) {
+    if external_names.is_empty() {
+        return;
+    }
+    if let Some(RefOr::T(Schema::Object(external))) = schemas.get_mut("ExternalRecord") {
+        external.properties.insert(
+            "type".into(),
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(external_names.to_vec()))
+                .into(),
+        );
+    }
+}
+
+/// `CaseDetail`: the flattened tree's placeholder gives way to the case's
+/// top types.
+fn nest_top_types_in_case_detail(schemas: &mut Schemas) {
+    let Some(RefOr::T(Schema::AllOf(detail))) = schemas.get_mut("CaseDetail") else {
+        return;
+    };
+    detail.items.retain(|item| {
+        !matches!(item, RefOr::T(Schema::Object(o)) if o.properties.is_empty() && o.description.is_some())
+    });
+    let mut top = ObjectBuilder::new().schema_type(Type::Object);
+    for ty in schema::in_force().children_of(None) {
+        if ty.store == Store::Stored {
+            top = top
+                .property(&ty.nest_key, ArrayBuilder::new().items(nested_ref(ty)))
+                .required(&ty.nest_key);
+        }
+    }
+    detail.items.push(RefOr::T(Schema::Object(top.build())));
 }
 
 /// "a" or "an", by the word's first letter.
@@ -390,14 +414,75 @@ fn path_parameter(
         .build()
 }
 
+/// A declared type's four routes: create under its parent, show, update
+/// and delete by id.
 fn add_paths(doc: &mut Document, ty: &RecordType) {
-    let schema = schema::in_force();
-    let words = &ty.words;
-    let parent_words = ty
-        .parent
+    let parent_words = parent_words(ty);
+    doc.paths.add_path_operation(
+        create_path(ty),
+        vec![HttpMethod::Post],
+        create_operation(ty, &parent_words),
+    );
+    doc.paths
+        .add_path_operation(member_path(ty), vec![HttpMethod::Get], show_operation(ty));
+    doc.paths.add_path_operation(
+        member_path(ty),
+        vec![HttpMethod::Patch],
+        update_operation(ty, &parent_words),
+    );
+    doc.paths.add_path_operation(
+        member_path(ty),
+        vec![HttpMethod::Delete],
+        delete_operation(ty),
+    );
+}
+
+/// What a type's parent is called in prose: its words, or "case".
+fn parent_words(ty: &RecordType) -> String {
+    ty.parent
         .as_deref()
-        .and_then(|p| schema.get(p))
-        .map_or_else(|| "case".to_owned(), |p| p.words.clone());
+        .and_then(|p| schema::in_force().get(p))
+        .map_or_else(|| "case".to_owned(), |p| p.words.clone())
+}
+
+fn id_parameter(ty: &RecordType) -> utoipa::openapi::path::Parameter {
+    path_parameter("id", format!("The {}'s id", ty.words), false)
+}
+
+/// A required JSON body of the component `schema_name`.
+fn json_body(schema_name: &str) -> utoipa::openapi::request_body::RequestBody {
+    RequestBodyBuilder::new()
+        .required(Some(Required::True))
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(reference(schema_name)))
+                .build(),
+        )
+        .build()
+}
+
+/// The 409 of a type with unique fields, on create and update.
+fn with_conflict(operation: OperationBuilder, ty: &RecordType) -> OperationBuilder {
+    if ty.unique.is_empty() {
+        return operation;
+    }
+    operation.response(
+        "409",
+        json_response(
+            &format!(
+                "`conflict`: another {} of the case has this {}",
+                ty.words,
+                ty.unique.join(" or ")
+            ),
+            None,
+            false,
+        ),
+    )
+}
+
+fn create_operation(ty: &RecordType, parent_words: &str) -> Operation {
+    let words = &ty.words;
     let parent_param = match ty.parent {
         Some(_) => path_parameter("id", format!("The {parent_words}'s id"), false),
         None => path_parameter("slug", "The case's slug".to_owned(), true),
@@ -406,7 +491,7 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
         "`locked`: someone else holds the {parent_words} deeply (or something around it; \
          `lock` is that deep lock, `lockable` its record); nothing was created"
     );
-    let mut create = OperationBuilder::new()
+    let create = OperationBuilder::new()
         .operation_id(Some(format!("create{}", ty.name)))
         .tag("content")
         .description(Some(format!(
@@ -414,17 +499,7 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
             article(words)
         )))
         .parameter(parent_param)
-        .request_body(Some(
-            RequestBodyBuilder::new()
-                .required(Some(Required::True))
-                .content(
-                    "application/json",
-                    ContentBuilder::new()
-                        .schema(Some(reference(&format!("New{}Body", ty.name))))
-                        .build(),
-                )
-                .build(),
-        ))
+        .request_body(Some(json_body(&format!("New{}Body", ty.name))))
         .response("201", json_response("Created", Some(&ty.name), true))
         .response(
             "403",
@@ -435,39 +510,27 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
             ),
         )
         .response("423", json_response(&locked_inside, None, false));
-    if !ty.unique.is_empty() {
-        create = create.response(
-            "409",
-            json_response(
-                &format!(
-                    "`conflict`: another {words} of the case has this {}",
-                    ty.unique.join(" or ")
-                ),
-                None,
-                false,
-            ),
-        );
-    }
-    doc.paths
-        .add_path_operation(create_path(ty), vec![HttpMethod::Post], create.build());
+    with_conflict(create, ty).build()
+}
 
-    let id_param = || path_parameter("id", format!("The {words}'s id"), false);
-    let show = OperationBuilder::new()
+fn show_operation(ty: &RecordType) -> Operation {
+    OperationBuilder::new()
         .operation_id(Some(format!("show{}", ty.name)))
         .tag("content")
-        .parameter(id_param())
+        .parameter(id_parameter(ty))
         .response(
             "200",
-            json_response(&format!("The {words}"), Some(&ty.name), true),
+            json_response(&format!("The {}", ty.words), Some(&ty.name), true),
         )
         .response(
             "403",
             json_response("You are not a member of its case", None, false),
-        );
-    doc.paths
-        .add_path_operation(member_path(ty), vec![HttpMethod::Get], show.build());
+        )
+        .build()
+}
 
-    let write_headers = WriteHeaders::into_params(|| Some(ParameterIn::Header));
+fn update_operation(ty: &RecordType, parent_words: &str) -> Operation {
+    let words = &ty.words;
     let mut update = OperationBuilder::new()
         .operation_id(Some(format!("update{}", ty.name)))
         .tag("content")
@@ -479,19 +542,9 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
         } else {
             "Saves the fields given (guarded).".to_owned()
         }))
-        .parameter(id_param())
-        .parameters(Some(write_headers.clone()))
-        .request_body(Some(
-            RequestBodyBuilder::new()
-                .required(Some(Required::True))
-                .content(
-                    "application/json",
-                    ContentBuilder::new()
-                        .schema(Some(reference(&format!("{}UpdateBody", ty.name))))
-                        .build(),
-                )
-                .build(),
-        ))
+        .parameter(id_parameter(ty))
+        .parameters(Some(write_headers()))
+        .request_body(Some(json_body(&format!("{}UpdateBody", ty.name))))
         .response(
             "200",
             json_response("Saved; `version` went up by one", Some(&ty.name), true),
@@ -515,30 +568,19 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
             ),
         );
     }
-    if !ty.unique.is_empty() {
-        update = update.response(
-            "409",
-            json_response(
-                &format!(
-                    "`conflict`: another {words} of the case has this {}",
-                    ty.unique.join(" or ")
-                ),
-                None,
-                false,
-            ),
-        );
-    }
-    doc.paths
-        .add_path_operation(member_path(ty), vec![HttpMethod::Patch], update.build());
+    with_conflict(update, ty).build()
+}
 
-    let destroy = OperationBuilder::new()
+fn delete_operation(ty: &RecordType) -> Operation {
+    OperationBuilder::new()
         .operation_id(Some(format!("delete{}", ty.name)))
         .tag("content")
         .description(Some(format!(
-            "Deletes the {words} and everything inside it (guarded)."
+            "Deletes the {} and everything inside it (guarded).",
+            ty.words
         )))
-        .parameter(id_param())
-        .parameters(Some(write_headers))
+        .parameter(id_parameter(ty))
+        .parameters(Some(write_headers()))
         .response("204", json_response("Deleted", None, false))
         .response(
             "403",
@@ -563,7 +605,11 @@ fn add_paths(doc: &mut Document, ty: &RecordType) {
                 None,
                 false,
             ),
-        );
-    doc.paths
-        .add_path_operation(member_path(ty), vec![HttpMethod::Delete], destroy.build());
+        )
+        .build()
+}
+
+/// `If-Match` and `Lock-Token`, which guard an update and a delete.
+fn write_headers() -> Vec<utoipa::openapi::path::Parameter> {
+    WriteHeaders::into_params(|| Some(ParameterIn::Header))
 }

@@ -71,26 +71,7 @@ fn compare_type(
     out: &mut Comparison,
 ) -> QueryResult<()> {
     let rows = stored_of_type(conn, &ty.name)?;
-    let parents: BTreeSet<Option<String>> = rows.iter().map(|(_, p, _)| p.clone()).collect();
-    let declared_parent = ty.parent.clone();
-    let moved: usize = rows
-        .iter()
-        .filter(|(_, p, _)| *p != declared_parent)
-        .count();
-    if moved > 0 {
-        let was: Vec<String> = parents
-            .iter()
-            .filter(|p| **p != declared_parent)
-            .map(|p| p.clone().unwrap_or_else(|| "Case".to_owned()))
-            .collect();
-        out.problems.push(format!(
-            "type {}: parent changed from {} to {}, which {moved} of its {count} record(s) would no longer fit",
-            ty.name,
-            was.join(", "),
-            declared_parent.as_deref().unwrap_or("Case")
-        ));
-        out.commands.push(format!("baton schema drop {}", ty.name));
-    }
+    compare_parents(ty, &rows, count, out);
     let orphans = orphans(conn, &ty.name)?;
     if orphans > 0 {
         out.problems.push(format!(
@@ -99,84 +80,140 @@ fn compare_type(
         ));
         out.commands.push(format!("baton schema drop {}", ty.name));
     }
-    let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
-    let mut misfits: BTreeMap<String, usize> = BTreeMap::new();
-    let mut missing: BTreeMap<String, usize> = BTreeMap::new();
-    let mut seen_fields: BTreeSet<String> = BTreeSet::new();
-    // Unique within one case: (field → (case, value) → records).
-    let mut values: BTreeMap<String, BTreeMap<(i64, String), usize>> = BTreeMap::new();
-    for (case_id, _, fields) in &rows {
-        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(fields) else {
-            *misfits.entry("(all fields)".into()).or_default() += 1;
-            continue;
-        };
-        for (name, value) in &map {
-            seen_fields.insert(name.clone());
-            match ty.field(name) {
-                None if !value.is_null() => *unknown.entry(name.clone()).or_default() += 1,
-                None => {}
-                Some(_) if value.is_null() => {}
-                Some(_) if !ty.value_fits(name, value) => {
-                    *misfits.entry(name.clone()).or_default() += 1
+    FieldTally::of(ty, &rows).report(ty, out);
+    Ok(())
+}
+
+/// A type whose declared parent is not the one its stored records have.
+fn compare_parents(
+    ty: &RecordType,
+    rows: &[(CaseId, Option<String>, String)],
+    count: i64,
+    out: &mut Comparison,
+) {
+    let parents: BTreeSet<Option<String>> = rows.iter().map(|(_, p, _)| p.clone()).collect();
+    let declared_parent = ty.parent.clone();
+    let moved: usize = rows
+        .iter()
+        .filter(|(_, p, _)| *p != declared_parent)
+        .count();
+    if moved == 0 {
+        return;
+    }
+    let was: Vec<String> = parents
+        .iter()
+        .filter(|p| **p != declared_parent)
+        .map(|p| p.clone().unwrap_or_else(|| "Case".to_owned()))
+        .collect();
+    out.problems.push(format!(
+        "type {}: parent changed from {} to {}, which {moved} of its {count} record(s) would no longer fit",
+        ty.name,
+        was.join(", "),
+        declared_parent.as_deref().unwrap_or("Case")
+    ));
+    out.commands.push(format!("baton schema drop {}", ty.name));
+}
+
+/// The stored fields of one type against its declared fields, counted by
+/// field name.
+#[derive(Default)]
+struct FieldTally {
+    /// Values in fields no longer declared.
+    unknown: BTreeMap<String, usize>,
+    /// Values that no longer fit their field.
+    misfits: BTreeMap<String, usize>,
+    /// Required fields without a value or a default.
+    missing: BTreeMap<String, usize>,
+    /// Every field some record has.
+    seen_fields: BTreeSet<String>,
+    /// Unique within one case: (field → (case, value) → records).
+    values: BTreeMap<String, BTreeMap<(i64, String), usize>>,
+}
+
+impl FieldTally {
+    fn of(ty: &RecordType, rows: &[(CaseId, Option<String>, String)]) -> FieldTally {
+        let mut tally = FieldTally::default();
+        for (case_id, _, fields) in rows {
+            let Ok(Value::Object(map)) = serde_json::from_str::<Value>(fields) else {
+                *tally.misfits.entry("(all fields)".into()).or_default() += 1;
+                continue;
+            };
+            for (name, value) in &map {
+                tally.count_value(ty, *case_id, name, value);
+            }
+            for name in &ty.required {
+                let given = map.get(name).is_some_and(|v| !v.is_null());
+                let has_default = ty
+                    .field(name)
+                    .is_some_and(|f| f.schema.get("default").is_some());
+                if !given && !has_default {
+                    *tally.missing.entry(name.clone()).or_default() += 1;
                 }
-                Some(_) if ty.unique.contains(name) => {
-                    *values
-                        .entry(name.clone())
-                        .or_default()
-                        .entry((case_id.get(), value.to_string()))
-                        .or_default() += 1;
-                }
-                Some(_) => {}
             }
         }
-        for name in &ty.required {
-            let given = map.get(name).is_some_and(|v| !v.is_null());
-            let has_default = ty
-                .field(name)
-                .is_some_and(|f| f.schema.get("default").is_some());
-            if !given && !has_default {
-                *missing.entry(name.clone()).or_default() += 1;
+        tally
+    }
+
+    fn count_value(&mut self, ty: &RecordType, case_id: CaseId, name: &str, value: &Value) {
+        self.seen_fields.insert(name.to_owned());
+        match ty.field(name) {
+            None if !value.is_null() => *self.unknown.entry(name.to_owned()).or_default() += 1,
+            None => {}
+            Some(_) if value.is_null() => {}
+            Some(_) if !ty.value_fits(name, value) => {
+                *self.misfits.entry(name.to_owned()).or_default() += 1
             }
+            Some(_) if ty.unique.iter().any(|u| u == name) => {
+                *self
+                    .values
+                    .entry(name.to_owned())
+                    .or_default()
+                    .entry((case_id.get(), value.to_string()))
+                    .or_default() += 1;
+            }
+            Some(_) => {}
         }
     }
-    for (field, n) in unknown {
-        out.problems.push(format!(
-            "type {}: field {field} is no longer declared, but {n} record(s) hold a value in it",
-            ty.name
-        ));
-        out.commands
-            .push(format!("baton schema drop {}.{field}", ty.name));
-    }
-    for (field, n) in misfits {
-        out.problems.push(format!(
-            "type {}: field {field} changed, and {n} record(s) hold values that no longer fit it",
-            ty.name
-        ));
-        out.commands
-            .push(format!("baton schema drop {}.{field}", ty.name));
-    }
-    for (field, n) in missing {
-        out.problems.push(format!(
-            "type {}: field {field} is required without a default, and {n} record(s) have no value in it (give it a default)",
-            ty.name
-        ));
-    }
-    for (field, counted) in values {
-        let records: usize = counted.values().filter(|n| **n > 1).sum();
-        if records > 0 {
+
+    fn report(self, ty: &RecordType, out: &mut Comparison) {
+        for (field, n) in self.unknown {
             out.problems.push(format!(
-                "type {}: field {field} is unique within a case, but {records} record(s) share a value with another record of their case",
+                "type {}: field {field} is no longer declared, but {n} record(s) hold a value in it",
+                ty.name
+            ));
+            out.commands
+                .push(format!("baton schema drop {}.{field}", ty.name));
+        }
+        for (field, n) in self.misfits {
+            out.problems.push(format!(
+                "type {}: field {field} changed, and {n} record(s) hold values that no longer fit it",
+                ty.name
+            ));
+            out.commands
+                .push(format!("baton schema drop {}.{field}", ty.name));
+        }
+        for (field, n) in self.missing {
+            out.problems.push(format!(
+                "type {}: field {field} is required without a default, and {n} record(s) have no value in it (give it a default)",
                 ty.name
             ));
         }
-    }
-    for field in &ty.fields {
-        if !seen_fields.contains(&field.name) {
-            out.changes
-                .push(format!("field {}.{} (new)", ty.name, field.name));
+        for (field, counted) in self.values {
+            let records: usize = counted.values().filter(|n| **n > 1).sum();
+            if records > 0 {
+                out.problems.push(format!(
+                    "type {}: field {field} is unique within a case, but {records} record(s) share a value with another record of their case",
+                    ty.name
+                ));
+            }
+        }
+        for field in &ty.fields {
+            if !self.seen_fields.contains(&field.name) {
+                out.changes
+                    .push(format!("field {}.{} (new)", ty.name, field.name));
+            }
         }
     }
-    Ok(())
 }
 
 /// `baton schema drop TYPE`: deletes every stored record of the type (and

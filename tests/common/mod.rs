@@ -6,6 +6,7 @@
 pub mod fault_proxy;
 pub mod line;
 pub mod listening;
+pub mod records;
 pub mod storm;
 
 use std::net::TcpListener;
@@ -705,6 +706,21 @@ impl TestApp {
             .send()
             .await
             .expect_error(404, "not_found");
+    }
+
+    /// The ids of the locks `GET /locks?case=:slug` lists to `user`.
+    pub async fn lock_ids_of_case(&self, user: &TestUser, slug: &str) -> Vec<i64> {
+        self.get(&format!("/locks?case={slug}"))
+            .by(user)
+            .send()
+            .await
+            .expect(200)
+            .body
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(id)
+            .collect()
     }
 }
 

@@ -81,21 +81,42 @@ pub(super) fn check_across(raws: &[RawType], derived: &[Derived], problems: &mut
 
 fn check_plural(i: usize, raws: &[RawType], derived: &[Derived], problems: &mut Problems) {
     let (raw, d) = (&raws[i], &derived[i]);
-    let path = format!("{}.plural", raw.path);
-    let whose = if d.plural_declared {
-        String::new()
-    } else {
-        format!(
-            " (the default plural of {}; declare another with plural = \"…\")",
-            raw.name
-        )
-    };
     // A declared plural of the wrong shape is already told; a default one
     // from a wrong or taken name would only repeat the name's problem.
     let name_told = !names::is_pascal_case(&raw.name) || TAKEN_NAMES.contains(&raw.name.as_str());
     if !names::is_plural_name(&d.plural) || (name_told && !d.plural_declared) {
         return;
     }
+    let whose = default_plural_note(raw, d);
+    check_plural_is_free(i, raws, derived, problems, &whose);
+    if d.store == Store::Stored {
+        check_nest_key_is_free(i, raws, derived, problems, &whose);
+    }
+}
+
+/// Where a problem with a default plural says so, and how to declare another.
+fn default_plural_note(raw: &RawType, d: &Derived) -> String {
+    if d.plural_declared {
+        String::new()
+    } else {
+        format!(
+            " (the default plural of {}; declare another with plural = \"…\")",
+            raw.name
+        )
+    }
+}
+
+/// A plural that is a route of baton's own, or a plural, nest key or body
+/// key an earlier type already has.
+fn check_plural_is_free(
+    i: usize,
+    raws: &[RawType],
+    derived: &[Derived],
+    problems: &mut Problems,
+    whose: &str,
+) {
+    let (raw, d) = (&raws[i], &derived[i]);
+    let path = format!("{}.plural", raw.path);
     if RESERVED_PLURALS.contains(&d.plural.as_str()) {
         problems.add(
             &path,
@@ -128,11 +149,19 @@ fn check_plural(i: usize, raws: &[RawType], derived: &[Derived], problems: &mut 
             ),
         );
     }
-    if d.store == Store::External {
-        return;
-    }
-    // The nest key sits beside the keys of whatever holds it in
-    // `GET /cases/:slug`: the case's own keys, or the parent record's.
+}
+
+/// The nest key sits beside the keys of whatever holds it in
+/// `GET /cases/:slug`: the case's own keys, or the parent record's.
+fn check_nest_key_is_free(
+    i: usize,
+    raws: &[RawType],
+    derived: &[Derived],
+    problems: &mut Problems,
+    whose: &str,
+) {
+    let (raw, d) = (&raws[i], &derived[i]);
+    let path = format!("{}.plural", raw.path);
     match &d.parent {
         None => {
             if CASE_KEYS.contains(&d.nest_key.as_str()) {
