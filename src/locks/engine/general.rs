@@ -56,66 +56,14 @@ pub fn acquire(
     mode: AcquireMode,
     policy: &LockPolicy,
 ) -> AppResult<Acquired> {
-    if mode.wait {
-        line::waiting_tab(actor)?;
-        if mode.deep {
-            return Err(AppError::invalid(
-                "wait is for depth \"0\" locks only: a deep lock cannot wait in line.",
-            ));
-        }
-        let waits = crate::locks::lockable::kind_named(target.identity.type_name)
-            .is_none_or(|kind| kind.allows_waiting());
-        if !waits {
-            return Err(AppError::invalid(format!(
-                "{} records have no waiting line (their type's lock.wait is false): lock it when it is free, or ask its holder.",
-                target.identity.type_name
-            )));
-        }
-    }
-    if mode.deep {
-        subtree::holding_kind(target)?;
-    }
+    refuse_what_cannot_be(actor, target, mode)?;
     subtree::refuse_inside(tx, actor, target, policy)?;
     let mut took_over =
         mode.deep && subtree::clear_for_deep(tx, actor, target, mode.takeover, policy)?;
     for _ in 0..ACQUIRE_ATTEMPTS {
-        let new = NewLock {
-            lockable_type: target.identity.type_name,
-            lockable_id: target.identity.id,
-            case_id: target.case_id,
-            user_id: actor.user.id,
-            session_id: actor.session_id.as_deref(),
-            user_agent: actor.user_agent.as_deref(),
-            created_at: tx.now,
-            expires_at: clock::after(tx.now, policy.lease_of(target.identity.type_name)),
-            last_activity_at: tx.now,
-            deep: mode.deep,
-            lockable_param: target.external_param(),
-        };
+        let new = new_lock(tx.now, actor, target, mode, policy);
         if let Some(lock) = Lock::insert_if_free(tx.conn, &new)? {
-            let at = lock.created_at;
-            tx.audit(LockEvent::entry(
-                &lock,
-                Some(actor.user.id),
-                LockAction::Acquired,
-                at,
-            ));
-            count_after_commit(tx, LockAction::Acquired);
-            let held = HeldLock {
-                lock,
-                holder: actor.user.to_ref(),
-            };
-            tx.emit(target.case_id, Change::Create, lock_view(&held).into());
-            if mode.deep {
-                subtree::end_lines_inside(tx, target)?;
-            }
-            if took_over {
-                // "Edit anyway" skipped the line; whoever still waits is
-                // served when this new holding ends.
-                line::leave_for_takeover(tx, actor, target)?;
-                line::keep_waiting_for(tx, &held.lock)?;
-            }
-            return Ok(Acquired::Created(held));
+            return granted(tx, actor, target, lock, mode, took_over).map(Acquired::Created);
         }
         // Taken: by whom? (It may have been released since; then go again.)
         let Some(held) = Lock::on(tx.conn, target.identity.type_name, target.identity.id)? else {
@@ -134,15 +82,7 @@ pub fn acquire(
             continue;
         };
         if is_held_by(&held.lock, actor) {
-            let held = if mode.deep && !held.lock.deep {
-                let deepened = deepen(tx, held)?;
-                subtree::end_lines_inside(tx, target)?;
-                deepened
-            } else {
-                held
-            };
-            let renewed = renew(tx, held, policy, true)?;
-            return Ok(Acquired::Renewed(renewed));
+            return renewed(tx, target, held, mode, policy).map(Acquired::Renewed);
         }
         if mode.takeover {
             override_lock(tx, actor, &held, Line::Keep)?;
@@ -168,6 +108,110 @@ pub fn acquire(
         "{} changed hands several times while you asked for it; try again.",
         target.identity.label()
     )))
+}
+
+/// 422 for what `mode` cannot ask of `target`: a wait without a tab, a
+/// deep wait, a wait on a type without lines, a deep lock on a record that
+/// holds no others.
+fn refuse_what_cannot_be(actor: &Actor, target: &LockTarget, mode: AcquireMode) -> AppResult<()> {
+    if mode.wait {
+        line::waiting_tab(actor)?;
+        if mode.deep {
+            return Err(AppError::invalid(
+                "wait is for depth \"0\" locks only: a deep lock cannot wait in line.",
+            ));
+        }
+        let waits = crate::locks::lockable::kind_named(target.identity.type_name)
+            .is_none_or(|kind| kind.allows_waiting());
+        if !waits {
+            return Err(AppError::invalid(format!(
+                "{} records have no waiting line (their type's lock.wait is false): lock it when it is free, or ask its holder.",
+                target.identity.type_name
+            )));
+        }
+    }
+    if mode.deep {
+        subtree::holding_kind(target)?;
+    }
+    Ok(())
+}
+
+/// The row of a new lock of the actor's on `target`, from now for the
+/// lease of its type.
+fn new_lock<'a>(
+    now: chrono::NaiveDateTime,
+    actor: &'a Actor,
+    target: &'a LockTarget,
+    mode: AcquireMode,
+    policy: &LockPolicy,
+) -> NewLock<'a> {
+    NewLock {
+        lockable_type: target.identity.type_name,
+        lockable_id: target.identity.id,
+        case_id: target.case_id,
+        user_id: actor.user.id,
+        session_id: actor.session_id.as_deref(),
+        user_agent: actor.user_agent.as_deref(),
+        created_at: now,
+        expires_at: clock::after(now, policy.lease_of(target.identity.type_name)),
+        last_activity_at: now,
+        deep: mode.deep,
+        lockable_param: target.external_param(),
+    }
+}
+
+/// A new lock was granted: audited, counted and broadcast; a deep one ends
+/// the lines inside it; after a takeover, the line waits for this holding.
+fn granted(
+    tx: &mut Tx,
+    actor: &Actor,
+    target: &LockTarget,
+    lock: Lock,
+    mode: AcquireMode,
+    took_over: bool,
+) -> AppResult<HeldLock> {
+    let at = lock.created_at;
+    tx.audit(LockEvent::entry(
+        &lock,
+        Some(actor.user.id),
+        LockAction::Acquired,
+        at,
+    ));
+    count_after_commit(tx, LockAction::Acquired);
+    let held = HeldLock {
+        lock,
+        holder: actor.user.to_ref(),
+    };
+    tx.emit(target.case_id, Change::Create, lock_view(&held).into());
+    if mode.deep {
+        subtree::end_lines_inside(tx, target)?;
+    }
+    if took_over {
+        // "Edit anyway" skipped the line; whoever still waits is served
+        // when this new holding ends.
+        line::leave_for_takeover(tx, actor, target)?;
+        line::keep_waiting_for(tx, &held.lock)?;
+    }
+    Ok(held)
+}
+
+/// The actor held it already: renewed, and made deep if asked (ending the
+/// lines inside).
+fn renewed(
+    tx: &mut Tx,
+    target: &LockTarget,
+    held: HeldLock,
+    mode: AcquireMode,
+    policy: &LockPolicy,
+) -> AppResult<HeldLock> {
+    let held = if mode.deep && !held.lock.deep {
+        let deepened = deepen(tx, held)?;
+        subtree::end_lines_inside(tx, target)?;
+        deepened
+    } else {
+        held
+    };
+    renew(tx, held, policy, true)
 }
 
 /// Makes the holder's lock deep (everything inside was cleared for it).

@@ -4,7 +4,7 @@
 use crate::auth::access::{rank_on, require};
 use crate::auth::api_keys::KeyHolder;
 use crate::auth::Actor;
-use crate::db::Database;
+use crate::db::{Database, Tx};
 use crate::error::{AppError, AppResult};
 use crate::locks::fast_path::{self, FastPath};
 use crate::locks::guard::{self, HostWrite, Preconditions, WriteContext};
@@ -33,32 +33,39 @@ pub async fn guard(
         return Ok(());
     }
     let policy = *policy;
-    db.write_retrying(None, move |tx| {
-        let HostWrite {
-            named,
-            case_slug,
-            user_external_id,
-            session_id,
-            lock_token,
-        } = &asked;
-        key.check(tx.conn, tx.now)?;
-        let case = case_by_slug(tx.conn, case_slug)?;
-        let kind = named.kind();
-        let missing = |id: i64| {
-            AppError::not_found(format!(
-                "{} {id} does not exist in case '{}'.",
-                kind.type_name, case.slug
-            ))
-        };
-        // The record before the user (404 comes before 403), read without
-        // locking its row: nothing is locked, and nothing named, before the
-        // user's role on the case is known.
-        if let Named::Stored(_, id) = named {
-            kind.find(tx.conn, *id)?
-                .filter(|t| t.case_id == case.id)
-                .ok_or_else(|| missing(*id))?;
-        }
-        let user = User::find_by_external_id(tx.conn, user_external_id)?
+    db.write_retrying(None, move |tx| guard_in(tx, &key, &asked, &policy))
+        .await
+}
+
+/// The general path of `POST /guard`, in the caller's transaction: the
+/// key, the case and the record (404), the user's role (403), then the
+/// record's row locked and the guard.
+fn guard_in(tx: &mut Tx, key: &KeyHolder, asked: &HostWrite, policy: &LockPolicy) -> AppResult<()> {
+    let HostWrite {
+        named,
+        case_slug,
+        user_external_id,
+        session_id,
+        lock_token,
+    } = asked;
+    key.check(tx.conn, tx.now)?;
+    let case = case_by_slug(tx.conn, case_slug)?;
+    let kind = named.kind();
+    let missing = |id: i64| {
+        AppError::not_found(format!(
+            "{} {id} does not exist in case '{}'.",
+            kind.type_name, case.slug
+        ))
+    };
+    // The record before the user (404 comes before 403), read without
+    // locking its row: nothing is locked, and nothing named, before the
+    // user's role on the case is known.
+    if let Named::Stored(_, id) = named {
+        kind.find(tx.conn, *id)?
+            .filter(|t| t.case_id == case.id)
+            .ok_or_else(|| missing(*id))?;
+    }
+    let user = User::find_by_external_id(tx.conn, user_external_id)?
             .filter(User::is_active)
             .ok_or_else(|| {
                 AppError::forbidden(format!(
@@ -66,41 +73,39 @@ pub async fn guard(
                     case.slug
                 ))
             })?;
-        require(rank_on(tx.conn, &user, case.id)?, &case, HOLDER_ROLE)?;
-        // Now the record's row, locked until the transaction ends.
-        let target = match named {
-            Named::Stored(_, id) => kind
-                .find_for_update(tx.conn, *id)?
-                .filter(|t| t.case_id == case.id)
-                .ok_or_else(|| missing(*id))?,
-            Named::External { param, .. } => {
-                let found = match kind.find_external(tx.conn, case.id, param)? {
-                    Some(t) => kind.find_for_update(tx.conn, t.identity.id)?,
-                    None => None,
-                };
-                // Never locked: no lock names it, but a deep lock on its
-                // case covers it all the same.
-                found
-                    .or_else(|| kind.never_locked(case.id, param))
-                    .ok_or_else(|| AppError::invalid("lockableType is not an external type."))?
-            }
-        };
-        let actor = Actor {
-            user,
-            token_id: 0,
-            session_id: session_id.clone(),
-            user_agent: None,
-        };
-        let ctx = WriteContext {
-            actor: &actor,
-            preconditions: Preconditions {
-                if_match: None,
-                lock_token: *lock_token,
-            },
-            policy: &policy,
-            tab_required: true,
-        };
-        guard::guard(tx, &ctx, &target)
-    })
-    .await
+    require(rank_on(tx.conn, &user, case.id)?, &case, HOLDER_ROLE)?;
+    // Now the record's row, locked until the transaction ends.
+    let target = match named {
+        Named::Stored(_, id) => kind
+            .find_for_update(tx.conn, *id)?
+            .filter(|t| t.case_id == case.id)
+            .ok_or_else(|| missing(*id))?,
+        Named::External { param, .. } => {
+            let found = match kind.find_external(tx.conn, case.id, param)? {
+                Some(t) => kind.find_for_update(tx.conn, t.identity.id)?,
+                None => None,
+            };
+            // Never locked: no lock names it, but a deep lock on its
+            // case covers it all the same.
+            found
+                .or_else(|| kind.never_locked(case.id, param))
+                .ok_or_else(|| AppError::invalid("lockableType is not an external type."))?
+        }
+    };
+    let actor = Actor {
+        user,
+        token_id: 0,
+        session_id: session_id.clone(),
+        user_agent: None,
+    };
+    let ctx = WriteContext {
+        actor: &actor,
+        preconditions: Preconditions {
+            if_match: None,
+            lock_token: *lock_token,
+        },
+        policy,
+        tab_required: true,
+    };
+    guard::guard(tx, &ctx, &target)
 }
