@@ -8,7 +8,7 @@ use crate::db::{KickReason, Outgoing, Tabs, Tx};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::rules;
 use crate::locks::engine::tabs::{end_all_holdings, end_holdings_where};
-use crate::locks::LockPolicy;
+use crate::locks::engine::LockPolicy;
 use crate::models::{
     AuthToken, Case, CaseId, CaseMaker, Membership, Role, User, UserChanges, UserId, UserRef,
 };

@@ -246,11 +246,11 @@ fn lock_paths(source: &str) -> BTreeSet<String> {
 
 /// The lock engine has one door: the HTTP handlers, the realtime channel
 /// and the accounts reach it through `locks::engine` alone (with the
-/// renderer of lock frames and the lock policy's settings), never through
+/// renderer of lock frames), never through
 /// the modules behind it.
 #[test]
 fn outside_the_lock_engine_only_its_door_is_used() {
-    const DOOR: &[&str] = &["engine", "render", "LockPolicy"];
+    const DOOR: &[&str] = &["engine", "render"];
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     visit(&src.join("http"), &mut files);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::db::Database;
-use crate::locks::LockPolicy;
+use crate::locks::engine::LockPolicy;
 use heartbeat::Heartbeats;
 use hub::Hub;
 use presence::PresenceBoard;

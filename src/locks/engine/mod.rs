@@ -26,7 +26,6 @@ use crate::db::Database;
 use crate::error::{AppError, AppResult};
 use crate::locks::fast_path;
 use crate::locks::naming::resolve_all;
-use crate::locks::LockPolicy;
 use crate::models::{HeldLock, Lock, LockEventId, LockId, QueuedWaiter, Tab, WaiterId};
 use crate::views::LockEventView;
 
@@ -38,6 +37,7 @@ pub use crate::locks::lockable::{kind_named, known_types, registry, Lockable, Lo
 pub use crate::locks::naming::{case_by_slug, Named};
 pub use crate::locks::reaper::run as run_reaper;
 pub use crate::locks::rules;
+pub use crate::locks::LockPolicy;
 pub use general::{AcquireMode, Acquired, LockStatus};
 pub use read::{case_of, lock_snapshot};
 pub use records::Parent;

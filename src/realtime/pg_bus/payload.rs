@@ -11,8 +11,8 @@ use crate::models::{LockNotice, SavedRecord};
 use crate::realtime::hub::Hub;
 
 /// One event row's payload: what the general path stages (`Frame`,
-/// `Close`) and what the lock fast path's SQL writes (`Lock`,
-/// `crate::locks::fast_path::sql`), read back by every listener. One type for
+/// `Close`) and what the lock fast path's SQL writes (`Lock`),
+/// read back by every listener. One type for
 /// writing and reading; a test checks its round trip against the rows the
 /// SQL writes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
