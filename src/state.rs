@@ -9,7 +9,7 @@ use crate::auth::JwtKeys;
 use crate::config::Settings;
 use crate::db::Database;
 use crate::locks::engine::Engine;
-use crate::locks::LockPolicy;
+use crate::locks::engine::LockPolicy;
 use crate::realtime::Realtime;
 
 #[derive(Clone)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use baton::auth::access::Rank;
 use baton::locks::engine::rules;
-use baton::locks::LockPolicy;
+use baton::locks::engine::LockPolicy;
 use baton::models::{CaseId, Lock, LockId, Role, UserId};
 use chrono::{NaiveDate, NaiveDateTime};
 use diesel::pg::PgConnection;

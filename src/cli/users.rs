@@ -174,7 +174,7 @@ async fn passwd(args: UserPasswdArgs) -> Result<(), CliError> {
 async fn remove(args: UserRemoveArgs) -> Result<(), CliError> {
     let db = open(&args.database)?;
     let email = args.email;
-    let policy = crate::locks::LockPolicy {
+    let policy = crate::locks::engine::LockPolicy {
         ttl: args.lock_ttl,
         // Only the hand-off's lease matters here.
         idle_timeout: args.lock_ttl,

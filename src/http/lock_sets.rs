@@ -5,10 +5,10 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::locks::LockableRef;
+use super::locks::TargetRef;
 use crate::auth::Caller;
 use crate::error::{AppError, AppResult};
-use crate::locks::engine::{Acquired, Named};
+use crate::locks::engine::{Acquired, TargetName};
 use crate::locks::render::{lock_view, lock_views};
 use crate::state::AppState;
 use crate::views::{LockSetView, LockView};
@@ -23,7 +23,7 @@ pub struct LockSetBody {
     /// 1–50 records of one case (one named twice counts once, and its lock
     /// appears at each place).
     #[schema(min_items = 1, max_items = 50)]
-    locks: Vec<LockableRef>,
+    locks: Vec<TargetRef>,
 }
 
 /// `POST /locks/batch`: all of them or none.
@@ -58,7 +58,7 @@ pub struct ClaimBody {
 pub struct ClaimFields {
     /// 1–100 records of one case, in the order to try them.
     #[schema(min_items = 1, max_items = 100)]
-    candidates: Vec<LockableRef>,
+    candidates: Vec<TargetRef>,
 }
 
 /// `POST /locks/claim`: a lock on the first candidate nobody holds.
@@ -92,7 +92,7 @@ pub async fn claim(
 
 /// The records a set or claim names: 1 to `max`, each valid. (One named
 /// twice counts once.)
-fn parse_records(refs: &[LockableRef], max: usize, what: &str) -> AppResult<Vec<Named>> {
+fn parse_records(refs: &[TargetRef], max: usize, what: &str) -> AppResult<Vec<TargetName>> {
     if refs.is_empty() || refs.len() > max {
         return Err(AppError::invalid(format!(
             "{what} names 1 to {max} records; this one names {}.",

@@ -2,12 +2,12 @@
 //! through [`guarded_write`], inside the write's transaction.
 
 use super::holding::{end, live_or_end, live_or_end_then, touch, Line};
-use super::lockable::{find_named, LockTarget, Lockable};
-use super::naming::Named;
+use super::naming::TargetName;
+use super::policy::LockPolicy;
 use super::render::{lock_view, locked};
 use super::rules;
 use super::subtree;
-use super::LockPolicy;
+use super::target::{find_named, LockTarget, Lockable};
 use crate::auth::Actor;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
@@ -27,7 +27,7 @@ pub struct Preconditions {
 /// (holding `lock_token`, if it says), write `named` of case `case_slug`?
 #[derive(Clone, Debug)]
 pub struct HostWrite {
-    pub named: Named,
+    pub named: TargetName,
     pub case_slug: String,
     pub user_external_id: String,
     pub session_id: Option<String>,
@@ -147,7 +147,10 @@ struct Cover {
     deep: Option<Lock>,
 }
 
-/// Steps 1–3; returns the caller's locks that cover the record.
+/// Steps 1–3; returns the caller's locks that cover the record. Steps 1
+/// and 2 are also written in SQL, in the same order, by
+/// [`guard_steps_sql!`], for the fast path: a change here is a change
+/// there (`tests/fast_path.rs` runs both on one script).
 fn check(tx: &mut Tx, ctx: &WriteContext, record: &LockTarget) -> AppResult<Cover> {
     let lock = lock_in_force(tx, ctx, record.identity.type_name, record.identity.id)?;
     if let Some(held) = &lock {
@@ -190,6 +193,73 @@ fn check(tx: &mut Tx, ctx: &WriteContext, record: &LockTarget) -> AppResult<Cove
     }
     Ok(cover)
 }
+
+/// PL/pgSQL (the fast save and the fast guard): reads the lock on record
+/// `$id` of type `p_type` into `held`, `FOR SHARE`, as [`lock_in_force`]
+/// does; a lock row another transaction is writing is left to the general
+/// path (`$decline`), which waits in a transaction it can roll back, and so
+/// is an overdue lock (its end and hand-off are the general path's).
+macro_rules! read_held_lock {
+    ($id:literal, $decline:literal) => {
+        concat!(
+            "SELECT * INTO held FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = ",
+            $id,
+            " FOR SHARE SKIP LOCKED; \
+             IF NOT FOUND THEN \
+               PERFORM 1 FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = ",
+            $id,
+            "; IF FOUND THEN ",
+            $decline,
+            "; END IF; \
+             END IF; "
+        )
+    };
+}
+
+/// The guard's steps 1 and 2 ([`check`]) in PL/pgSQL, in the same order,
+/// for record `$id` of type `p_type` in case `$case`, written by user
+/// `$user` from tab `p_session` (`$tab_required` as in
+/// [`WriteContext::tab_required`]) with `Lock-Token` `p_lock_token`, at
+/// `v_now` with an idle timeout of `p_idle_micros`:
+///
+/// 1. the record's lock ([`read_held_lock!`]) and no deep lock in its case
+///    (what a deep lock covers is the general path's to decide);
+/// 2. a lock is held by the writer (`rules::held_by`) and in force
+///    (`rules::in_force`), and `Lock-Token`, if sent, names it; without a
+///    lock, no `Lock-Token` may be sent.
+///
+/// Anything else runs `$decline`, and the general path decides and says
+/// why. Leaves the lock in `held` (or NULL) for the caller to renew.
+/// `FAST_SAVE` and `FAST_GUARD` (`fast_path::sql`) are built on it.
+macro_rules! guard_steps_sql {
+    ($id:literal, $case:literal, $user:literal, $tab_required:literal, $decline:literal) => {
+        concat!(
+            $crate::locks::guard::read_held_lock!($id, $decline),
+            "IF ",
+            $crate::locks::rules::deep_in_case_sql!($case),
+            " THEN ",
+            $decline,
+            "; END IF; \
+             IF held.id IS NOT NULL THEN \
+               PERFORM 1 FROM locks l WHERE l.id = held.id AND ",
+            $crate::locks::rules::held_by_sql!($user, "p_session", $tab_required),
+            " AND ",
+            $crate::locks::rules::in_force_sql!(
+                "v_now",
+                "(v_now - p_idle_micros * interval '1 microsecond')"
+            ),
+            " AND (p_lock_token IS NULL OR p_lock_token = l.id); \
+               IF NOT FOUND THEN ",
+            $decline,
+            "; END IF; \
+             ELSIF p_lock_token IS NOT NULL THEN ",
+            $decline,
+            "; END IF; "
+        )
+    };
+}
+
+pub(crate) use {guard_steps_sql, read_held_lock};
 
 /// The lock on the record that is in force, read `FOR SHARE`. A lock past
 /// its lease is ended here, and its line may hand the record to the next

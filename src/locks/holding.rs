@@ -7,9 +7,9 @@ use chrono::NaiveDateTime;
 
 use super::counting::count_after_commit;
 use super::line;
+use super::policy::LockPolicy;
 use super::render::{ended_lock, held_message, lock_view};
 use super::rules;
-use super::LockPolicy;
 use crate::auth::access::{rank_of_user_id, rank_on};
 use crate::auth::Actor;
 use crate::clock;

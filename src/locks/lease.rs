@@ -40,102 +40,139 @@ pub fn renew_for_tabs(
     if tabs.is_empty() {
         return Ok(0);
     }
-    let answering: HashSet<(UserId, &str)> = tabs
-        .iter()
-        .map(|t| (t.user_id, t.session_id.as_str()))
-        .collect();
-    let is_answering = |user: UserId, session: &Option<String>| {
-        session
-            .as_deref()
-            .is_some_and(|s| answering.contains(&(user, s)))
-    };
-    let editors = Role::at_least(HOLDER_ROLE);
-    let mut lock_ids: Vec<(LockId, String)> = Vec::new();
-    let mut waiter_ids: Vec<WaiterId> = Vec::new();
-    for chunk in tabs.chunks(chunk_size(conn)) {
-        let (users, sessions) = users_and_sessions(chunk);
-        let rows: Vec<(LockId, UserId, Option<String>, String)> = locks::table
-            .inner_join(users::table)
-            .left_join(
-                memberships::table.on(memberships::case_id
-                    .eq(locks::case_id)
-                    .and(memberships::user_id.eq(locks::user_id))),
-            )
-            .filter(locks::session_id.eq_any(&sessions))
-            .filter(locks::user_id.eq_any(&users))
-            .filter(locks::expires_at.gt(now))
-            .filter(locks::disconnected_at.is_null())
-            .filter(users::admin.or(memberships::role.nullable().eq_any(&editors)))
-            .select((
-                locks::id,
-                locks::user_id,
-                locks::session_id,
-                locks::lockable_type,
-            ))
-            .load(conn)?;
-        lock_ids.extend(
-            rows.into_iter()
-                .filter(|(_, user, session, _)| is_answering(*user, session))
-                .map(|(id, _, _, type_name)| (id, type_name)),
-        );
-        let places: Vec<(WaiterId, UserId, String)> = lock_waiters::table
-            .filter(lock_waiters::session_id.eq_any(&sessions))
-            .filter(lock_waiters::user_id.eq_any(&users))
-            .filter(lock_waiters::expires_at.gt(now))
-            .filter(lock_waiters::disconnected_at.is_null())
-            .select((
-                lock_waiters::id,
-                lock_waiters::user_id,
-                lock_waiters::session_id,
-            ))
-            .load(conn)?;
-        waiter_ids.extend(
-            places
-                .into_iter()
-                .filter(|(_, user, session)| answering.contains(&(*user, session.as_str())))
-                .map(|(id, _, _)| id),
-        );
+    let held = Held::by_tabs(conn, tabs, now)?;
+    Ok(renew_locks(conn, &held.locks, now, ttl)? + renew_places(conn, &held.places, now, ttl)?)
+}
+
+/// What answering tabs hold: live locks (with their type, whose lease
+/// they renew to) and live places in line.
+#[derive(Default)]
+struct Held {
+    locks: Vec<(LockId, String)>,
+    places: Vec<WaiterId>,
+}
+
+impl Held {
+    /// Read a chunk of tabs at a time; kept only where the row's user and
+    /// tab are one of `tabs` (the query matches users and tabs apart), and
+    /// a lock only while its holder may hold it (`rules::may_hold`).
+    fn by_tabs(conn: &mut DbConn, tabs: &[Tab], now: NaiveDateTime) -> QueryResult<Held> {
+        let answering: HashSet<(UserId, &str)> = tabs
+            .iter()
+            .map(|t| (t.user_id, t.session_id.as_str()))
+            .collect();
+        let is_answering = |user: UserId, session: Option<&str>| {
+            session.is_some_and(|s| answering.contains(&(user, s)))
+        };
+        let editors = Role::at_least(HOLDER_ROLE);
+        let mut held = Held::default();
+        for chunk in tabs.chunks(chunk_size(conn)) {
+            let (users, sessions) = users_and_sessions(chunk);
+            let rows: Vec<(LockId, UserId, Option<String>, String)> = locks::table
+                .inner_join(users::table)
+                .left_join(
+                    memberships::table.on(memberships::case_id
+                        .eq(locks::case_id)
+                        .and(memberships::user_id.eq(locks::user_id))),
+                )
+                .filter(locks::session_id.eq_any(&sessions))
+                .filter(locks::user_id.eq_any(&users))
+                .filter(locks::expires_at.gt(now))
+                .filter(locks::disconnected_at.is_null())
+                .filter(users::admin.or(memberships::role.nullable().eq_any(&editors)))
+                .select((
+                    locks::id,
+                    locks::user_id,
+                    locks::session_id,
+                    locks::lockable_type,
+                ))
+                .load(conn)?;
+            held.locks.extend(
+                rows.into_iter()
+                    .filter(|(_, user, session, _)| is_answering(*user, session.as_deref()))
+                    .map(|(id, _, _, type_name)| (id, type_name)),
+            );
+            let places: Vec<(WaiterId, UserId, String)> = lock_waiters::table
+                .filter(lock_waiters::session_id.eq_any(&sessions))
+                .filter(lock_waiters::user_id.eq_any(&users))
+                .filter(lock_waiters::expires_at.gt(now))
+                .filter(lock_waiters::disconnected_at.is_null())
+                .select((
+                    lock_waiters::id,
+                    lock_waiters::user_id,
+                    lock_waiters::session_id,
+                ))
+                .load(conn)?;
+            held.places.extend(
+                places
+                    .into_iter()
+                    .filter(|(_, user, session)| is_answering(*user, Some(session)))
+                    .map(|(id, _, _)| id),
+            );
+        }
+        Ok(held)
+    }
+}
+
+/// One ordered row lock over them all (the row-lock order of
+/// `crate::locks`), then one UPDATE per lease in force.
+fn renew_locks(
+    conn: &mut DbConn,
+    held: &[(LockId, String)],
+    now: NaiveDateTime,
+    ttl: Duration,
+) -> QueryResult<usize> {
+    if held.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<LockId> = held.iter().map(|(id, _)| *id).collect();
+    Lock::lock_rows(conn, &ids)?;
+    let mut by_lease: BTreeMap<Duration, Vec<LockId>> = BTreeMap::new();
+    for (id, type_name) in held {
+        let lease = crate::schema::LockRules::of(type_name).lease_or(ttl);
+        by_lease.entry(lease).or_default().push(*id);
     }
     let mut renewed = 0;
-    if !lock_ids.is_empty() {
-        // One ordered row lock over them all (the row-lock order of
-        // `crate::locks`), then one UPDATE per lease in force.
-        let ids: Vec<LockId> = lock_ids.iter().map(|(id, _)| *id).collect();
-        Lock::lock_rows(conn, &ids)?;
-        let mut by_lease: BTreeMap<Duration, Vec<LockId>> = BTreeMap::new();
-        for (id, type_name) in &lock_ids {
-            let lease = crate::schema::LockRules::of(type_name).lease_or(ttl);
-            by_lease.entry(lease).or_default().push(*id);
-        }
-        for (lease, ids) in by_lease {
-            let until = clock::after(now, lease);
-            for chunk in ids.chunks(chunk_size(conn)) {
-                renewed += diesel::update(
-                    locks::table
-                        .filter(locks::id.eq_any(chunk))
-                        .filter(locks::expires_at.gt(now))
-                        .filter(locks::expires_at.lt(until))
-                        .filter(locks::disconnected_at.is_null()),
-                )
-                .set(locks::expires_at.eq(until))
-                .execute(conn)?;
-            }
-        }
-    }
-    if !waiter_ids.is_empty() {
-        Waiter::lock_rows(conn, &waiter_ids)?;
-        let until = clock::after(now, ttl);
-        for chunk in waiter_ids.chunks(chunk_size(conn)) {
+    for (lease, ids) in by_lease {
+        let until = clock::after(now, lease);
+        for chunk in ids.chunks(chunk_size(conn)) {
             renewed += diesel::update(
-                lock_waiters::table
-                    .filter(lock_waiters::id.eq_any(chunk))
-                    .filter(lock_waiters::expires_at.gt(now))
-                    .filter(lock_waiters::expires_at.lt(until))
-                    .filter(lock_waiters::disconnected_at.is_null()),
+                locks::table
+                    .filter(locks::id.eq_any(chunk))
+                    .filter(locks::expires_at.gt(now))
+                    .filter(locks::expires_at.lt(until))
+                    .filter(locks::disconnected_at.is_null()),
             )
-            .set(lock_waiters::expires_at.eq(until))
+            .set(locks::expires_at.eq(until))
             .execute(conn)?;
         }
+    }
+    Ok(renewed)
+}
+
+/// Places in line: ordered row locks, then one UPDATE to the server's lease.
+fn renew_places(
+    conn: &mut DbConn,
+    places: &[WaiterId],
+    now: NaiveDateTime,
+    ttl: Duration,
+) -> QueryResult<usize> {
+    if places.is_empty() {
+        return Ok(0);
+    }
+    Waiter::lock_rows(conn, places)?;
+    let until = clock::after(now, ttl);
+    let mut renewed = 0;
+    for chunk in places.chunks(chunk_size(conn)) {
+        renewed += diesel::update(
+            lock_waiters::table
+                .filter(lock_waiters::id.eq_any(chunk))
+                .filter(lock_waiters::expires_at.gt(now))
+                .filter(lock_waiters::expires_at.lt(until))
+                .filter(lock_waiters::disconnected_at.is_null()),
+        )
+        .set(lock_waiters::expires_at.eq(until))
+        .execute(conn)?;
     }
     Ok(renewed)
 }

@@ -13,10 +13,10 @@
 
 use chrono::NaiveDateTime;
 
-use super::lockable::LockTarget;
+use super::policy::LockPolicy;
 use super::render::{ended_waiter, lock_view, waiter_view};
 use super::rules;
-use super::LockPolicy;
+use super::target::{kind_named, LockTarget};
 use crate::auth::access::{rank_of_user_id, rank_on};
 use crate::auth::Actor;
 use crate::clock;
@@ -137,8 +137,11 @@ pub fn hand_off(
             leave(tx, &waiter, &user, overdue_reason(&waiter))?;
             continue;
         }
-        // Handed only to someone who may still hold it.
-        if !rules::may_hold(rank_of_user_id(tx.conn, user.id, waiter.case_id)?) {
+        // Handed only to someone who may still hold it, of a record the
+        // rules still let anyone hold.
+        if !rules::may_hold(rank_of_user_id(tx.conn, user.id, waiter.case_id)?)
+            || refused_as_it_is(tx, &waiter)?
+        {
             leave(tx, &waiter, &user, WaiterEnd::Kicked)?;
             continue;
         }
@@ -146,6 +149,19 @@ pub fn hand_off(
         return grant(tx, waiter, user, line_continues, ended_by, policy).map(Some);
     }
     Ok(None)
+}
+
+/// A rule refuses a lock on the waiter's record as it is now
+/// (`rules::refusal`); read only for types some rule judges that way.
+fn refused_as_it_is(tx: &mut Tx, waiter: &Waiter) -> AppResult<bool> {
+    let Some(kind) = kind_named(&waiter.lockable_type).filter(|kind| rules::judges_records(kind))
+    else {
+        return Ok(false);
+    };
+    let Some(target) = kind.find(tx.conn, waiter.lockable_id)? else {
+        return Ok(false);
+    };
+    Ok(rules::refusal(kind, &target).is_some())
 }
 
 /// The hand-off itself: the waiter leaves (`granted`) and its tab gets a new

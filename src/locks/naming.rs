@@ -4,7 +4,7 @@
 //! type never locked before — naming it (giving it an id).
 
 use super::rules::HOLDER_ROLE;
-use super::{LockTarget, LockableKind};
+use super::target::{LockTarget, TargetKind};
 use crate::auth::access::{rank_on, require};
 use crate::auth::{Actor, Caller};
 use crate::db::{DbConn, Tx};
@@ -13,21 +13,21 @@ use crate::models::{Case, CaseId, ExternalRecord, Lock};
 
 /// A record a request names.
 #[derive(Clone, Debug)]
-pub enum Named {
+pub enum TargetName {
     /// One of baton's own (a case, a record baton stores), by id.
-    Stored(&'static LockableKind, i64),
+    Stored(&'static TargetKind, i64),
     /// A record of an external type: what case `case` (a slug) calls `param`.
     External {
-        kind: &'static LockableKind,
+        kind: &'static TargetKind,
         case: String,
         param: String,
     },
 }
 
-impl Named {
-    pub fn kind(&self) -> &'static LockableKind {
+impl TargetName {
+    pub fn kind(&self) -> &'static TargetKind {
         match self {
-            Named::Stored(kind, _) | Named::External { kind, .. } => kind,
+            TargetName::Stored(kind, _) | TargetName::External { kind, .. } => kind,
         }
     }
 
@@ -37,13 +37,13 @@ impl Named {
     /// yet). 404 for a missing record or case.
     pub fn find_unlocked(&self, conn: &mut DbConn) -> AppResult<(CaseId, Option<LockTarget>)> {
         match self {
-            Named::Stored(kind, id) => {
+            TargetName::Stored(kind, id) => {
                 let target = kind.find(conn, *id)?.ok_or_else(|| {
                     AppError::not_found(format!("{} {id} does not exist.", kind.type_name))
                 })?;
                 Ok((target.case_id, Some(target)))
             }
-            Named::External { case, .. } => Ok((case_by_slug(conn, case)?.id, None)),
+            TargetName::External { case, .. } => Ok((case_by_slug(conn, case)?.id, None)),
         }
     }
 
@@ -52,8 +52,8 @@ impl Named {
     /// 404 for an external record's unknown case.
     pub fn id_naming(&self, tx: &mut Tx) -> AppResult<i64> {
         match self {
-            Named::Stored(_, id) => Ok(*id),
-            Named::External { kind, case, param } => {
+            TargetName::Stored(_, id) => Ok(*id),
+            TargetName::External { kind, case, param } => {
                 let case = case_by_slug(tx.conn, case)?;
                 let record = ExternalRecord::name(tx.conn, kind.type_name, &case, param, tx.now)?;
                 Ok(record.id)
@@ -79,7 +79,7 @@ impl Named {
     /// external record never locked (nobody holds it).
     pub fn look_up(&self, conn: &mut DbConn) -> AppResult<(Case, Option<LockTarget>)> {
         match self {
-            Named::Stored(kind, id) => {
+            TargetName::Stored(kind, id) => {
                 let target = kind.find(conn, *id)?.ok_or_else(|| {
                     AppError::not_found(format!("{} {id} does not exist.", kind.type_name))
                 })?;
@@ -88,7 +88,7 @@ impl Named {
                 })?;
                 Ok((case, Some(target)))
             }
-            Named::External { kind, case, param } => {
+            TargetName::External { kind, case, param } => {
                 let case = case_by_slug(conn, case)?;
                 let target = kind.find_external(conn, case.id, param)?;
                 Ok((case, target))
@@ -116,12 +116,12 @@ pub fn case_by_slug(conn: &mut DbConn, slug: &str) -> AppResult<Case> {
 pub(crate) fn resolve_all(
     tx: &mut Tx,
     caller: &Caller,
-    named: &[Named],
+    named: &[TargetName],
     for_update: bool,
 ) -> AppResult<(Actor, Vec<LockTarget>)> {
     let mut cases = named.iter().filter_map(|n| match n {
-        Named::External { case, .. } => Some(case),
-        Named::Stored(..) => None,
+        TargetName::External { case, .. } => Some(case),
+        TargetName::Stored(..) => None,
     });
     if let Some(first) = cases.next() {
         if let Some(other) = cases.find(|c| *c != first) {
@@ -154,14 +154,14 @@ pub(crate) fn resolve_all(
     // orders never wait for each other's inserts.
     let mut order: Vec<usize> = (0..named.len()).collect();
     order.sort_by_key(|&i| match &named[i] {
-        Named::Stored(kind, id) => (kind.type_name, String::new(), *id),
-        Named::External { kind, param, .. } => (kind.type_name, param.clone(), 0),
+        TargetName::Stored(kind, id) => (kind.type_name, String::new(), *id),
+        TargetName::External { kind, param, .. } => (kind.type_name, param.clone(), 0),
     });
     let mut ids = vec![0; named.len()];
     for i in order {
         ids[i] = named[i].id_naming(tx)?;
     }
-    let records: Vec<(&'static LockableKind, i64)> =
+    let records: Vec<(&'static TargetKind, i64)> =
         named.iter().map(|n| n.kind()).zip(ids).collect();
     let records = &records;
     // Every record found and checked to be of the case, nothing locked;
@@ -188,10 +188,10 @@ pub(crate) fn resolve_all(
 /// in the order given.
 fn find_in_order(
     conn: &mut DbConn,
-    records: &[(&'static LockableKind, i64)],
+    records: &[(&'static TargetKind, i64)],
     for_update: bool,
 ) -> AppResult<Vec<LockTarget>> {
-    let mut kinds: Vec<&'static LockableKind> = records.iter().map(|&(kind, _)| kind).collect();
+    let mut kinds: Vec<&'static TargetKind> = records.iter().map(|&(kind, _)| kind).collect();
     kinds.sort_by_key(|kind| kind.type_name);
     kinds.dedup_by_key(|kind| kind.type_name);
     let mut found: Vec<LockTarget> = Vec::with_capacity(records.len());

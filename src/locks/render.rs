@@ -2,8 +2,8 @@
 //! audit rows, and the message that says who holds a record; and the frames
 //! of what the fast path wrote.
 
-use super::lockable::table_of;
-use super::Lockable;
+use super::target::table_of;
+use super::target::Lockable;
 use crate::db::{Editor, Frame};
 use crate::error::AppError;
 use crate::models::{

@@ -4,13 +4,20 @@
 //! `tests/rules.rs` evaluates each pair on the same rows on PostgreSQL, so
 //! the two cannot drift apart.
 //!
+//! The rules of an acquire are also one list, [`ACQUIRE_RULES`]: each says
+//! when it has a say and whether the fast path's acquire states it in SQL.
+//! Where a rule that applies has no SQL, the fast path declines and the
+//! general path decides ([`fast_path_serves`]): a new rule is correct with
+//! its Rust alone, and its SQL is a later optimisation.
+//!
 //! Fragments take their placeholders as arguments, so each statement
 //! numbers its binds its own way; the `*_SQL` constants are each fragment
 //! with fixed placeholders, for those tests.
 
 use chrono::NaiveDateTime;
 
-use super::LockPolicy;
+use super::policy::LockPolicy;
+use super::target::{LockTarget, TargetKind};
 use crate::auth::access::Rank;
 use crate::clock;
 use crate::models::{Lock, Role, UserId};
@@ -131,3 +138,199 @@ macro_rules! deep_in_case_sql {
 pub const DEEP_IN_CASE_SQL: &str = deep_in_case_sql!("$1");
 
 pub(crate) use {deep_in_case_sql, held_by_sql, in_force_sql, may_hold_sql};
+
+/// What `POST /locks` asks for beyond the record.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AcquireMode {
+    /// "Edit anyway": take it over from its holder.
+    pub takeover: bool,
+    /// Join the line when someone else holds it.
+    pub wait: bool,
+    /// Lock everything inside the record too (depth infinity).
+    pub deep: bool,
+}
+
+/// One acquire, as the rules see it before anything is read.
+#[derive(Clone, Copy, Debug)]
+pub struct Asked<'a> {
+    pub kind: &'a TargetKind,
+    pub mode: AcquireMode,
+    /// The caller names a tab (`X-Session-ID`).
+    pub with_tab: bool,
+}
+
+/// A rule of acquiring a lock.
+pub struct AcquireRule {
+    /// What it says, for people.
+    pub name: &'static str,
+    /// Whether it has a say in this acquire.
+    pub applies: fn(&Asked) -> bool,
+    /// The fast path's acquire (`fast_path::sql::FAST_ACQUIRE_*`) states it
+    /// in SQL. When `false`, the fast path declines wherever the rule
+    /// applies, and the general path decides.
+    pub in_fast_sql: bool,
+    /// Why a lock on `target`, as found, is refused (403), asked by the
+    /// general path's acquire and by the hand-off to a waiter; `None` for
+    /// a rule decided where its name says.
+    pub refuses: Option<fn(&LockTarget) -> Option<String>>,
+}
+
+/// Every rule of an acquire, in the order the general path asks them.
+pub const ACQUIRE_RULES: &[AcquireRule] = &[
+    AcquireRule {
+        name: "only who may hold a lock in the case takes one (may_hold)",
+        applies: |_| true,
+        in_fast_sql: true,
+        refuses: None,
+    },
+    AcquireRule {
+        name: "a record under a deep lock is the deep lock's to cover (deep_in_case, subtree)",
+        applies: |_| true,
+        in_fast_sql: true,
+        refuses: None,
+    },
+    AcquireRule {
+        name: "an external record is named by its host, and may have no row yet (naming)",
+        applies: |asked| asked.kind.is_external(),
+        in_fast_sql: false,
+        refuses: None,
+    },
+    AcquireRule {
+        name: "edit anyway overrides the holder (engine::general::acquire)",
+        applies: |asked| asked.mode.takeover,
+        in_fast_sql: false,
+        refuses: None,
+    },
+    AcquireRule {
+        name: "a deep lock covers what the record holds (subtree)",
+        applies: |asked| asked.mode.deep,
+        in_fast_sql: false,
+        refuses: None,
+    },
+    AcquireRule {
+        name: "a wait needs a tab, and a type with a line (line::join)",
+        applies: |asked| asked.mode.wait && !(asked.with_tab && asked.kind.allows_waiting()),
+        in_fast_sql: false,
+        refuses: None,
+    },
+];
+
+/// The fast path may take `asked`: every rule that applies to it is in
+/// its SQL.
+pub fn fast_path_serves(asked: &Asked) -> bool {
+    fast_path_serves_under(ACQUIRE_RULES, asked)
+}
+
+fn fast_path_serves_under(rules: &[AcquireRule], asked: &Asked) -> bool {
+    rules
+        .iter()
+        .all(|rule| rule.in_fast_sql || !(rule.applies)(asked))
+}
+
+/// Why a lock on `target` may not be held, by the rules that judge a
+/// record as it is found; `None` when none refuses it.
+pub fn refusal(kind: &TargetKind, target: &LockTarget) -> Option<String> {
+    refusal_under(ACQUIRE_RULES, kind, target)
+}
+
+/// Whether any rule judges records of `kind` as they are found (the
+/// hand-off then reads the record to ask [`refusal`]).
+pub fn judges_records(kind: &TargetKind) -> bool {
+    ACQUIRE_RULES
+        .iter()
+        .any(|rule| rule.refuses.is_some() && (rule.applies)(&Asked::plain(kind)))
+}
+
+fn refusal_under(rules: &[AcquireRule], kind: &TargetKind, target: &LockTarget) -> Option<String> {
+    let asked = Asked::plain(kind);
+    rules
+        .iter()
+        .filter(|rule| (rule.applies)(&asked))
+        .find_map(|rule| rule.refuses.and_then(|refuses| refuses(target)))
+}
+
+impl<'a> Asked<'a> {
+    /// A plain acquire from a tab: what a hand-off gives.
+    pub fn plain(kind: &'a TargetKind) -> Asked<'a> {
+        Asked {
+            kind,
+            mode: AcquireMode::default(),
+            with_tab: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locks::target::kind_named;
+    use crate::models::{Case, WireType};
+
+    fn kind() -> &'static TargetKind {
+        kind_named(Case::TYPE).expect("the case is lockable")
+    }
+
+    #[test]
+    fn the_fast_path_serves_a_plain_acquire_and_declines_what_it_has_no_sql_for() {
+        let plain = Asked::plain(kind());
+        assert!(fast_path_serves(&plain));
+        for mode in [
+            AcquireMode {
+                takeover: true,
+                ..Default::default()
+            },
+            AcquireMode {
+                deep: true,
+                ..Default::default()
+            },
+        ] {
+            assert!(!fast_path_serves(&Asked { mode, ..plain }), "{mode:?}");
+        }
+        let wait = AcquireMode {
+            wait: true,
+            ..Default::default()
+        };
+        assert!(fast_path_serves(&Asked {
+            mode: wait,
+            ..plain
+        }));
+        assert!(!fast_path_serves(&Asked {
+            mode: wait,
+            with_tab: false,
+            ..plain
+        }));
+    }
+
+    #[test]
+    fn a_rule_without_sql_makes_the_fast_path_decline_and_its_refusal_is_asked() {
+        const NO_SQL: &[AcquireRule] = &[AcquireRule {
+            name: "nothing in a case numbered 7",
+            applies: |_| true,
+            in_fast_sql: false,
+            refuses: Some(|target| (target.case_id.get() == 7).then(|| "case 7".to_owned())),
+        }];
+        let asked = Asked::plain(kind());
+        assert!(!fast_path_serves_under(NO_SQL, &asked));
+        let target = |case: i64| LockTarget {
+            identity: crate::views::Identity::new(Case::TYPE, Case::TABLE, case),
+            case_id: crate::models::CaseId(case),
+            view: crate::views::RecordView::External(crate::views::ExternalView::new(
+                crate::views::Identity::new(Case::TYPE, Case::TABLE, case),
+                case,
+            )),
+            version: None,
+            containers: Vec::new(),
+            external: false,
+        };
+        assert_eq!(
+            refusal_under(NO_SQL, kind(), &target(7)).as_deref(),
+            Some("case 7")
+        );
+        assert_eq!(refusal_under(NO_SQL, kind(), &target(8)), None);
+        assert_eq!(
+            refusal(kind(), &target(7)),
+            None,
+            "no rule of baton's refuses by the record"
+        );
+    }
+}

@@ -3,24 +3,24 @@
 //! created later. Conflicts go both ways: nothing inside may be locked by
 //! someone else while a deep lock holds, and a deep lock is refused while
 //! someone else holds anything inside. Which records hold which is the
-//! registry's (`LockableKind::locks_inside`, `LockTarget::containers`).
+//! registry's (`TargetKind::locks_inside`, `LockTarget::containers`).
 
 use super::holding::{end, ensure_outranks, is_held_by, live_or_end, Line};
 use super::line;
-use super::lockable::{find_named, kind_named, LockTarget, LockableKind};
+use super::policy::LockPolicy;
 use super::render::{held_message, lock_view, lock_views, locked};
-use super::LockPolicy;
+use super::target::{find_named, kind_named, LockTarget, Lockable, TargetKind};
 use crate::auth::Actor;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
-use crate::models::{CaseId, HeldLock, Lock, LockAction, LockableRecord, Waiter, WaiterEnd};
+use crate::models::{CaseId, HeldLock, Lock, LockAction, TargetId, Waiter, WaiterEnd};
 
 /// The deep locks in force on `containers` (innermost first) of a record
 /// in `case_id`: whoever holds them. Overdue ones are ended here.
 pub fn covering_locks(
     tx: &mut Tx,
     case_id: CaseId,
-    containers: &[(&str, i64)],
+    containers: &[TargetId],
     policy: &LockPolicy,
 ) -> AppResult<Vec<HeldLock>> {
     let mut live = Vec::new();
@@ -36,7 +36,7 @@ pub fn covering(
     tx: &mut Tx,
     actor: &Actor,
     case_id: CaseId,
-    containers: &[(&str, i64)],
+    containers: &[TargetId],
     policy: &LockPolicy,
 ) -> AppResult<Option<HeldLock>> {
     Ok(covering_locks(tx, case_id, containers, policy)?
@@ -76,7 +76,7 @@ pub fn refuse_write_inside(
     tx: &mut Tx,
     actor: &Actor,
     case_id: CaseId,
-    containers: &[(&str, i64)],
+    containers: &[TargetId],
     policy: &LockPolicy,
 ) -> AppResult<()> {
     let Some(deep) = covering(tx, actor, case_id, containers, policy)? else {
@@ -100,7 +100,7 @@ pub fn locked_by_deep(tx: &mut Tx, deep: &HeldLock) -> AppResult<AppError> {
 /// The kind of `target`, if it holds records (a case, a record whose type has
 /// children); else 422:
 /// only such a record can be locked deeply. Checked before any conflict.
-pub fn holding_kind(target: &LockTarget) -> AppResult<&'static LockableKind> {
+pub fn holding_kind(target: &LockTarget) -> AppResult<&'static TargetKind> {
     kind_named(target.identity.type_name)
         .filter(|kind| kind.holds_records())
         .ok_or_else(|| {
@@ -115,7 +115,7 @@ pub fn holding_kind(target: &LockTarget) -> AppResult<&'static LockableKind> {
 /// The types whose records may be locked deeply, for messages: each "a <Type>",
 /// innermost first, the case last.
 fn holding_types() -> String {
-    let names: Vec<String> = super::lockable::registry()
+    let names: Vec<String> = super::target::registry()
         .iter()
         .rev()
         .filter(|kind| kind.holds_records())
@@ -185,13 +185,16 @@ pub fn clear_for_deep(
 
 /// 423 for creating a record in `parent` (a card on a page, a page in a
 /// case) while someone else's deep lock covers `parent`.
-pub fn refuse_creation_in<L: LockableRecord>(
+pub fn refuse_creation_in<L: Lockable>(
     tx: &mut Tx,
     actor: &Actor,
     parent: &L,
     policy: &LockPolicy,
 ) -> AppResult<()> {
-    let mut containers = vec![(parent.type_name(), parent.lockable_id())];
+    let mut containers = vec![TargetId {
+        type_name: parent.type_name(),
+        id: parent.lockable_id(),
+    }];
     containers.extend(parent.containers());
     refuse_write_inside(tx, actor, parent.case_id(), &containers, policy)
 }
@@ -201,7 +204,7 @@ pub fn refuse_creation_in<L: LockableRecord>(
 /// those of locks it took over included. Waiting is for one record at a
 /// time; the line of `target` itself stays, served when the deep lock ends.
 pub fn end_lines_inside(tx: &mut Tx, target: &LockTarget) -> AppResult<()> {
-    let deep = (target.identity.type_name, target.identity.id);
+    let deep = target.id();
     for (waiter, user) in Waiter::of_case(tx.conn, target.case_id)? {
         let record = find_named(tx.conn, &waiter.lockable_type, waiter.lockable_id)?;
         if record.is_some_and(|record| record.containers().contains(&deep)) {

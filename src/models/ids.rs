@@ -67,3 +67,19 @@ ids! {
     /// A place in a waiting line (a waiter's id).
     WaiterId;
 }
+
+/// What a lock is on, by type and id: the case (type `Case`, the case's
+/// id) or a record of a declared type. What the record a deep lock covers
+/// sits in is a list of these (`Lockable::containers` of the lock engine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TargetId {
+    pub type_name: &'static str,
+    pub id: i64,
+}
+
+impl TargetId {
+    /// Whether lock `lock` is on it.
+    pub fn is_of(&self, lock: &crate::models::Lock) -> bool {
+        lock.lockable_type == self.type_name && lock.lockable_id == self.id
+    }
+}

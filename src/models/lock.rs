@@ -6,7 +6,7 @@ use diesel::prelude::*;
 
 use crate::db::schema::{locks, users};
 use crate::db::DbConn;
-use crate::models::{CaseId, LockId, StoredRecord, Tab, UserId, UserRef};
+use crate::models::{CaseId, LockId, StoredRecord, Tab, TargetId, UserId, UserRef};
 
 /// (`Serialize`/`Deserialize`: the fast path's event rows carry it as JSON.)
 #[derive(
@@ -268,7 +268,7 @@ impl Lock {
     pub fn deep_on(
         conn: &mut DbConn,
         case_id: CaseId,
-        containers: &[(&str, i64)],
+        containers: &[TargetId],
     ) -> QueryResult<Vec<HeldLock>> {
         if containers.is_empty() {
             return Ok(Vec::new());
@@ -281,11 +281,7 @@ impl Lock {
             .load::<(Lock, UserRef)>(conn)?;
         Ok(containers
             .iter()
-            .filter_map(|(lockable_type, lockable_id)| {
-                found.iter().find(|(lock, _)| {
-                    lock.lockable_type == *lockable_type && lock.lockable_id == *lockable_id
-                })
-            })
+            .filter_map(|container| found.iter().find(|(lock, _)| container.is_of(lock)))
             .cloned()
             .map(HeldLock::from)
             .collect())

@@ -286,46 +286,10 @@ async fn pump(
     loop {
         feed.attach(rt, at, session);
         let sent = tokio::select! {
-            message = stream.recv() => match message {
-                Some(Ok(AggregatedMessage::Pong(_))) => {
-                    last_pong = Instant::now();
-                    rt.heartbeats.answered(tab);
-                    Ok(())
-                }
-                Some(Ok(AggregatedMessage::Ping(bytes))) => {
-                    deliver(session.pong(&bytes), patience).await
-                }
-                // A browser cannot see WebSocket pings, so a tab sends its
-                // own: answered, and it renews the tab's locks as a pong does.
-                Some(Ok(AggregatedMessage::Text(text))) if is_ping(&text) => {
-                    last_pong = Instant::now();
-                    rt.heartbeats.answered(tab);
-                    deliver(session.text(ServerFrame::Pong.text()), patience).await
-                }
-                // Otherwise tabs only listen; what they send is ignored.
-                Some(Ok(AggregatedMessage::Text(_) | AggregatedMessage::Binary(_))) => Ok(()),
-                Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => Err(End::Closed),
-            },
-            fed = feed.next() => match fed {
-                Fed::Frame(Ok(frame)) => deliver(session.text(frame.text.clone()), patience).await,
-                // Too slow to keep up: say so rather than skip silently; the
-                // tab reloads the case and carries on from the newest frame.
-                Fed::Frame(Err(RecvError::Lagged(missed))) => {
-                    metrics::counter!("baton_frames_dropped_total").increment(missed);
-                    let resync = ServerFrame::Resync { missed: Some(missed), reason: None }.text();
-                    deliver(session.text(resync), patience).await
-                }
-                Fed::Frame(Err(RecvError::Closed)) => Err(End::Closed),
-                // The tab's queue was full: write the frame that did not
-                // fit, waiting for room as long as a tab may, then forward
-                // the rest until caught up.
-                Fed::FellBehind(Ok(CatchUp { first, frames })) => {
-                    feed = Feed::Forwarding(frames);
-                    deliver(session.text(first.text.clone()), patience).await
-                }
-                // Let go without a word: its connection is gone.
-                Fed::FellBehind(Err(_)) => Err(End::Closed),
-            },
+            message = stream.recv() => {
+                from_tab(message, rt, tab, session, &mut last_pong, patience).await
+            }
+            fed = feed.next() => to_tab(fed, session, &mut feed, patience).await,
             _ = ticks.tick() => {
                 if last_pong.elapsed() > period * 2 {
                     Err(End::Unresponsive)
@@ -358,6 +322,69 @@ async fn pump(
         if let Err(end) = sent {
             return end;
         }
+    }
+}
+
+/// What the tab sent: a pong or the tab's own ping renews its locks
+/// (`Heartbeats::answered`), a ping is answered; anything else a tab sends
+/// is ignored (tabs only listen).
+async fn from_tab(
+    message: Option<Result<AggregatedMessage, actix_ws::ProtocolError>>,
+    rt: &Realtime,
+    tab: &Tab,
+    session: &mut Session,
+    last_pong: &mut Instant,
+    patience: Duration,
+) -> Result<(), End> {
+    match message {
+        Some(Ok(AggregatedMessage::Pong(_))) => {
+            *last_pong = Instant::now();
+            rt.heartbeats.answered(tab);
+            Ok(())
+        }
+        Some(Ok(AggregatedMessage::Ping(bytes))) => deliver(session.pong(&bytes), patience).await,
+        // A browser cannot see WebSocket pings, so a tab sends its own:
+        // answered, and it renews the tab's locks as a pong does.
+        Some(Ok(AggregatedMessage::Text(text))) if is_ping(&text) => {
+            *last_pong = Instant::now();
+            rt.heartbeats.answered(tab);
+            deliver(session.text(ServerFrame::Pong.text()), patience).await
+        }
+        Some(Ok(AggregatedMessage::Text(_) | AggregatedMessage::Binary(_))) => Ok(()),
+        Some(Ok(AggregatedMessage::Close(_))) | Some(Err(_)) | None => Err(End::Closed),
+    }
+}
+
+/// A frame of the case for the tab, written within `patience`.
+async fn to_tab(
+    fed: Fed,
+    session: &mut Session,
+    feed: &mut Feed,
+    patience: Duration,
+) -> Result<(), End> {
+    match fed {
+        Fed::Frame(Ok(frame)) => deliver(session.text(frame.text.clone()), patience).await,
+        // Too slow to keep up: say so rather than skip silently; the tab
+        // reloads the case and carries on from the newest frame.
+        Fed::Frame(Err(RecvError::Lagged(missed))) => {
+            metrics::counter!("baton_frames_dropped_total").increment(missed);
+            let resync = ServerFrame::Resync {
+                missed: Some(missed),
+                reason: None,
+            }
+            .text();
+            deliver(session.text(resync), patience).await
+        }
+        Fed::Frame(Err(RecvError::Closed)) => Err(End::Closed),
+        // The tab's queue was full: write the frame that did not fit,
+        // waiting for room as long as a tab may, then forward the rest
+        // until caught up.
+        Fed::FellBehind(Ok(CatchUp { first, frames })) => {
+            *feed = Feed::Forwarding(frames);
+            deliver(session.text(first.text.clone()), patience).await
+        }
+        // Let go without a word: its connection is gone.
+        Fed::FellBehind(Err(_)) => Err(End::Closed),
     }
 }
 

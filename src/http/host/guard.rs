@@ -10,8 +10,8 @@ use super::key_first;
 use crate::auth::api_keys::KeyHolder;
 use crate::error::{AppError, AppResult};
 use crate::http::extract::valid_session_id;
-use crate::http::locks::{LockableRef, RecordParam};
-use crate::locks::engine::{HostWrite, Named};
+use crate::http::locks::{RecordParam, TargetRef};
+use crate::locks::engine::{HostWrite, TargetName};
 use crate::models::LockId;
 use crate::state::AppState;
 
@@ -22,7 +22,7 @@ use crate::state::AppState;
 #[serde(rename_all = "camelCase")]
 pub struct GuardRequest {
     #[serde(flatten)]
-    record: LockableRef,
+    record: TargetRef,
     user_external_id: Option<String>,
     session_id: Option<String>,
     lock_token: Option<RecordParam>,
@@ -191,7 +191,7 @@ pub async fn guard(
 
 /// What a `POST /guard` body asks: the record, its case's slug, the user,
 /// the tab and the token.
-type GuardAsked = (Named, String, String, Option<String>, Option<LockId>);
+type GuardAsked = (TargetName, String, String, Option<String>, Option<LockId>);
 
 fn guard_question(body: GuardRequest) -> AppResult<GuardAsked> {
     let GuardRequest {

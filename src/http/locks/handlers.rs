@@ -6,7 +6,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use super::schema::{LockOrWaiter, LockableRef, SessionSelector};
+use super::schema::{LockOrWaiter, SessionSelector, TargetRef};
 use crate::auth::{Actor, Caller};
 use crate::error::{AppError, AppResult};
 use crate::locks::engine::{AcquireMode, Acquired, Joined, LockStatus};
@@ -25,7 +25,7 @@ pub struct LockBody {
 #[derive(Deserialize, ToSchema)]
 pub struct LockFields {
     #[serde(flatten)]
-    target: LockableRef,
+    target: TargetRef,
     /// "Edit anyway": revoke the holder's lock and take it, if your role on
     /// the case is at least theirs. It skips the waiting line.
     #[serde(default)]
@@ -132,7 +132,7 @@ pub async fn index(
 
 /// `GET /locks/status?lockableType=Ticket&lockableParam=1`.
 #[utoipa::path(get, operation_id = "lockStatus", path = "/locks/status", tag = "locks",
-    params(LockableRef),
+    params(TargetRef),
     responses(
         (status = 200, description = "`owned` (your tab holds it, or a deep lock of yours covers it), `locked` (someone else does: `lock` is theirs, maybe the deep lock on its page or case) or `unlocked`, with the record's waiting line", body = LockStatusView),
         (status = 403, description = "You are not a member of its case"),
@@ -142,7 +142,7 @@ pub async fn index(
 pub async fn status(
     state: web::Data<AppState>,
     actor: Actor,
-    query: web::Query<LockableRef>,
+    query: web::Query<TargetRef>,
 ) -> AppResult<HttpResponse> {
     let named = query.into_inner().parse()?;
     let (status, waiters) = state.engine.status(actor, named).await?;

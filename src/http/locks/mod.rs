@@ -5,6 +5,4 @@ mod handlers;
 mod schema;
 
 pub use handlers::*;
-pub use schema::{
-    LockOrWaiter, LockableRef, LockableType, ParamText, RecordParam, SessionSelector,
-};
+pub use schema::{LockOrWaiter, LockableType, ParamText, RecordParam, SessionSelector, TargetRef};

@@ -1,13 +1,13 @@
 //! What lock requests send and how the OpenAPI document describes it: a
 //! record's reference (`lockableType`, `lockableParam`, `case`) and its
-//! parsing into a [`Named`] record, the lockable types, record params, and
+//! parsing into a [`TargetName`] record, the lockable types, record params, and
 //! the shapes a handler answers with more than one schema.
 
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::{AppError, AppResult};
-use crate::locks::engine::{kind_named, known_types, registry, Named};
+use crate::locks::engine::{kind_named, known_types, registry, TargetName};
 use crate::models::external_record::valid_param;
 use crate::views::{LockView, WaiterView};
 
@@ -30,7 +30,7 @@ impl ToSchema for LockableType {}
 /// Which record: `lockableType` + `lockableParam` (snake_case accepted too).
 #[derive(Clone, Deserialize, ToSchema, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct LockableRef {
+pub struct TargetRef {
     /// The record's type name.
     #[serde(alias = "lockable_type", rename = "lockableType")]
     #[schema(required = true, nullable = false, value_type = Option<LockableType>)]
@@ -170,10 +170,10 @@ impl utoipa::PartialSchema for RecordParam {
 
 impl ToSchema for RecordParam {}
 
-impl LockableRef {
+impl TargetRef {
     /// The record asked for: 422 for an unknown type, a bad id or param,
     /// or an external type without `case`.
-    pub(crate) fn parse(&self) -> AppResult<Named> {
+    pub(crate) fn parse(&self) -> AppResult<TargetName> {
         let type_name = self.lockable_type.as_deref().ok_or_else(|| {
             AppError::invalid(format!(
                 "lockableType is required (one of {}).",
@@ -203,7 +203,7 @@ impl LockableRef {
                      ({type_name} records live in your database and are named per case)."
                 ))
             })?;
-            return Ok(Named::External { kind, case, param });
+            return Ok(TargetName::External { kind, case, param });
         }
         let param = self.lockable_param.as_ref().ok_or_else(|| {
             AppError::invalid("lockableParam is required: the record's id, like \"12\".")
@@ -213,7 +213,7 @@ impl LockableRef {
                 "lockableParam must be the record's id, like \"12\"; got \"{param}\"."
             ))
         })?;
-        Ok(Named::Stored(kind, id))
+        Ok(TargetName::Stored(kind, id))
     }
 
     /// The `case` it names, if any.

@@ -12,11 +12,11 @@ use crate::locks::holding::{
     end, ensure_outranks, is_held_by, live_or_end, live_or_end_then, overdue, Line,
 };
 use crate::locks::line::{self, Joined};
-use crate::locks::lockable::LockTarget;
+use crate::locks::policy::LockPolicy;
 use crate::locks::render::{held_message, lock_view};
-use crate::locks::rules;
+use crate::locks::rules::{self, AcquireMode};
 use crate::locks::subtree;
-use crate::locks::LockPolicy;
+use crate::locks::target::{kind_named, LockTarget};
 use crate::models::lock::NewLock;
 use crate::models::{HeldLock, Lock, LockAction, LockEvent, LockId, Role, Tab, Waiter, WaiterEnd};
 use crate::views::Change;
@@ -32,17 +32,6 @@ pub enum Acquired {
     /// Someone else holds it and the caller asked to wait: its tab's place
     /// in the line (202 when new, 200 when it was there already).
     Waiting(Joined),
-}
-
-/// What `POST /locks` asks for beyond the record.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct AcquireMode {
-    /// "Edit anyway": take it over from its holder.
-    pub takeover: bool,
-    /// Join the line when someone else holds it.
-    pub wait: bool,
-    /// Lock everything inside the record too (depth infinity).
-    pub deep: bool,
 }
 
 /// `POST /locks`: takes the lock on `target`, or renews the caller's own,
@@ -112,7 +101,8 @@ pub fn acquire(
 
 /// 422 for what `mode` cannot ask of `target`: a wait without a tab, a
 /// deep wait, a wait on a type without lines, a deep lock on a record that
-/// holds no others.
+/// holds no others; 403 for a record a rule refuses as it is
+/// (`rules::refusal`).
 fn refuse_what_cannot_be(actor: &Actor, target: &LockTarget, mode: AcquireMode) -> AppResult<()> {
     if mode.wait {
         line::waiting_tab(actor)?;
@@ -121,8 +111,7 @@ fn refuse_what_cannot_be(actor: &Actor, target: &LockTarget, mode: AcquireMode) 
                 "wait is for depth \"0\" locks only: a deep lock cannot wait in line.",
             ));
         }
-        let waits = crate::locks::lockable::kind_named(target.identity.type_name)
-            .is_none_or(|kind| kind.allows_waiting());
+        let waits = kind_named(target.identity.type_name).is_none_or(|kind| kind.allows_waiting());
         if !waits {
             return Err(AppError::invalid(format!(
                 "{} records have no waiting line (their type's lock.wait is false): lock it when it is free, or ask its holder.",
@@ -132,6 +121,11 @@ fn refuse_what_cannot_be(actor: &Actor, target: &LockTarget, mode: AcquireMode) 
     }
     if mode.deep {
         subtree::holding_kind(target)?;
+    }
+    if let Some(why) =
+        kind_named(target.identity.type_name).and_then(|kind| rules::refusal(kind, target))
+    {
+        return Err(AppError::forbidden(why));
     }
     Ok(())
 }

@@ -8,9 +8,9 @@ use crate::db::{Database, Tx};
 use crate::error::{AppError, AppResult};
 use crate::locks::fast_path::{self, FastPath};
 use crate::locks::guard::{self, HostWrite, Preconditions, WriteContext};
-use crate::locks::naming::{case_by_slug, Named};
+use crate::locks::naming::{case_by_slug, TargetName};
+use crate::locks::policy::LockPolicy;
 use crate::locks::rules::HOLDER_ROLE;
-use crate::locks::LockPolicy;
 use crate::models::User;
 
 /// `Ok` when the write may happen (the holder's lock activity renewed);
@@ -60,7 +60,7 @@ fn guard_in(tx: &mut Tx, key: &KeyHolder, asked: &HostWrite, policy: &LockPolicy
     // The record before the user (404 comes before 403), read without
     // locking its row: nothing is locked, and nothing named, before the
     // user's role on the case is known.
-    if let Named::Stored(_, id) = named {
+    if let TargetName::Stored(_, id) = named {
         kind.find(tx.conn, *id)?
             .filter(|t| t.case_id == case.id)
             .ok_or_else(|| missing(*id))?;
@@ -76,11 +76,11 @@ fn guard_in(tx: &mut Tx, key: &KeyHolder, asked: &HostWrite, policy: &LockPolicy
     require(rank_on(tx.conn, &user, case.id)?, &case, HOLDER_ROLE)?;
     // Now the record's row, locked until the transaction ends.
     let target = match named {
-        Named::Stored(_, id) => kind
+        TargetName::Stored(_, id) => kind
             .find_for_update(tx.conn, *id)?
             .filter(|t| t.case_id == case.id)
             .ok_or_else(|| missing(*id))?,
-        Named::External { param, .. } => {
+        TargetName::External { param, .. } => {
             let found = match kind.find_external(tx.conn, case.id, param)? {
                 Some(t) => kind.find_for_update(tx.conn, t.identity.id)?,
                 None => None,

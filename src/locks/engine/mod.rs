@@ -14,6 +14,7 @@
 mod general;
 mod host;
 mod read;
+mod reaper;
 mod records;
 pub mod retention;
 mod sets;
@@ -26,21 +27,20 @@ use crate::db::Database;
 use crate::error::{AppError, AppResult};
 use crate::locks::fast_path;
 use crate::locks::naming::resolve_all;
-use crate::models::{HeldLock, Lock, LockEventId, LockId, QueuedWaiter, Tab, WaiterId};
+use crate::models::{HeldLock, Lock, LockEventId, LockId, QueuedWaiter, StoredKey, Tab, WaiterId};
 use crate::views::LockEventView;
 
 pub use crate::locks::fast_path::statements::install_fast_save;
 pub use crate::locks::fast_path::FastPath;
 pub use crate::locks::guard::{HostWrite, Preconditions};
 pub use crate::locks::line::Joined;
-pub use crate::locks::lockable::{kind_named, known_types, registry, Lockable, LockableKind};
-pub use crate::locks::naming::{case_by_slug, Named};
-pub use crate::locks::reaper::run as run_reaper;
-pub use crate::locks::rules;
-pub use crate::locks::LockPolicy;
-pub use general::{AcquireMode, Acquired, LockStatus};
+pub use crate::locks::naming::{case_by_slug, TargetName};
+pub use crate::locks::policy::LockPolicy;
+pub use crate::locks::rules::{self, AcquireMode};
+pub use crate::locks::target::{kind_named, known_types, registry, Lockable, TargetKind};
+pub use general::{Acquired, LockStatus};
 pub use read::{case_of, lock_snapshot};
-pub use records::Parent;
+pub use reaper::run as run_reaper;
 
 /// The lock engine of one instance: its database, the lock policy, and the
 /// fast path when this instance has it on.
@@ -65,8 +65,9 @@ impl Engine {
     /// (`general::acquire`). A `target` the request could not name (422) is
     /// told only once the caller is known, as 401 comes first.
     ///
-    /// A plain acquire of a lockable baton stores takes the fast path when
-    /// it is on. Otherwise, in one retried transaction: the record and its
+    /// An acquire of a lockable baton stores takes the fast path when it is
+    /// on and every rule that applies is in its SQL
+    /// (`rules::fast_path_serves`). Otherwise, in one retried transaction: the record and its
     /// case, then the caller and their role on it, before anything is
     /// locked or written; then the order with deep acquires and membership
     /// changes (`Lock::order_with_deep_acquires`), the role read again under
@@ -79,17 +80,16 @@ impl Engine {
     pub async fn acquire(
         &self,
         caller: &Caller,
-        target: AppResult<Named>,
+        target: AppResult<TargetName>,
         mode: AcquireMode,
     ) -> AppResult<Acquired> {
-        // A wait without a tab is refused (422) by the general path, after
-        // the caller and their role are checked: not by the fast path,
-        // which would lock.
-        let waits_without_tab = mode.wait && caller.session_id().is_none();
-        let plain = !(mode.takeover || mode.deep || waits_without_tab);
-        if let (Some(fast), true, Ok(Named::Stored(kind, id))) = (&self.fast, plain, &target) {
-            // A type without waiting lines refuses `wait`: the general path says so.
-            if !mode.wait || kind.allows_waiting() {
+        if let (Some(fast), Ok(TargetName::Stored(kind, id))) = (&self.fast, &target) {
+            let asked = rules::Asked {
+                kind,
+                mode,
+                with_tab: caller.session_id().is_some(),
+            };
+            if rules::fast_path_serves(&asked) {
                 let took = fast_path::acquire(fast, &self.db, caller, kind, *id, &self.policy);
                 if let Some(held) = took.await? {
                     return Ok(Acquired::Created(held));
@@ -194,7 +194,7 @@ impl Engine {
     pub async fn status(
         &self,
         actor: Actor,
-        named: Named,
+        named: TargetName,
     ) -> AppResult<(LockStatus, Vec<QueuedWaiter>)> {
         let policy = self.policy;
         self.db
@@ -218,7 +218,11 @@ impl Engine {
 
     /// `POST /locks/batch`: every one of `named` locked by the caller's tab,
     /// or none (`sets::acquire_all`), in one retried transaction.
-    pub async fn lock_set(&self, caller: &Caller, named: Vec<Named>) -> AppResult<Vec<HeldLock>> {
+    pub async fn lock_set(
+        &self,
+        caller: &Caller,
+        named: Vec<TargetName>,
+    ) -> AppResult<Vec<HeldLock>> {
         let (caller, policy) = (caller.clone(), self.policy);
         self.db
             .write_retrying(caller.editor(), move |tx| {
@@ -230,7 +234,7 @@ impl Engine {
 
     /// `POST /locks/claim`: a lock on the first of `named` nobody else
     /// holds (`sets::claim`).
-    pub async fn claim(&self, caller: &Caller, named: Vec<Named>) -> AppResult<Acquired> {
+    pub async fn claim(&self, caller: &Caller, named: Vec<TargetName>) -> AppResult<Acquired> {
         let (caller, policy) = (caller.clone(), self.policy);
         self.db
             .write(caller.editor(), move |tx| {
@@ -294,6 +298,13 @@ impl Engine {
             })
             .await
     }
+}
+
+/// Where a new record goes (`Engine::create_in`): directly under a case
+/// (by slug), or under a record of its type's parent type.
+pub enum Parent {
+    Case(String),
+    Record(StoredKey),
 }
 
 /// 404 for a lockable that is not there (any more).

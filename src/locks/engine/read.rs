@@ -9,9 +9,9 @@ use crate::db::DbConn;
 use crate::error::{AppError, AppResult};
 use crate::locks::holding::overdue;
 use crate::locks::line::{line_of, waiters_of_case};
-use crate::locks::naming::{case_by_slug, Named};
+use crate::locks::naming::{case_by_slug, TargetName};
+use crate::locks::policy::LockPolicy;
 use crate::locks::render::lock_event_view;
-use crate::locks::LockPolicy;
 use crate::models::{
     Case, CaseId, HeldLock, Lock, LockEvent, LockEventId, LockId, QueuedWaiter, Role, User, UserId,
 };
@@ -53,7 +53,7 @@ pub fn case_locks(
 pub fn status(
     conn: &mut DbConn,
     actor: &Actor,
-    named: &Named,
+    named: &TargetName,
     policy: &LockPolicy,
 ) -> AppResult<(LockStatus, Vec<QueuedWaiter>)> {
     let (case, target) = named.look_up(conn)?;

@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::read::case_of;
-use super::{missing, Engine};
+use super::{missing, Engine, Parent};
 use crate::auth::access::{authorize, require};
 use crate::auth::{Actor, Caller};
 use crate::db::Tx;
@@ -24,7 +24,9 @@ use crate::error::{AppError, AppResult};
 use crate::locks::fast_path::{self, FastSave};
 use crate::locks::guard::{clear_child_locks, guarded_write, Preconditions, WriteContext, Written};
 use crate::locks::naming::case_by_slug;
-use crate::locks::{subtree, LockPolicy, Lockable};
+use crate::locks::policy::LockPolicy;
+use crate::locks::subtree;
+use crate::locks::target::Lockable;
 use crate::models::case::CaseChanges;
 use crate::models::{
     Case, CaseId, Lock, Place, RecordChanges, RecordId, Role, StoredKey, StoredRecord,
@@ -32,13 +34,6 @@ use crate::models::{
 use crate::schema::body::RecordInput;
 use crate::schema::{self, RecordType};
 use crate::views::{Change, Identity, Watchable};
-
-/// Where a new record goes: directly under a case (by slug), or under a
-/// record of its type's parent type.
-pub enum Parent {
-    Case(String),
-    Record(StoredKey),
-}
 
 impl Engine {
     /// `POST …/<plural>` (editors): a new record of `ty` under `parent`,

@@ -4,14 +4,15 @@
 
 use std::collections::HashSet;
 
-use super::general::{self, AcquireMode, Acquired};
+use super::general::{self, Acquired};
 use crate::auth::Actor;
 use crate::db::Tx;
 use crate::error::{AppError, AppResult};
 use crate::locks::holding::{is_held_by, overdue};
-use crate::locks::lockable::{kind_named, LockTarget};
+use crate::locks::policy::LockPolicy;
 use crate::locks::render::{lock_message, lock_view};
-use crate::locks::LockPolicy;
+use crate::locks::rules::AcquireMode;
+use crate::locks::target::{kind_named, LockTarget};
 use crate::models::{HeldLock, Lock};
 use crate::views::LockView;
 

@@ -12,7 +12,8 @@ use crate::clock;
 use crate::db::{KickReason, Outgoing, Tabs, Tx};
 use crate::error::{AppError, AppResult};
 use crate::locks::holding::{end, Line};
-use crate::locks::{line, LockPolicy};
+use crate::locks::line;
+use crate::locks::policy::LockPolicy;
 use crate::models::{CaseId, Lock, LockAction, Presence, Tab, UserId, UserRef, Waiter, WaiterEnd};
 
 pub use crate::locks::lease::{disconnect, reconnect, renew_for_tabs};

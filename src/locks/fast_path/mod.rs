@@ -26,9 +26,10 @@ use statements::{FastSave as FastSaveCall, FreshLock};
 
 use super::counting::count_event;
 use super::guard::{HostWrite, Preconditions};
-use super::naming::Named;
+use super::naming::TargetName;
+use super::policy::LockPolicy;
 use super::rules::holder_roles;
-use super::{LockPolicy, LockableKind};
+use super::target::TargetKind;
 use crate::auth::Caller;
 use crate::db::{Backend, Database, DbConn, DbError};
 use crate::models::{HeldLock, LockAction, LockId, StoredKey, StoredRecord, TokenHolder};
@@ -69,11 +70,11 @@ pub async fn acquire(
     fast: &FastPath,
     db: &Database,
     caller: &Caller,
-    kind: &'static LockableKind,
+    kind: &'static TargetKind,
     id: i64,
     policy: &LockPolicy,
 ) -> Result<Option<HeldLock>, DbError> {
-    let Some(sql) = kind.fast_acquire else {
+    let Some(sql) = sql::fast_acquire_of(kind) else {
         return Ok(None);
     };
     let holder = caller.token_holder();
@@ -206,8 +207,8 @@ pub async fn guard(
     one_statement(db, "guard", move |pg| {
         let holder_roles = holder_roles();
         let (id, param) = match &asked.named {
-            Named::Stored(_, id) => (Some(*id), None),
-            Named::External { param, .. } => (None, Some(param.as_str())),
+            TargetName::Stored(_, id) => (Some(*id), None),
+            TargetName::External { param, .. } => (None, Some(param.as_str())),
         };
         let call = statements::FastGuard {
             key_hash: &key_hash,

@@ -14,7 +14,9 @@
 //! diesel's DSL, one statement at a time.
 
 use crate::db::pg_function::PgFunction;
-use crate::locks::rules::{deep_in_case_sql, held_by_sql, in_force_sql, may_hold_sql};
+use crate::locks::guard::guard_steps_sql;
+use crate::locks::rules::{held_by_sql, in_force_sql, may_hold_sql};
+use crate::locks::target::TargetKind;
 
 /// The `locks` columns an insert gives, in this order.
 macro_rules! lock_columns {
@@ -69,27 +71,6 @@ pub const READ_CALLER: &str = concat!(
     crate::db_now!(),
     " AND u.deactivated_at IS NULL"
 );
-
-/// PL/pgSQL: reads the lock on record `$id` of type `p_type` into `held`,
-/// `FOR SHARE`; a lock row another transaction is writing is left to the
-/// general path (`$decline`), which waits in a transaction it can roll
-/// back. Rust: `locks::guard` (`Lock::on_for_share`).
-macro_rules! read_held_lock {
-    ($id:literal, $decline:literal) => {
-        concat!(
-            "SELECT * INTO held FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = ",
-            $id,
-            " FOR SHARE SKIP LOCKED; \
-             IF NOT FOUND THEN \
-               PERFORM 1 FROM locks l WHERE l.lockable_type = p_type AND l.lockable_id = ",
-            $id,
-            "; IF FOUND THEN ",
-            $decline,
-            "; END IF; \
-             END IF; "
-        )
-    };
-}
 
 /// PL/pgSQL: the holder's write renews the lock in `held` (lease and
 /// activity), as a write does on the general path. Rust:
@@ -202,21 +183,32 @@ pub const FAST_ACQUIRE_RECORD: &str = fast_acquire!(
     "case_id"
 );
 
+/// The fast path's acquire for records of `kind`: none for an external
+/// type (`rules::ACQUIRE_RULES` sends those to the general path).
+pub fn fast_acquire_of(kind: &TargetKind) -> Option<&'static str> {
+    match kind.record_type() {
+        None => Some(FAST_ACQUIRE_CASE),
+        Some(ty) if !ty.is_external() => Some(FAST_ACQUIRE_RECORD),
+        Some(_) => None,
+    }
+}
+
 pub(crate) use {db_now_moved, epoch_unmoved, event_row, known_caller, lock_columns};
 
 /// The fast save (PostgreSQL): one call that saves a stored record's
 /// fields when nothing stands in the way, and returns the saved row;
 /// otherwise it writes nothing and returns no row, and the general path
-/// decides (401, 403, 404, 412, 423, an overdue lock). It is the guard
-/// (`crate::locks::guard`) in the guard's order, from the fragments above:
+/// decides (401, 403, 404, 412, 423, an overdue lock). It is the guard's
+/// steps in the guard's order (`guard_steps_sql!`, beside the Rust):
 /// the record's row, row-locked only when the caller as this instance knows
 /// them is still live ([`epoch_unmoved!`]) and may edit its case
 /// ([`may_hold_sql!`]), so that nobody else takes or waits for its lock (one
 /// another transaction holds is left to the general path, which waits in a
 /// transaction it can roll back); then, each statement with a fresh
-/// snapshot (a VOLATILE function), the record's lock (read FOR SHARE), no deep lock in the
-/// case, the lock held by the caller's tab and in force (or no lock),
-/// `Lock-Token` and `If-Match`. The lock's lease and activity are renewed
+/// snapshot (a VOLATILE function), the guard's steps 1 and 2 (the record's
+/// lock read FOR SHARE, no deep lock in the case, the lock held by the
+/// caller's tab and in force, or no lock, and `Lock-Token`), then step 3,
+/// `If-Match`. The lock's lease and activity are renewed
 /// as a save renews them, and its event row carries the saved row for
 /// every instance's listener to render. Made at start under a name that
 /// carries a hash of this text (`crate::db::pg_function`), so that its
@@ -239,24 +231,8 @@ const FAST_SAVE_FUNCTION: &str = concat!(
     epoch_unmoved!("p_epoch", "p_expires", "v_now"),
     " FOR NO KEY UPDATE SKIP LOCKED; \
        IF NOT FOUND THEN RETURN; END IF; ",
-    read_held_lock!("p_id", "RETURN"),
-    "IF ",
-    deep_in_case_sql!("rec.case_id"),
-    " THEN RETURN; END IF; \
-       IF held.id IS NOT NULL THEN \
-         PERFORM 1 FROM locks l WHERE l.id = held.id AND ",
-    held_by_sql!("p_user", "p_session", "FALSE"),
-    " AND ",
-    in_force_sql!(
-        "v_now",
-        "(v_now - p_idle_micros * interval '1 microsecond')"
-    ),
-    " AND (p_lock_token IS NULL OR p_lock_token = l.id); \
-         IF NOT FOUND THEN RETURN; END IF; \
-       ELSIF p_lock_token IS NOT NULL THEN \
-         RETURN; \
-       END IF; \
-       IF p_if_match IS NOT NULL AND p_if_match <> rec.version THEN RETURN; END IF; \
+    guard_steps_sql!("p_id", "rec.case_id", "p_user", "FALSE", "RETURN"),
+    "IF p_if_match IS NOT NULL AND p_if_match <> rec.version THEN RETURN; END IF; \
        UPDATE records SET fields = (fields::jsonb || p_fields::jsonb)::text, \
               version = version + 1, updated_at = v_now \
         WHERE record_type = p_type AND id = p_id RETURNING * INTO rec; \
@@ -284,11 +260,10 @@ pub static FAST_SAVE: PgFunction = PgFunction::new(
 /// revoked key, an unknown case or user, no editor role, a busy row, a lock
 /// someone else holds or that is overdue, a deep lock in the case, a lost
 /// `Lock-Token`), and then it wrote nothing: the general path decides and
-/// says why. The order is the guard's, from the fragments above: the key,
-/// the user and their role, the record's row (one another transaction holds
-/// is left to the general path), the record's lock read FOR SHARE, no deep
-/// lock in the case, the lock held by the writer's tab (strictly: without a
-/// tab, a tab's lock is another tab's) and in force, the token. An external
+/// says why. The order is the guard's: the key, the user and their role,
+/// the record's row (one another transaction holds is left to the general
+/// path), then the guard's steps 1 and 2 (`guard_steps_sql!`; strictly:
+/// without a tab, a tab's lock is another tab's). An external
 /// record never locked has no row and no lock. Made at start, beside the
 /// fast save.
 const FAST_GUARD_FUNCTION: &str = concat!(
@@ -326,26 +301,11 @@ const FAST_GUARD_FUNCTION: &str = concat!(
           FOR NO KEY UPDATE SKIP LOCKED; \
          IF NOT FOUND THEN RETURN FALSE; END IF; \
        END IF; \
-       IF v_id IS NOT NULL THEN ",
-    read_held_lock!("v_id", "RETURN FALSE"),
-    "END IF; \
-       IF ",
-    deep_in_case_sql!("v_case"),
-    " THEN RETURN FALSE; END IF; \
-       IF held.id IS NOT NULL THEN \
-         PERFORM 1 FROM locks l WHERE l.id = held.id AND ",
-    held_by_sql!("v_user.id", "p_session", "TRUE"),
-    " AND ",
-    in_force_sql!(
-        "v_now",
-        "(v_now - p_idle_micros * interval '1 microsecond')"
-    ),
-    " AND (p_lock_token IS NULL OR p_lock_token = l.id); \
-         IF NOT FOUND THEN RETURN FALSE; END IF; ",
+       ",
+    guard_steps_sql!("v_id", "v_case", "v_user.id", "TRUE", "RETURN FALSE"),
+    "IF held.id IS NOT NULL THEN ",
     renew_held!(),
-    "ELSIF p_lock_token IS NOT NULL THEN \
-         RETURN FALSE; \
-       END IF; \
+    "END IF; \
        IF v_key.last_used_at IS NULL OR v_key.last_used_at < v_now - interval '60 seconds' THEN \
          UPDATE api_keys SET last_used_at = v_now WHERE id = v_key.id; \
        END IF; \

@@ -24,7 +24,7 @@ use crate::models::{HeldLock, Lock, LockId, RecordRow, UserRef};
 
 /// A lock to take on a free record. Its times are the database's clock.
 pub struct FreshLock<'a> {
-    /// The statement for the record's kind (`LockableKind::fast_acquire`).
+    /// The statement for the record's kind (`sql::fast_acquire_of`).
     pub sql: &'static str,
     pub lockable_type: &'a str,
     pub lockable_id: i64,

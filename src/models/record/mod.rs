@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::db::schema::records;
 use crate::db::DbConn;
-use crate::models::{CaseId, RecordId};
+use crate::models::{CaseId, RecordId, TargetId};
 use crate::schema::{self, RecordType};
 
 mod ordering;
@@ -56,7 +56,7 @@ pub struct StoredRecord {
     pub updated_at: NaiveDateTime,
     /// The records it sits in below its case, innermost first (a card's
     /// page): whose deep locks cover it.
-    pub ancestors: Vec<(&'static str, i64)>,
+    pub ancestors: Vec<TargetId>,
 }
 
 /// What identifies a stored record: its type and id ("Ticket 12").
@@ -118,7 +118,12 @@ impl StoredRecord {
         let ancestors = match (ty.parent.as_deref(), row.parent_id) {
             (Some(parent), Some(parent_id)) => schema::in_force()
                 .get(parent)
-                .map(|p| vec![(p.name.as_str(), parent_id)])
+                .map(|p| {
+                    vec![TargetId {
+                        type_name: p.name.as_str(),
+                        id: parent_id,
+                    }]
+                })
                 .unwrap_or_default(),
             _ => Vec::new(),
         };
@@ -144,7 +149,7 @@ impl StoredRecord {
         };
         let schema = schema::in_force();
         let mut level = record.ancestors.first().copied();
-        while let Some((type_name, id)) = level {
+        while let Some(TargetId { type_name, id }) = level {
             let Some(grand) = schema.get(type_name).and_then(|t| t.parent.as_deref()) else {
                 break;
             };
@@ -156,8 +161,12 @@ impl StoredRecord {
             let (Some(grand_ty), Some(grand_id)) = (schema.get(grand), up.flatten()) else {
                 break;
             };
-            record.ancestors.push((grand_ty.name.as_str(), grand_id));
-            level = Some((grand_ty.name.as_str(), grand_id));
+            let grand = TargetId {
+                type_name: grand_ty.name.as_str(),
+                id: grand_id,
+            };
+            record.ancestors.push(grand);
+            level = Some(grand);
         }
         Ok(Some(record))
     }

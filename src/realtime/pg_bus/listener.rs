@@ -108,6 +108,22 @@ async fn read_until_closed(
     cursor: &mut Option<Cursor>,
     timeout: Duration,
 ) -> Result<(), ListenError> {
+    let read = start_listening(client, own_pid, timeout).await?;
+    let cursor = place_cursor(client, hub, cursor, timeout).await?;
+    tracing::debug!("event listener ready");
+    let poker = spawn_poker(client.clone(), wakeups.clone());
+    let outcome = read_rows(client, &read, hub, wakeups, heard, cursor, timeout).await;
+    poker.abort();
+    outcome
+}
+
+/// LISTENs on this connection and prepares the read of the stream; the
+/// connection's backend pid goes to `own_pid`.
+async fn start_listening(
+    client: &Client,
+    own_pid: &AtomicI32,
+    timeout: Duration,
+) -> Result<tokio_postgres::Statement, ListenError> {
     // This connection only ever reads the stream by id from a cursor near
     // its end: an index scan is always right. The planner would pick a
     // sequential scan while the table's statistics are missing or stale (a
@@ -123,7 +139,18 @@ async fn read_until_closed(
         .await?
         .get(0);
     own_pid.store(pid, Ordering::Relaxed);
-    let read = within(timeout, client.prepare(READ_ROWS)).await?;
+    within(timeout, client.prepare(READ_ROWS)).await
+}
+
+/// Where reading resumes: the last connection's cursor if it is recent
+/// enough that no row it missed is gone; else every tab resyncs and reading
+/// starts at what commits from now on.
+async fn place_cursor<'c>(
+    client: &Client,
+    hub: &Hub,
+    cursor: &'c mut Option<Cursor>,
+    timeout: Duration,
+) -> Result<&'c mut Cursor, ListenError> {
     let resumed = match cursor.take() {
         Some(c) if c.read_at.elapsed() < OUTBOX_RETENTION / 2 => Some(c),
         gone => {
@@ -133,7 +160,7 @@ async fn read_until_closed(
             None
         }
     };
-    let cursor = match resumed {
+    Ok(match resumed {
         Some(c) => cursor.insert(c),
         None => {
             // From now on: whatever commits from here is delivered.
@@ -148,33 +175,42 @@ async fn read_until_closed(
                 read_at: Instant::now(),
             })
         }
-    };
-    tracing::debug!("event listener ready");
-    let poker = tokio::spawn({
-        let client = client.clone();
-        let wakeups = wakeups.clone();
-        async move {
-            let notify = format!("NOTIFY {CHANNEL}");
-            loop {
-                wakeups.remote.notified().await;
-                let sent = Instant::now();
-                if client.batch_execute(&notify).await.is_err() {
-                    return;
-                }
-                spaced_from(sent).await;
+    })
+}
+
+/// NOTIFYs the other instances whenever this one published, spaced out.
+fn spawn_poker(client: Arc<Client>, wakeups: Arc<Wakeups>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let notify = format!("NOTIFY {CHANNEL}");
+        loop {
+            wakeups.remote.notified().await;
+            let sent = Instant::now();
+            if client.batch_execute(&notify).await.is_err() {
+                return;
             }
+            spaced_from(sent).await;
         }
-    });
+    })
+}
+
+/// Reads the stream from `cursor` whenever woken (a local publish, a
+/// NOTIFY, or the recheck), until the connection closes or a read fails.
+async fn read_rows(
+    client: &Client,
+    read: &tokio_postgres::Statement,
+    hub: &Hub,
+    wakeups: &Wakeups,
+    heard: &Notify,
+    cursor: &mut Cursor,
+    timeout: Duration,
+) -> Result<(), ListenError> {
     let mut recheck = RECHECK_MIN;
-    let outcome = loop {
+    loop {
         if client.is_closed() {
-            break Ok(());
+            return Ok(());
         }
         let read_started = Instant::now();
-        let rows = match within(timeout, client.query(&read, &[&cursor.next_id])).await {
-            Ok(rows) => rows,
-            Err(e) => break Err(e),
-        };
+        let rows = within(timeout, client.query(read, &[&cursor.next_id])).await?;
         cursor.read_at = Instant::now();
         let pending = cursor.advance(&rows, hub);
         if let Some(gap) = cursor
@@ -183,15 +219,12 @@ async fn read_until_closed(
             .filter(|g| g.reads >= 2 && g.barrier.is_none())
         {
             // Any transaction id taken now is newer than the gap's holders'.
-            match within(
+            let row = within(
                 timeout,
                 client.query_one("SELECT pg_current_xact_id()::text::bigint", &[]),
             )
-            .await
-            {
-                Ok(row) => gap.barrier = Some(row.get(0)),
-                Err(e) => break Err(e),
-            }
+            .await?;
+            gap.barrier = Some(row.get(0));
         }
         let wait = if pending {
             let wait = recheck;
@@ -207,7 +240,5 @@ async fn read_until_closed(
             _ = tokio::time::sleep(wait) => {}
         }
         spaced_from(read_started).await;
-    };
-    poker.abort();
-    outcome
+    }
 }

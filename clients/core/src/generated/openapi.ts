@@ -5022,7 +5022,7 @@ export interface components {
         };
         ClaimFields: {
             /** @description 1–100 records of one case, in the order to try them. */
-            candidates: components["schemas"]["LockableRef"][];
+            candidates: components["schemas"]["TargetRef"][];
         };
         /** @description The record as it is now; from POST /guard, the record's live lock. */
         Current: components["schemas"]["Record"] | components["schemas"]["Lock"];
@@ -5344,7 +5344,7 @@ export interface components {
             /** Format: date-time */
             at: string;
         };
-        LockFields: components["schemas"]["LockableRef"] & {
+        LockFields: components["schemas"]["TargetRef"] & {
             /**
              * @description "Edit anyway": revoke the holder's lock and take it, if your role on
              *     the case is at least theirs. It skips the waiting line.
@@ -5391,7 +5391,7 @@ export interface components {
              * @description 1–50 records of one case (one named twice counts once, and its lock
              *     appears at each place).
              */
-            locks: components["schemas"]["LockableRef"][];
+            locks: components["schemas"]["TargetRef"][];
         };
         /**
          * @description `owned`: the caller's tab holds it; `locked`: someone else does.
@@ -5404,18 +5404,6 @@ export interface components {
             lock?: components["schemas"]["Lock"];
             /** @description The record's waiting line, first first. */
             waiters: components["schemas"]["Waiter"][];
-        };
-        /** @description Which record: `lockableType` + `lockableParam` (snake_case accepted too). */
-        LockableRef: {
-            /** @description The record's type name. */
-            lockableType: components["schemas"]["LockableType"];
-            /** @description The record's id: `"12"` or `12`. */
-            lockableParam: components["schemas"]["RecordParam"];
-            /**
-             * @description The case's slug: required for an external type (`store =
-             *     "external"`), whose records are named per case; ignored otherwise.
-             */
-            case?: string;
         };
         /**
          * @description A lockable type's name.
@@ -5642,6 +5630,18 @@ export interface components {
          * @enum {string}
          */
         SessionSelector: "mine";
+        /** @description Which record: `lockableType` + `lockableParam` (snake_case accepted too). */
+        TargetRef: {
+            /** @description The record's type name. */
+            lockableType: components["schemas"]["LockableType"];
+            /** @description The record's id: `"12"` or `12`. */
+            lockableParam: components["schemas"]["RecordParam"];
+            /**
+             * @description The case's slug: required for an external type (`store =
+             *     "external"`), whose records are named per case; ignored otherwise.
+             */
+            case?: string;
+        };
         TokenRequest: {
             user: components["schemas"]["HostUserFields"];
             /**

@@ -1,28 +1,141 @@
 //! What the lock engine knows about lockable records: the case, and every
 //! type of the schema in force (`crate::schema`), each one
-//! [`LockableKind`] made from its descriptor at start. A new lockable type
+//! [`TargetKind`] made from its descriptor at start. A new lockable type
 //! is a declaration in the schema file; nothing here names one.
 
 use diesel::QueryResult;
 
 use crate::db::DbConn;
 use crate::models::{
-    Case, CaseId, ExternalRecord, HeldLock, Lock, LockableRecord, RecordId, StoredKey,
-    StoredRecord, WireType,
+    Case, CaseId, ExternalRecord, HeldLock, Lock, RecordId, StoredKey, StoredRecord, TargetId,
+    WireType,
 };
 use crate::schema::{self, RecordType};
 use crate::views::{ExternalView, Identity, RecordView};
 
-/// A lockable record with its wire shape.
-pub trait Lockable: LockableRecord {
+/// A record people take locks on — a case, or a record of a declared type:
+/// versioned, in one case, found by its key, with its wire shape. What the
+/// lock engine, the guard and the handlers read of it.
+pub trait Lockable: Sized + Send + 'static {
+    /// What finds one: a case's id, a stored record's type and id. Its
+    /// `Display` names the record to people ("Ticket 12").
+    type Key: Copy + Send + std::fmt::Display + 'static;
+    fn find(conn: &mut crate::db::DbConn, key: Self::Key) -> diesel::QueryResult<Option<Self>>;
+    /// Like `find`, locking the row until the transaction ends (PostgreSQL).
+    fn find_for_update(
+        conn: &mut crate::db::DbConn,
+        key: Self::Key,
+    ) -> diesel::QueryResult<Option<Self>>;
+    fn key(&self) -> Self::Key;
+    /// Its type name (`Ticket`), what clients send as `lockableType`.
+    fn type_name(&self) -> &'static str;
+    /// Its table (`tickets`).
+    fn table(&self) -> &'static str;
+    fn lockable_id(&self) -> i64;
+    fn case_id(&self) -> CaseId;
+    /// The records whose deep lock covers it, innermost first: its
+    /// ancestors below the case, then its case (none for a case itself).
+    fn containers(&self) -> Vec<TargetId>;
+    /// Starts at 1; every update increments it.
+    fn version(&self) -> i64;
+    /// Its wire shape.
     fn view(&self) -> RecordView;
 }
 
-impl<L> Lockable for L
-where
-    L: LockableRecord,
-    for<'a> &'a L: Into<RecordView>,
-{
+impl Lockable for Case {
+    type Key = CaseId;
+
+    fn find(conn: &mut crate::db::DbConn, key: CaseId) -> diesel::QueryResult<Option<Case>> {
+        Case::find(conn, key)
+    }
+
+    fn find_for_update(
+        conn: &mut crate::db::DbConn,
+        key: CaseId,
+    ) -> diesel::QueryResult<Option<Case>> {
+        Case::find_for_update(conn, key)
+    }
+
+    fn key(&self) -> CaseId {
+        self.id
+    }
+
+    fn type_name(&self) -> &'static str {
+        Case::TYPE
+    }
+
+    fn table(&self) -> &'static str {
+        Case::TABLE
+    }
+
+    fn lockable_id(&self) -> i64 {
+        self.id.get()
+    }
+
+    fn case_id(&self) -> CaseId {
+        self.id
+    }
+
+    fn containers(&self) -> Vec<TargetId> {
+        Vec::new()
+    }
+
+    fn version(&self) -> i64 {
+        self.version
+    }
+
+    fn view(&self) -> RecordView {
+        self.into()
+    }
+}
+
+impl Lockable for StoredRecord {
+    type Key = StoredKey;
+
+    fn find(conn: &mut crate::db::DbConn, key: StoredKey) -> diesel::QueryResult<Option<Self>> {
+        StoredRecord::find(conn, key)
+    }
+
+    fn find_for_update(
+        conn: &mut crate::db::DbConn,
+        key: StoredKey,
+    ) -> diesel::QueryResult<Option<Self>> {
+        StoredRecord::find_for_update(conn, key)
+    }
+
+    fn key(&self) -> StoredKey {
+        StoredRecord::key(self)
+    }
+
+    fn type_name(&self) -> &'static str {
+        &self.ty.name
+    }
+
+    fn table(&self) -> &'static str {
+        &self.ty.plural
+    }
+
+    fn lockable_id(&self) -> i64 {
+        self.id.get()
+    }
+
+    fn case_id(&self) -> CaseId {
+        self.case_id
+    }
+
+    fn containers(&self) -> Vec<TargetId> {
+        let mut containers = self.ancestors.clone();
+        containers.push(TargetId {
+            type_name: Case::TYPE,
+            id: self.case_id.get(),
+        });
+        containers
+    }
+
+    fn version(&self) -> i64 {
+        self.version
+    }
+
     fn view(&self) -> RecordView {
         self.into()
     }
@@ -41,7 +154,7 @@ pub struct LockTarget {
     pub version: Option<i64>,
     /// The records whose deep locks cover it, innermost first, its case
     /// last (none for a case).
-    pub containers: Vec<(&'static str, i64)>,
+    pub containers: Vec<TargetId>,
     /// A record of an external type: `identity.param` is what the host
     /// calls it.
     pub external: bool,
@@ -72,7 +185,10 @@ impl LockTarget {
             identity,
             case_id: record.case_id,
             version: None,
-            containers: vec![(Case::TYPE, record.case_id.get())],
+            containers: vec![TargetId {
+                type_name: Case::TYPE,
+                id: record.case_id.get(),
+            }],
             external: true,
         }
     }
@@ -84,19 +200,24 @@ impl LockTarget {
     }
 
     /// The records whose deep lock covers this one, innermost first.
-    pub fn containers(&self) -> Vec<(&'static str, i64)> {
+    pub fn containers(&self) -> Vec<TargetId> {
         self.containers.clone()
+    }
+
+    /// Its type and id.
+    pub fn id(&self) -> TargetId {
+        TargetId {
+            type_name: self.identity.type_name,
+            id: self.identity.id,
+        }
     }
 }
 
 /// One lockable type.
 #[derive(Debug)]
-pub struct LockableKind {
+pub struct TargetKind {
     pub type_name: &'static str,
     pub table: &'static str,
-    /// Its lock fast path's acquire statement (PostgreSQL); none for an
-    /// external type, whose record may first need naming.
-    pub fast_acquire: Option<&'static str>,
     /// Its declared type; none for the case. An external type's records
     /// are named by a param and a case, the others baton stores.
     record_type: Option<&'static RecordType>,
@@ -104,22 +225,20 @@ pub struct LockableKind {
     holds_records: bool,
 }
 
-impl LockableKind {
-    fn case() -> LockableKind {
-        LockableKind {
+impl TargetKind {
+    fn case() -> TargetKind {
+        TargetKind {
             type_name: Case::TYPE,
             table: Case::TABLE,
-            fast_acquire: Some(super::fast_path::sql::FAST_ACQUIRE_CASE),
             record_type: None,
             holds_records: true,
         }
     }
 
-    fn declared(schema: &'static schema::Schema, ty: &'static RecordType) -> LockableKind {
-        LockableKind {
+    fn declared(schema: &'static schema::Schema, ty: &'static RecordType) -> TargetKind {
+        TargetKind {
             type_name: &ty.name,
             table: &ty.plural,
-            fast_acquire: (!ty.is_external()).then_some(super::fast_path::sql::FAST_ACQUIRE_RECORD),
             record_type: Some(ty),
             holds_records: !schema.children_of(Some(&ty.name)).is_empty(),
         }
@@ -285,23 +404,23 @@ fn key(ty: &'static RecordType, id: i64) -> StoredKey {
 
 /// Every lockable type of the schema in force: the case, then the declared
 /// types in declaration order. Made once per schema.
-pub fn registry() -> &'static [LockableKind] {
-    static REGISTRY: std::sync::OnceLock<Vec<LockableKind>> = std::sync::OnceLock::new();
+pub fn registry() -> &'static [TargetKind] {
+    static REGISTRY: std::sync::OnceLock<Vec<TargetKind>> = std::sync::OnceLock::new();
     REGISTRY.get_or_init(|| {
         let schema = schema::in_force();
-        std::iter::once(LockableKind::case())
+        std::iter::once(TargetKind::case())
             .chain(
                 schema
                     .types()
                     .iter()
-                    .map(|ty| LockableKind::declared(schema, ty)),
+                    .map(|ty| TargetKind::declared(schema, ty)),
             )
             .collect()
     })
 }
 
 /// Looks a type up by its name (`Ticket`), exactly as the OpenAPI document lists it.
-pub fn kind_named(name: &str) -> Option<&'static LockableKind> {
+pub fn kind_named(name: &str) -> Option<&'static TargetKind> {
     registry().iter().find(|k| k.type_name == name)
 }
 
@@ -330,18 +449,20 @@ pub fn known_types() -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::kind_named;
+
     #[test]
     fn types_are_found_by_their_exact_name() {
         let schema = crate::schema::in_force();
         for ty in schema.types() {
-            let kind = super::kind_named(&ty.name).expect("a declared type is lockable");
+            let kind = kind_named(&ty.name).expect("a declared type is lockable");
             assert_eq!(kind.table, ty.plural);
             let has_children = !schema.children_of(Some(&ty.name)).is_empty();
             assert_eq!(kind.holds_records(), has_children, "{}", ty.name);
-            assert!(super::kind_named(&ty.name.to_lowercase()).is_none());
-            assert!(super::kind_named(&ty.plural).is_none());
+            assert!(kind_named(&ty.name.to_lowercase()).is_none());
+            assert!(kind_named(&ty.plural).is_none());
         }
-        assert!(super::kind_named("Case").unwrap().holds_records());
-        assert!(super::kind_named("Comment").is_none());
+        assert!(kind_named("Case").unwrap().holds_records());
+        assert!(kind_named("Comment").is_none());
     }
 }

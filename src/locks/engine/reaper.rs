@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use super::engine::retention::{self, AuditRetention};
-use super::holding::{end, overdue, Line};
-use super::LockPolicy;
+use super::retention::{self, AuditRetention};
 use crate::clock;
 use crate::db::{Database, Tx};
 use crate::error::AppResult;
+use crate::locks::holding::{end, overdue, Line};
+use crate::locks::policy::LockPolicy;
 use crate::models::{Lock, LockAction};
 
 /// Locks ended per transaction; a longer backlog is worked off tick by tick.
@@ -39,7 +39,7 @@ pub fn reap(tx: &mut Tx, policy: &LockPolicy) -> AppResult<usize> {
         }
     }
     // Waiters whose tab stopped answering; a hand-off above skipped them.
-    ended += super::line::reap(tx, BATCH)?;
+    ended += crate::locks::line::reap(tx, BATCH)?;
     Ok(ended)
 }
 
