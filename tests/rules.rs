@@ -192,7 +192,7 @@ fn may_hold_says_the_same_in_rust_and_sql() {
             )
         ))
         .bind::<Bool, _>(admin)
-        .bind::<Array<Text>, _>(&roles)
+        .bind::<Array<Text>, _>(roles)
         .bind::<BigInt, _>(case)
         .bind::<Nullable<BigInt>, _>(member_of)
         .bind::<Nullable<Text>, _>(role.map(Role::as_str))

@@ -91,13 +91,17 @@ pub fn may_hold(rank: Option<Rank>) -> bool {
 }
 
 /// The role names that may hold a lock ([`may_hold`] for a member), as the
-/// SQL compares them.
-pub fn holder_roles() -> Vec<&'static str> {
-    Role::ALL
-        .into_iter()
-        .filter(|role| may_hold(Some(Rank::Member(*role))))
-        .map(Role::as_str)
-        .collect()
+/// SQL compares them; worked out once (the fast path binds them on every
+/// call).
+pub fn holder_roles() -> &'static [&'static str] {
+    static ROLES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ROLES.get_or_init(|| {
+        Role::ALL
+            .into_iter()
+            .filter(|role| may_hold(Some(Rank::Member(*role))))
+            .map(Role::as_str)
+            .collect()
+    })
 }
 
 /// [`may_hold`] in case `$case`, for a caller who is a site admin when

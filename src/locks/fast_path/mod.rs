@@ -54,7 +54,7 @@ impl FastPath {
         holder: TokenHolder,
         statement: impl FnOnce(&mut PgConnection, &KnownCaller) -> QueryResult<Option<T>>,
     ) -> QueryResult<Option<T>> {
-        let Some(caller) = self.callers.get_or_read(pg, holder, &holder_roles())? else {
+        let Some(caller) = self.callers.get_or_read(pg, holder, holder_roles())? else {
             return Ok(None);
         };
         let done = statement(pg, &caller)?;
@@ -205,7 +205,6 @@ pub async fn guard(
     }
     let (ttl, idle_timeout) = (policy.lease_of(kind.type_name), policy.idle_timeout);
     one_statement(db, "guard", move |pg| {
-        let holder_roles = holder_roles();
         let (id, param) = match &asked.named {
             TargetName::Stored(_, id) => (Some(*id), None),
             TargetName::External { param, .. } => (None, Some(param.as_str())),
@@ -222,7 +221,7 @@ pub async fn guard(
             lock_token: asked.lock_token,
             ttl,
             idle_timeout,
-            editor_roles: &holder_roles,
+            editor_roles: holder_roles(),
         };
         statements::guard(pg, &call)
     })
